@@ -1,0 +1,45 @@
+package spawngate.checks.budget_cap_test
+
+import data.spawngate.checks.budget_cap
+import data.spawngate.fixtures
+
+test_budget_at_the_cap_allowed if {
+	count(budget_cap.deny) == 0 with input as fixtures.plan([fixtures.child({"budget_tokens": 200000})])
+}
+
+test_budget_over_the_cap_denied if {
+	budget_cap.deny == {{"child": 0, "field": "/budget_tokens", "message": "budget_tokens 5000000 exceeds the cap of 200000 tokens set by the operator policy"}} with input as fixtures.plan([fixtures.child({"budget_tokens": 5000000})])
+}
+
+test_budget_beyond_two_to_the_53_denied if {
+	count(budget_cap.deny) == 1 with input as fixtures.plan([fixtures.child({"budget_tokens": 9007199254740993})])
+}
+
+test_lower_plan_cap_holds_denied if {
+	policy := object.union(fixtures.operator, {"budget_cap_tokens": 10000})
+	deny := budget_cap.deny with input as fixtures.plan_with(policy, [fixtures.child({"budget_tokens": 40000})])
+	deny == {{"child": 0, "field": "/budget_tokens", "message": "budget_tokens 40000 exceeds the cap of 10000 tokens set by the plan policy"}}
+}
+
+test_higher_plan_cap_cannot_widen_denied if {
+	policy := object.union(fixtures.operator, {"budget_cap_tokens": 10000000})
+	deny := budget_cap.deny with input as fixtures.plan_with(policy, [fixtures.child({"budget_tokens": 5000000})])
+	deny == {{"child": 0, "field": "/budget_tokens", "message": "budget_tokens 5000000 exceeds the cap of 200000 tokens set by the operator policy"}}
+}
+
+test_invalid_budgets_are_left_to_budget_invalid_allowed[note] if {
+	some note, budget in {"string": "9999999", "fraction": 9999999.5, "negative": -1, "bool": true}
+	count(budget_cap.deny) == 0 with input as fixtures.plan([fixtures.child({"budget_tokens": budget})])
+}
+
+test_float_literal_is_left_to_budget_invalid_allowed if {
+	count(budget_cap.deny) == 0 with input as object.union(
+		fixtures.plan([fixtures.child({"budget_tokens": 1e7})]),
+		{"float_literals": {"/0/budget_tokens": "1e7"}},
+	)
+}
+
+test_no_policy_denied if {
+	deny := budget_cap.deny with input as {"policies": {}, "children": [fixtures.child({})]}
+	deny == {{"child": 0, "field": "/budget_tokens", "message": "budget_tokens 40000 is not allowed: no policy with a numeric cap applies"}}
+}

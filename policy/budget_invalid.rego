@@ -1,0 +1,27 @@
+# METADATA
+# title: A child must have a positive whole-number budget
+# description: >-
+#   budget_tokens is required and must be a positive whole number, written
+#   as one: not a boolean, not a string, and not a number with a fraction or
+#   an exponent such as 40000.0 or 4e4.
+# custom:
+#   id: budget.invalid
+#   severity: high
+package spawngate.checks.budget_invalid
+
+import data.spawngate.lib
+
+deny contains lib.violation(i, "/budget_tokens", problem(i, child)) if {
+	some i, child in lib.children
+	not lib.budget(i)
+}
+
+problem(i, child) := "budget_tokens is missing: give the child a token budget" if {
+	not "budget_tokens" in object.keys(child)
+} else := sprintf("budget_tokens must be a number, not %s", [type_name(child.budget_tokens)]) if {
+	not is_number(child.budget_tokens)
+} else := sprintf("budget_tokens %s must be written as a whole number, without a fraction or exponent", [literal]) if {
+	literal := lib.float_literal(i, "/budget_tokens")
+} else := sprintf("budget_tokens must be a whole number, not %v", [child.budget_tokens]) if {
+	round(child.budget_tokens) != child.budget_tokens
+} else := sprintf("budget_tokens must be positive, not %v", [child.budget_tokens])

@@ -1,0 +1,90 @@
+# METADATA
+# title: Shared definitions for the spawngate checks
+# description: >-
+#   What every check reads: the children to judge, the policies that apply,
+#   how a tool name is told from a pattern, how policy patterns match, and
+#   how a violation is shaped. Defaults of the policy format live here too.
+package spawngate.lib
+
+# The children to judge, by their index in the plan. A child that is not an
+# object is refused by the schema step; the checks only read objects.
+children[i] := child if {
+	some i, child in input.children
+	is_object(child)
+}
+
+# The policies that apply, by where they come from: "operator" (--policy)
+# and "plan" (the plan's own policy block). Every one of them must agree
+# before anything is allowed; with none, nothing is.
+policies := object.get(input, "policies", {})
+
+# The workspace root that relative paths are read against: the plan's own
+# policy when it has one, else the operator's.
+plan_root := policies.plan.workspace_root if {
+	policies.plan
+} else := policies.operator.workspace_root
+
+# A tool name is exact and plain: it starts with a letter, digit or
+# underscore and continues with letters, digits and _ . : - only. A pattern
+# (fs:*, mcp__github__*), a name with spaces or a non-string is never one.
+tool_name_pattern := `^[A-Za-z0-9_][A-Za-z0-9_.:-]*$`
+
+is_tool_name(tool) if {
+	is_string(tool)
+	regex.match(tool_name_pattern, tool)
+}
+
+# Policy entries are glob patterns: * matches within one dot-separated
+# segment, ** across segments, ? one character. An exact name matches itself.
+matches(patterns, tool) if {
+	some pattern in patterns
+	glob.match(pattern, ["."], tool)
+}
+
+# The tools that write when a policy does not list its own.
+default_write_tools := ["fs.write", "fs.delete", "shell.run", "wallet.transfer"]
+
+write_tools(policy) := object.get(policy, "write_tools", default_write_tools)
+
+# Only a real boolean true grants write: a missing key, "true" or 1 does not.
+grants_write(policy) if policy.allow_write == true
+
+# A number's value does not say how it was written, and Rego treats 4e4 and
+# 40000 as the same value everywhere (comparisons, sets, cached results). So
+# the loader records, as JSON pointers into input.children, every number the
+# plan wrote with a fraction or an exponent, mapped to how it was written.
+float_literals := object.get(input, "float_literals", {})
+
+float_literal(i, field) := float_literals[sprintf("/%d%s", [i, field])]
+
+# The budget of child i when it is a positive whole number written as one.
+budget(i) := b if {
+	b := children[i].budget_tokens
+	is_number(b)
+	round(b) == b
+	b > 0
+	not float_literal(i, "/budget_tokens")
+}
+
+# How a value appears in a message: strings quoted with escapes (so control
+# characters cannot reach a terminal), long strings cut short, numbers by
+# value, anything else as JSON.
+show(x) := sprintf("%q", [x]) if {
+	is_string(x)
+	count(x) <= 80
+} else := sprintf("%q...", [substring(x, 0, 80)]) if {
+	is_string(x)
+} else := sprintf("%v", [x]) if {
+	is_number(x)
+} else := json.marshal(x)
+
+# "the operator policy", "the operator and plan policies".
+describe(sources) := sprintf("the %s policy", [only]) if {
+	count(sources) == 1
+	some only in sources
+} else := sprintf("the %s policies", [concat(" and ", sort(sources))])
+
+# The shape of every violation: which child, which field inside it (a JSON
+# pointer relative to the child) and why. The rule ID and severity come from
+# the METADATA of the package that reports it.
+violation(child, field, message) := {"child": child, "field": field, "message": message}

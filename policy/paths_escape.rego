@@ -1,0 +1,121 @@
+# METADATA
+# title: Paths must stay inside the workspace
+# description: >-
+#   Every path must be provably inside the workspace root of every policy
+#   that applies; the root itself is inside, a sibling that only shares its
+#   prefix is not. A path is judged as written, with nothing stripped,
+#   expanded or decoded, and anything a shell, Windows or a URL decoder could
+#   read differently is an escape: whitespace and control characters,
+#   non-ASCII (look-alikes of . and /), ~, $, backticks, %, glob characters,
+#   backslashes, drive letters, URL schemes, a leading //, and every . or ..
+#   segment, even one that would normalize back inside. Relative paths are
+#   read against the plan's own workspace root.
+# custom:
+#   id: paths.escape
+#   severity: critical
+package spawngate.checks.paths_escape
+
+import data.spawngate.lib
+
+deny contains lib.violation(i, sprintf("/paths/%d", [j]), explain(path)) if {
+	some i, child in lib.children
+	is_array(child.paths)
+	some j, path in child.paths
+	is_string(path)
+	not contained(path)
+}
+
+contained(path) if {
+	not ambiguity(path)
+	count(lib.policies) > 0
+	every policy in lib.policies {
+		inside_root(path, policy)
+	}
+}
+
+inside_root(path, policy) if inside(absolute(path), policy.workspace_root)
+
+# Why a path cannot be judged as plain text. The rules run in order and the
+# first that matches explains the refusal; a path none of them matches is
+# made only of A-Z a-z 0-9 . _ - @ segments separated by single slashes.
+ambiguity(path) := "is empty (it would mean the current directory)" if {
+	path == ""
+} else := "is longer than 4096 bytes" if {
+	count(path) > 4096
+} else := "contains whitespace or a control character (a path is judged as written, never trimmed)" if {
+	regex.match(`[\x00-\x20\x7f]`, path)
+} else := "contains a Unicode look-alike of '.', '/' or '\\'" if {
+	regex.match(`[\x{2024}\x{2025}\x{2026}\x{FE52}\x{FF0E}\x{3002}\x{FF61}\x{2215}\x{2044}\x{FF0F}\x{29F8}\x{2571}\x{1735}\x{2AFB}\x{2216}\x{29F5}\x{29F9}\x{FE68}\x{FF3C}]`, path)
+} else := "contains a non-ASCII character" if {
+	regex.match(`[^\x00-\x7f]`, path)
+} else := "contains '~' (home directory expansion)" if {
+	contains(path, "~")
+} else := "contains '$' or '`' (variable or command expansion)" if {
+	regex.match("[$`]", path)
+} else := "contains '%' (percent-encoding such as %2e or %2f, or %VAR% expansion)" if {
+	contains(path, "%")
+} else := "contains a glob character (* ? [ ] { })" if {
+	regex.match(`[*?\[\]{}]`, path)
+} else := "contains a backslash (a Windows separator or an escape)" if {
+	contains(path, "\\")
+} else := "starts with a drive letter" if {
+	regex.match(`^[A-Za-z]:`, path)
+} else := "starts with a URL scheme" if {
+	regex.match(`^[A-Za-z][A-Za-z0-9+.-]*:`, path)
+} else := "starts with // (a network path on Windows and some POSIX systems)" if {
+	startswith(path, "//")
+} else := "has a '..' segment (refused even when it would normalize back inside: with symlinks, lexical normalization is unsafe)" if {
+	regex.match(`(^|/)\.\.(/|$)`, path)
+} else := "has a segment made only of dots (write the path in normalized form)" if {
+	regex.match(`(^|/)\.+(/|$)`, path)
+} else := "has an empty segment (//)" if {
+	contains(path, "//")
+} else := sprintf("contains %q, which is outside A-Z a-z 0-9 . _ - @ and /", [regex.find_n(`[^A-Za-z0-9._@/-]`, path, 1)[0]]) if {
+	regex.match(`[^A-Za-z0-9._@/-]`, path)
+} else := "starts with '-' (a tool could read it as an option)" if {
+	startswith(path, "-")
+}
+
+# The path the plan means: absolute as written, or read against the plan's
+# own root. One trailing slash is allowed and carries no meaning.
+absolute(path) := trim_slash(path) if {
+	startswith(path, "/")
+} else := trim_slash(concat("/", [lib.plan_root, path])) if {
+	lib.plan_root != "/"
+} else := trim_slash(concat("", ["/", path])) if {
+	lib.plan_root == "/"
+}
+
+trim_slash(path) := path if {
+	path == "/"
+} else := trim_suffix(path, "/")
+
+inside(path, root) if path == root
+
+inside(path, root) if {
+	root != "/"
+	startswith(path, concat("", [root, "/"]))
+}
+
+inside(path, "/") if startswith(path, "/")
+
+# The roots a clean path falls outside of.
+refusing(path) := {source |
+	some source, policy in lib.policies
+	not inside_root(path, policy)
+}
+
+roots(sources) := concat(" and ", [sprintf("%q (%s policy)", [lib.policies[source].workspace_root, source]) | some source in sort(sources)])
+
+explain(path) := sprintf("path %s %s", [lib.show(path), reason]) if {
+	reason := ambiguity(path)
+} else := sprintf("path %s only shares a prefix with the workspace root %s; it is outside", [lib.show(path), roots(sources)]) if {
+	sources := refusing(path)
+	count(sources) > 0
+	every source in sources {
+		startswith(absolute(path), lib.policies[source].workspace_root)
+	}
+} else := sprintf("path %s is outside the workspace root %s", [lib.show(path), roots(sources)]) if {
+	sources := refusing(path)
+	count(sources) > 0
+} else := sprintf("path %s cannot be judged: no policy applies", [lib.show(path)])

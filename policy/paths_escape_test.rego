@@ -1,0 +1,152 @@
+package spawngate.checks.paths_escape_test
+
+import data.spawngate.checks.paths_escape
+import data.spawngate.fixtures
+
+# Judges one path under the operator policy (root /repo/workspace) and
+# returns the single message it gets, or "inside" when it passes.
+verdict(path) := "inside" if {
+	count(paths_escape.deny) == 0 with input as fixtures.plan([fixtures.child({"paths": [path]})])
+} else := msg if {
+	deny := paths_escape.deny with input as fixtures.plan([fixtures.child({"paths": [path]})])
+	count(deny) == 1
+	some v in deny
+	v.field == "/paths/0"
+	msg := v.message
+}
+
+test_paths_inside_the_root_allowed[path] if {
+	some path in [
+		"/repo/workspace",
+		"/repo/workspace/",
+		"/repo/workspace/docs",
+		"/repo/workspace/docs/",
+		"/repo/workspace/docs/guide.md",
+		"/repo/workspace/node_modules/@types/node",
+		"/repo/workspace/.github/workflows",
+		"/repo/workspace/..hidden",
+		"/repo/workspace/a-b_c.d",
+		"docs",
+		"docs/guide.md",
+		".github",
+	]
+	verdict(path) == "inside"
+}
+
+# Every path an attacker could use to leave /repo/workspace, with the
+# reason the report must give. The seed essay's cases come first.
+hostile := {
+	"seed: home": {"path": "~/", "reason": "contains '~' (home directory expansion)"},
+	"seed: home inside": {"path": "/repo/workspace/~", "reason": "contains '~'"},
+	"seed: $HOME": {"path": "$HOME/.ssh", "reason": "contains '$' or '`' (variable or command expansion)"},
+	"seed: star": {"path": "/repo/workspace/*", "reason": "contains a glob character"},
+	"seed: leading space before /etc": {"path": " /etc", "reason": "contains whitespace or a control character"},
+	"seed: leading space before ..": {"path": " ../x", "reason": "contains whitespace or a control character"},
+	"trailing space": {"path": "/repo/workspace/docs ", "reason": "contains whitespace or a control character"},
+	"tab": {"path": "/repo/workspace/\tdocs", "reason": "contains whitespace or a control character"},
+	"newline": {"path": "/repo/workspace/docs\n/etc", "reason": "contains whitespace or a control character"},
+	"NUL": {"path": "/repo/workspace/docs\u0000/etc", "reason": "contains whitespace or a control character"},
+	"DEL": {"path": "/repo/workspace/\u007f", "reason": "contains whitespace or a control character"},
+	"outside": {"path": "/etc/passwd", "reason": "is outside the workspace root \"/repo/workspace\" (operator policy)"},
+	"filesystem root": {"path": "/", "reason": "is outside the workspace root"},
+	"parent of root": {"path": "/repo", "reason": "is outside the workspace root"},
+	"sibling with the root's prefix": {"path": "/repo/workspace-evil", "reason": "only shares a prefix with the workspace root"},
+	"sibling with the root's prefix, deeper": {"path": "/repo/workspace2/docs", "reason": "only shares a prefix"},
+	"dot-dot out": {"path": "/repo/workspace/../etc", "reason": "has a '..' segment"},
+	"dot-dot back in": {"path": "/repo/workspace/docs/../docs", "reason": "has a '..' segment"},
+	"relative dot-dot": {"path": "../etc", "reason": "has a '..' segment"},
+	"bare dot-dot": {"path": "..", "reason": "has a '..' segment"},
+	"trailing dot-dot": {"path": "/repo/workspace/..", "reason": "has a '..' segment"},
+	"dot segment": {"path": "/repo/workspace/./docs", "reason": "has a segment made only of dots"},
+	"bare dot": {"path": ".", "reason": "has a segment made only of dots"},
+	"three dots": {"path": "/repo/workspace/...", "reason": "has a segment made only of dots"},
+	"empty": {"path": "", "reason": "is empty"},
+	"empty segment": {"path": "/repo//workspace", "reason": "has an empty segment"},
+	"leading //": {"path": "//server/share", "reason": "starts with //"},
+	"variable in braces": {"path": "${HOME}/x", "reason": "variable or command expansion"},
+	"command substitution": {"path": "/repo/workspace/$(id)", "reason": "variable or command expansion"},
+	"backticks": {"path": "/repo/workspace/`id`", "reason": "variable or command expansion"},
+	"windows variable": {"path": "%USERPROFILE%\\x", "reason": "contains '%'"},
+	"percent-encoded dot": {"path": "/repo/workspace/%2e%2e/etc", "reason": "contains '%'"},
+	"percent-encoded slash": {"path": "/repo/workspace%2f..%2fetc", "reason": "contains '%'"},
+	"double-encoded": {"path": "/repo/workspace/%252e%252e", "reason": "contains '%'"},
+	"question mark": {"path": "/repo/workspace/?", "reason": "contains a glob character"},
+	"bracket class": {"path": "/repo/workspace/[a-z]", "reason": "contains a glob character"},
+	"brace expansion": {"path": "/repo/workspace/{a,..}", "reason": "contains a glob character"},
+	"backslash dot-dot": {"path": "/repo/workspace\\..\\etc", "reason": "contains a backslash"},
+	"UNC": {"path": "\\\\server\\share", "reason": "contains a backslash"},
+	"drive letter": {"path": "C:/Windows", "reason": "starts with a drive letter"},
+	"drive-relative": {"path": "c:secrets", "reason": "starts with a drive letter"},
+	"file URL": {"path": "file:///etc/passwd", "reason": "starts with a URL scheme"},
+	"https URL": {"path": "https://example.com/x", "reason": "starts with a URL scheme"},
+	"colon inside": {"path": "/repo/workspace/a:b", "reason": "contains \":\", which is outside A-Z a-z 0-9 . _ - @ and /"},
+	"semicolon": {"path": "/repo/workspace/a;rm -rf", "reason": "contains whitespace"},
+	"pipe": {"path": "/repo/workspace/a|b", "reason": "contains \"|\""},
+	"quote": {"path": "/repo/workspace/'x'", "reason": "contains \"'\""},
+	"one dot leader": {"path": "/repo/workspace/\u2024\u2024/etc", "reason": "contains a Unicode look-alike"},
+	"fullwidth full stop": {"path": "/repo/workspace/\uff0e\uff0e/etc", "reason": "contains a Unicode look-alike"},
+	"division slash": {"path": "/repo/workspace\u2215..\u2215etc", "reason": "contains a Unicode look-alike"},
+	"fraction slash": {"path": "/repo/workspace\u2044etc", "reason": "contains a Unicode look-alike"},
+	"fullwidth solidus": {"path": "/repo/workspace\uff0fetc", "reason": "contains a Unicode look-alike"},
+	"fullwidth reverse solidus": {"path": "/repo/workspace\uff3c..", "reason": "contains a Unicode look-alike"},
+	"non-breaking space": {"path": "/repo/workspace/\u00a0", "reason": "contains a non-ASCII character"},
+	"right-to-left override": {"path": "/repo/workspace/\u202egnp.exe", "reason": "contains a non-ASCII character"},
+	"accented letter": {"path": "/repo/workspace/résumé", "reason": "contains a non-ASCII character"},
+	"option-like relative": {"path": "-rf", "reason": "starts with '-'"},
+	"too long": {"path": concat("", ["/repo/workspace/", concat("", [x | some _ in numbers.range(1, 4100); x := "a"])]), "reason": "is longer than 4096 bytes"},
+}
+
+test_hostile_paths_denied[note] if {
+	some note, case in hostile
+	msg := verdict(case.path)
+	startswith(msg, "path ")
+	contains(msg, case.reason)
+}
+
+test_relative_path_read_against_the_operator_root_allowed if {
+	verdict("docs/guide.md") == "inside"
+}
+
+test_relative_path_read_against_the_plan_root_allowed if {
+	policy := object.union(fixtures.operator, {"workspace_root": "/repo/workspace/docs"})
+	count(paths_escape.deny) == 0 with input as fixtures.plan_with(policy, [fixtures.child({"paths": ["guide.md", "/repo/workspace/docs/api"]})])
+}
+
+test_plan_root_narrows_denied if {
+	policy := object.union(fixtures.operator, {"workspace_root": "/repo/workspace/docs"})
+	deny := paths_escape.deny with input as fixtures.plan_with(policy, [fixtures.child({"paths": ["/repo/workspace/src"]})])
+	deny == {{"child": 0, "field": "/paths/0", "message": "path \"/repo/workspace/src\" is outside the workspace root \"/repo/workspace/docs\" (plan policy)"}}
+}
+
+test_plan_root_cannot_widen_denied if {
+	# The plan claims / as its root; relative paths land under /, outside
+	# the operator's root.
+	policy := object.union(fixtures.operator, {"workspace_root": "/"})
+	deny := paths_escape.deny with input as fixtures.plan_with(policy, [fixtures.child({"paths": ["etc/passwd", "/etc/passwd"]})])
+	{v.message | some v in deny} == {
+		"path \"etc/passwd\" is outside the workspace root \"/repo/workspace\" (operator policy)",
+		"path \"/etc/passwd\" is outside the workspace root \"/repo/workspace\" (operator policy)",
+	}
+}
+
+test_outside_both_roots_names_both_denied if {
+	policy := object.union(fixtures.operator, {"workspace_root": "/srv/plan"})
+	deny := paths_escape.deny with input as fixtures.plan_with(policy, [fixtures.child({"paths": ["/etc"]})])
+	deny == {{"child": 0, "field": "/paths/0", "message": "path \"/etc\" is outside the workspace root \"/repo/workspace\" (operator policy) and \"/srv/plan\" (plan policy)"}}
+}
+
+test_filesystem_root_as_workspace_allowed if {
+	policy := object.union(fixtures.operator, {"workspace_root": "/"})
+	count(paths_escape.deny) == 0 with input as {"policies": {"operator": policy}, "children": [fixtures.child({"paths": ["/", "/etc", "etc"]})]}
+}
+
+test_no_policy_denied if {
+	deny := paths_escape.deny with input as {"policies": {}, "children": [fixtures.child({"paths": ["docs"]})]}
+	deny == {{"child": 0, "field": "/paths/0", "message": "path \"docs\" cannot be judged: no policy applies"}}
+}
+
+test_every_hostile_path_in_one_child_denied if {
+	paths := [case.path | some case in hostile]
+	deny := paths_escape.deny with input as fixtures.plan([fixtures.child({"paths": paths})])
+	count(deny) == count(paths)
+}

@@ -1,0 +1,41 @@
+# METADATA
+# title: Every tool must be allowlisted
+# description: >-
+#   Deny by default. Every tool a child requests must be an exact, plain tool
+#   name that allowed_tools matches in every policy that applies. A requested
+#   tool that is itself a pattern (fs:*, mcp__github__*) or not a plain name
+#   is refused even when a pattern in the policy would match its text.
+# custom:
+#   id: tools.allowlist
+#   severity: high
+package spawngate.checks.tools_allowlist
+
+import data.spawngate.lib
+
+deny contains lib.violation(i, sprintf("/tools/%d", [j]), explain(tool)) if {
+	some i, child in lib.children
+	is_array(child.tools)
+	some j, tool in child.tools
+	not allowed(tool)
+}
+
+allowed(tool) if {
+	lib.is_tool_name(tool)
+	count(lib.policies) > 0
+	every policy in lib.policies {
+		lib.matches(policy.allowed_tools, tool)
+	}
+}
+
+refusing(tool) := {source |
+	some source, policy in lib.policies
+	not lib.matches(policy.allowed_tools, tool)
+}
+
+explain(tool) := sprintf("tool %s is not a string", [lib.show(tool)]) if {
+	not is_string(tool)
+} else := sprintf("tool %s is not a plain tool name (a pattern, or characters outside A-Z a-z 0-9 _ . : -); only exact names can be allowed", [lib.show(tool)]) if {
+	not lib.is_tool_name(tool)
+} else := sprintf("tool %s is not allowed by %s", [lib.show(tool), lib.describe(refusing(tool))]) if {
+	count(refusing(tool)) > 0
+} else := sprintf("tool %s is not allowed: no policy applies", [lib.show(tool)])

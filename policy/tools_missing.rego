@@ -1,0 +1,27 @@
+# METADATA
+# title: A child must list its tools
+# description: >-
+#   tools is required and must be a non-empty list. A child without tools
+#   has nothing to be judged on, and nothing to check is never "allowed".
+# custom:
+#   id: tools.missing
+#   severity: high
+package spawngate.checks.tools_missing
+
+import data.spawngate.lib
+
+deny contains lib.violation(i, "/tools", problem(child)) if {
+	some i, child in lib.children
+	not well_formed(child)
+}
+
+well_formed(child) if {
+	is_array(child.tools)
+	count(child.tools) > 0
+}
+
+problem(child) := "tools is missing: list the tools the child gets" if {
+	not "tools" in object.keys(child)
+} else := sprintf("tools must be a list of tool names, not %s", [type_name(child.tools)]) if {
+	not is_array(child.tools)
+} else := "tools is empty: a child needs at least one tool"

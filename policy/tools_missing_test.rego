@@ -1,0 +1,32 @@
+package spawngate.checks.tools_missing_test
+
+import data.spawngate.checks.tools_missing
+import data.spawngate.fixtures
+
+test_listed_tools_allowed if {
+	count(tools_missing.deny) == 0 with input as fixtures.plan([fixtures.child({"tools": ["fs.read", "http.get"]})])
+}
+
+test_absent_tools_denied if {
+	tools_missing.deny == {{"child": 0, "field": "/tools", "message": "tools is missing: list the tools the child gets"}} with input as fixtures.plan([fixtures.child_without("tools")])
+}
+
+test_empty_tools_denied if {
+	tools_missing.deny == {{"child": 0, "field": "/tools", "message": "tools is empty: a child needs at least one tool"}} with input as fixtures.plan([fixtures.child({"tools": []})])
+}
+
+test_tools_of_wrong_type_denied[note] if {
+	some note, value in {"string": "fs.read", "null": null, "object": {"fs.read": true}, "number": 1}
+	deny := tools_missing.deny with input as fixtures.plan([fixtures.child({"tools": value})])
+	deny == {{"child": 0, "field": "/tools", "message": sprintf("tools must be a list of tool names, not %s", [type_name(value)])}}
+}
+
+test_child_that_is_not_an_object_allowed if {
+	# The schema step refuses it; the checks do not report it a second time.
+	count(tools_missing.deny) == 0 with input as fixtures.plan(["not a child"])
+}
+
+test_second_child_denied_by_index if {
+	deny := tools_missing.deny with input as fixtures.plan([fixtures.child({}), fixtures.child({"tools": []})])
+	{v.child | some v in deny} == {1}
+}

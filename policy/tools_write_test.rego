@@ -1,0 +1,60 @@
+package spawngate.checks.tools_write_test
+
+import data.spawngate.checks.tools_write
+import data.spawngate.fixtures
+
+writer := object.union(fixtures.operator, {"allow_write": true})
+
+test_read_only_tools_allowed if {
+	count(tools_write.deny) == 0 with input as fixtures.plan([fixtures.child({"tools": ["fs.read", "http.get"]})])
+}
+
+test_allowlisted_write_tool_without_allow_write_denied if {
+	# fs.write is on the operator's allowlist, but allow_write is not set.
+	tools_write.deny == {{"child": 0, "field": "/tools/1", "message": "tool \"fs.write\" writes, and the operator policy does not set allow_write: true"}} with input as fixtures.plan([fixtures.child({"tools": ["fs.read", "fs.write"]})])
+}
+
+test_every_default_write_tool_denied[tool] if {
+	some tool in ["fs.write", "fs.delete", "shell.run", "wallet.transfer"]
+	count(tools_write.deny) == 1 with input as fixtures.plan([fixtures.child({"tools": [tool]})])
+}
+
+test_write_tool_with_allow_write_allowed if {
+	count(tools_write.deny) == 0 with input as {"policies": {"operator": writer}, "children": [fixtures.child({"tools": ["fs.write"]})]}
+}
+
+test_allow_write_that_is_not_boolean_true_denied[note] if {
+	some note, value in {"string": "true", "number": 1, "false": false, "null": null, "list": [true]}
+	policy := object.union(fixtures.operator, {"allow_write": value})
+	count(tools_write.deny) == 1 with input as {"policies": {"operator": policy}, "children": [fixtures.child({"tools": ["fs.write"]})]}
+}
+
+test_plan_policy_cannot_grant_write_denied if {
+	policy := object.union(fixtures.operator, {"allow_write": true})
+	deny := tools_write.deny with input as fixtures.plan_with(policy, [fixtures.child({"tools": ["fs.write"]})])
+	deny == {{"child": 0, "field": "/tools/0", "message": "tool \"fs.write\" writes, and the operator policy does not set allow_write: true"}}
+}
+
+test_plan_policy_can_withhold_write_denied if {
+	policy := object.union(fixtures.operator, {"allow_write": false})
+	deny := tools_write.deny with input as {"policies": {"operator": writer, "plan": policy}, "children": [fixtures.child({"tools": ["shell.run"]})]}
+	deny == {{"child": 0, "field": "/tools/0", "message": "tool \"shell.run\" writes, and the plan policy does not set allow_write: true"}}
+}
+
+test_write_tools_patterns_denied if {
+	policy := object.union(fixtures.operator, {"write_tools": ["db.*", "mcp__github__create_*"]})
+	deny := tools_write.deny with input as {"policies": {"operator": policy}, "children": [fixtures.child({"tools": ["db.drop", "mcp__github__create_issue", "fs.write"]})]}
+	{v.field | some v in deny} == {"/tools/0", "/tools/1"}
+}
+
+test_plan_write_tools_add_to_the_operators_denied if {
+	# The plan calls http.get a write tool; the operator grants write, the
+	# plan does not, so the plan's stricter reading holds.
+	policy := object.union(fixtures.operator, {"write_tools": ["http.get"]})
+	deny := tools_write.deny with input as {"policies": {"operator": writer, "plan": policy}, "children": [fixtures.child({"tools": ["http.get"]})]}
+	count(deny) == 1
+}
+
+test_requested_pattern_is_left_to_the_allowlist_allowed if {
+	count(tools_write.deny) == 0 with input as fixtures.plan([fixtures.child({"tools": ["fs.*", 7]})])
+}
