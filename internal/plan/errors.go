@@ -1,0 +1,58 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Error is a document the gate cannot evaluate. Its message is one line that
+// names the source and, where they are known, the line and column and the
+// JSON pointer of the problem.
+type Error struct {
+	Source  string // file name as given, or <stdin>
+	Line    int    // 1-based; 0 when not known
+	Column  int    // 1-based; 0 when not known
+	Pointer string // JSON pointer into the document; "" when none applies
+	Msg     string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Source)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+		if e.Column > 0 {
+			fmt.Fprintf(&b, ":%d", e.Column)
+		}
+	}
+	b.WriteString(": ")
+	if e.Pointer != "" {
+		b.WriteString(e.Pointer)
+		b.WriteString(": ")
+	}
+	b.WriteString(oneLine(e.Msg))
+	return b.String()
+}
+
+// oneLine keeps a message on one line whatever a parser or a document put
+// into it.
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\r", " ")), " ")
+}
+
+// quote shows a document's text in a message: quoted, escaped, and cut
+// short when long, so a hostile key cannot flood or forge a report line.
+func quote(s string) string {
+	const max = 80
+	if len(s) > max {
+		cut := max
+		for cut > 0 && s[cut]&0xC0 == 0x80 { // do not split a UTF-8 sequence
+			cut--
+		}
+		return fmt.Sprintf("%q...", s[:cut])
+	}
+	return fmt.Sprintf("%q", s)
+}

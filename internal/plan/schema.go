@@ -1,0 +1,250 @@
+package plan
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/spawngate/spawngate/internal/jsonpointer"
+	"github.com/spawngate/spawngate/schemas"
+)
+
+// The format that budgets and caps use: a JSON number written as a whole
+// number, without a fraction or an exponent. JSON Schema's "integer"
+// accepts 4e4 and 40000.0; the gate does not, so the schemas say so.
+const decimalIntegerFormat = "decimal-integer"
+
+func init() {
+	jsonschema.Formats[decimalIntegerFormat] = func(v any) bool {
+		n, ok := v.(json.Number)
+		return !ok || decimalInteger.MatchString(string(n))
+	}
+}
+
+// schemaSet is the embedded schemas, compiled.
+type schemaSet struct {
+	compiler *jsonschema.Compiler
+	plan     *jsonschema.Schema
+	policy   *jsonschema.Schema
+
+	mu  sync.Mutex
+	sub map[string]*jsonschema.Schema // sub-schemas, compiled when a message needs one
+}
+
+func compileSchemas() (*schemaSet, error) {
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft2020
+	c.AssertFormat = true
+	c.LoadURL = func(url string) (io.ReadCloser, error) {
+		return nil, fmt.Errorf("schema %s is not embedded; nothing is fetched", url)
+	}
+	names, err := fs.Glob(schemas.FS, "*.schema.json")
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		f, err := schemas.FS.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		err = c.AddResource(schemas.BaseURL+name, f)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	s := &schemaSet{compiler: c, sub: map[string]*jsonschema.Schema{}}
+	if s.plan, err = c.Compile(schemas.BaseURL + "plan.schema.json"); err != nil {
+		return nil, err
+	}
+	if s.policy, err = c.Compile(schemas.BaseURL + "policy.schema.json"); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// subSchema compiles the schema at an absolute location such as
+// https://.../policy.schema.json#/properties/workspace_root, or returns nil.
+func (s *schemaSet) subSchema(location string) *jsonschema.Schema {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sch, ok := s.sub[location]; ok {
+		return sch
+	}
+	sch, err := s.compiler.Compile(location)
+	if err != nil {
+		sch = nil
+	}
+	s.sub[location] = sch
+	return sch
+}
+
+// problem is one schema violation, said plainly, at a JSON pointer.
+type problem struct {
+	pointer string
+	msg     string
+}
+
+// validate checks doc against sch and returns every violation, sorted.
+func (s *schemaSet) validate(sch *jsonschema.Schema, doc any) []problem {
+	err := sch.Validate(doc)
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return []problem{{msg: err.Error()}}
+	}
+	var out []problem
+	var walk func(*jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			out = append(out, s.explain(e, doc)...)
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	sortProblems(out)
+	return dedupe(out)
+}
+
+var (
+	quotedName   = regexp.MustCompile(`'([^']*)'`)
+	expectedType = regexp.MustCompile(`^expected (.+), but got (\w+)$`)
+	bound        = regexp.MustCompile(`^must be [<>]= (\S+) but found (\S+)$`)
+)
+
+// explain turns one leaf of the validator's error tree into problems a
+// person can act on.
+func (s *schemaSet) explain(e *jsonschema.ValidationError, doc any) []problem {
+	at := e.InstanceLocation
+	keyword := e.KeywordLocation[strings.LastIndexByte(e.KeywordLocation, '/')+1:]
+	schemaAt := strings.TrimSuffix(e.AbsoluteKeywordLocation, "/"+keyword)
+	value, _ := jsonpointer.Lookup(doc, at)
+	switch keyword {
+	case "required":
+		var out []problem
+		for _, m := range quotedName.FindAllStringSubmatch(e.Message, -1) {
+			out = append(out, problem{jsonpointer.Join(at, m[1]), fmt.Sprintf("required key %s is missing", quote(m[1]))})
+		}
+		return out
+	case "additionalProperties":
+		obj, _ := value.(map[string]any)
+		sch := s.subSchema(schemaAt)
+		if obj == nil || sch == nil {
+			break
+		}
+		allowed := make([]string, 0, len(sch.Properties))
+		for k := range sch.Properties {
+			allowed = append(allowed, k)
+		}
+		sort.Strings(allowed)
+		var out []problem
+		for k := range obj {
+			if _, ok := sch.Properties[k]; !ok {
+				out = append(out, problem{jsonpointer.Join(at, k), fmt.Sprintf("unknown key %s (allowed: %s)", quote(k), strings.Join(allowed, ", "))})
+			}
+		}
+		return out
+	case "type":
+		if m := expectedType.FindStringSubmatch(e.Message); m != nil {
+			return []problem{{at, fmt.Sprintf("must be %s, not %s", typeNames(m[1]), typeName(m[2]))}}
+		}
+	case "minItems":
+		if strings.HasPrefix(e.Message, "minimum 1 items") {
+			return []problem{{at, "must not be empty"}}
+		}
+	case "minLength":
+		return []problem{{at, "must not be empty"}}
+	case "pattern", "format":
+		if sch := s.subSchema(schemaAt); sch != nil && sch.Title != "" {
+			return []problem{{at, fmt.Sprintf("must be %s, not %s", sch.Title, show(value))}}
+		}
+	case "minimum", "maximum":
+		if m := bound.FindStringSubmatch(e.Message); m != nil {
+			word := "at least"
+			if keyword == "maximum" {
+				word = "at most"
+			}
+			return []problem{{at, fmt.Sprintf("must be %s %s, not %s", word, m[1], show(value))}}
+		}
+	}
+	return []problem{{at, e.Message}}
+}
+
+func typeNames(list string) string {
+	parts := strings.Split(list, " or ")
+	for i, p := range parts {
+		parts[i] = typeName(p)
+	}
+	return strings.Join(parts, " or ")
+}
+
+func typeName(t string) string {
+	switch t {
+	case "object":
+		return "an object"
+	case "array":
+		return "a list"
+	case "string":
+		return "a string"
+	case "integer":
+		return "a whole number"
+	case "number":
+		return "a number"
+	case "boolean":
+		return "a boolean"
+	}
+	return t
+}
+
+// show renders a document value for a message.
+func show(v any) string {
+	switch v := v.(type) {
+	case string:
+		return quote(v)
+	case json.Number:
+		return string(v)
+	case nil:
+		return "null"
+	case bool:
+		return strconv.FormatBool(v)
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprint(v)
+}
+
+func sortProblems(ps []problem) {
+	sort.SliceStable(ps, func(i, j int) bool {
+		if c := jsonpointer.Compare(ps[i].pointer, ps[j].pointer); c != 0 {
+			return c < 0
+		}
+		return ps[i].msg < ps[j].msg
+	})
+}
+
+func dedupe(ps []problem) []problem {
+	out := ps[:0]
+	for i, p := range ps {
+		if i > 0 && p == ps[i-1] {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}

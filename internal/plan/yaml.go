@@ -1,0 +1,269 @@
+package plan
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+
+	"gopkg.in/yaml.v3"
+)
+
+// parseYAML reads exactly one YAML document into the same JSON-shaped value
+// parseJSON gives, refusing whatever YAML parsers disagree on.
+func parseYAML(source string, data []byte, lim Limits) (v any, err error) {
+	defer func() {
+		// yaml.v3 has panicked on hostile input before; a parser panic is
+		// a document that cannot be read, never a crash of the gate.
+		if r := recover(); r != nil {
+			v, err = nil, &Error{Source: source, Msg: fmt.Sprintf("YAML parser failed: %v", r)}
+		}
+	}()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, &Error{Source: source, Msg: "empty document: nothing to check"}
+		}
+		return nil, yamlSyntaxError(source, err)
+	}
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case err == nil:
+		return nil, &Error{Source: source, Line: next.Line, Column: next.Column, Msg: "more than one YAML document: a plan is one document"}
+	case !errors.Is(err, io.EOF):
+		return nil, yamlSyntaxError(source, err)
+	}
+	w := &yamlWalker{source: source, lim: lim}
+	return w.value(doc.Content[0])
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+func yamlSyntaxError(source string, err error) error {
+	msg := err.Error()
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return &Error{Source: source, Line: line, Msg: m[2]}
+	}
+	return &Error{Source: source, Msg: "YAML: " + trimYAMLPrefix(msg)}
+}
+
+func trimYAMLPrefix(s string) string {
+	const p = "yaml: "
+	if len(s) >= len(p) && s[:len(p)] == p {
+		return s[len(p):]
+	}
+	return s
+}
+
+type yamlWalker struct {
+	source     string
+	lim        Limits
+	path       []segment
+	depth      int
+	inAlias    int // > 0 while expanding an alias
+	aliasNodes int // values produced by alias expansion so far
+}
+
+func (w *yamlWalker) fail(n *yaml.Node, format string, args ...any) error {
+	return &Error{Source: w.source, Line: n.Line, Column: n.Column, Pointer: segmentsPointer(w.path), Msg: fmt.Sprintf(format, args...)}
+}
+
+func (w *yamlWalker) value(n *yaml.Node) (any, error) {
+	if w.inAlias > 0 {
+		w.aliasNodes++
+		if w.aliasNodes > w.lim.MaxAliasNodes {
+			return nil, w.fail(n, "aliases expand to more than %d values (limit --max-alias-nodes)", w.lim.MaxAliasNodes)
+		}
+	}
+	if n.Style&yaml.TaggedStyle != 0 {
+		return nil, w.fail(n, "YAML tag %s: tags are not supported, because parsers give them different meanings", n.Tag)
+	}
+	switch n.Kind {
+	case yaml.AliasNode:
+		w.inAlias++
+		v, err := w.value(n.Alias)
+		w.inAlias--
+		return v, err
+	case yaml.ScalarNode:
+		return w.scalar(n)
+	case yaml.MappingNode:
+		return w.mapping(n)
+	case yaml.SequenceNode:
+		return w.sequence(n)
+	default:
+		return nil, w.fail(n, "unexpected YAML node")
+	}
+}
+
+func (w *yamlWalker) enter(n *yaml.Node) error {
+	w.depth++
+	if w.depth > w.lim.MaxDepth {
+		return w.fail(n, "nested deeper than %d levels (limit --max-depth)", w.lim.MaxDepth)
+	}
+	return nil
+}
+
+func (w *yamlWalker) mapping(n *yaml.Node) (any, error) {
+	if err := w.enter(n); err != nil {
+		return nil, err
+	}
+	obj := make(map[string]any, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		key, err := w.key(k)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := obj[key]; dup {
+			return nil, w.fail(k, "duplicate key %s: consumers disagree on which value wins", quote(key))
+		}
+		w.path = append(w.path, segment{key: key, index: -1})
+		v, err := w.value(val)
+		if err != nil {
+			return nil, err
+		}
+		w.path = w.path[:len(w.path)-1]
+		obj[key] = v
+	}
+	w.depth--
+	return obj, nil
+}
+
+// key reads a mapping key, which must be a string written as one.
+func (w *yamlWalker) key(k *yaml.Node) (string, error) {
+	switch {
+	case k.Kind == yaml.AliasNode:
+		return "", w.fail(k, "alias *%s used as a key", k.Value)
+	case k.Style&yaml.TaggedStyle != 0:
+		return "", w.fail(k, "YAML tag %s on a key: tags are not supported", k.Tag)
+	case k.Kind != yaml.ScalarNode:
+		return "", w.fail(k, "a key must be a string, not a YAML %s", kindName(k.Kind))
+	case k.ShortTag() == "!!merge":
+		return "", w.fail(k, "merge key <<: parsers disagree on merges; write the keys out")
+	case k.ShortTag() != "!!str":
+		return "", w.fail(k, "key %s is read as %s, not a string: quote it", quote(k.Value), tagName(k.ShortTag()))
+	}
+	if isPlain(k) {
+		if why := ambiguous(k.Value); why != "" {
+			return "", w.fail(k, "key %s %s: quote it", quote(k.Value), why)
+		}
+	}
+	return k.Value, nil
+}
+
+func (w *yamlWalker) sequence(n *yaml.Node) (any, error) {
+	if err := w.enter(n); err != nil {
+		return nil, err
+	}
+	arr := make([]any, len(n.Content))
+	for i, item := range n.Content {
+		w.path = append(w.path, segment{index: i})
+		v, err := w.value(item)
+		if err != nil {
+			return nil, err
+		}
+		w.path = w.path[:len(w.path)-1]
+		arr[i] = v
+	}
+	w.depth--
+	return arr, nil
+}
+
+var (
+	// A YAML integer the way JSON writes one. Hex, octal, binary, leading
+	// zeros, underscores and a + sign are read differently by YAML 1.1 and
+	// 1.2 parsers.
+	decimalInteger = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
+	// A YAML float the way JSON writes one. .5, 1., .inf and .nan are not.
+	jsonNumber = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$`)
+)
+
+func (w *yamlWalker) scalar(n *yaml.Node) (any, error) {
+	switch tag := n.ShortTag(); tag {
+	case "!!str":
+		if isPlain(n) {
+			if why := ambiguous(n.Value); why != "" {
+				return nil, w.fail(n, "unquoted %s %s: quote it", quote(n.Value), why)
+			}
+		}
+		return n.Value, nil
+	case "!!int":
+		if !decimalInteger.MatchString(n.Value) {
+			return nil, w.fail(n, "integer %s is not written in plain decimal, and YAML versions read it differently: write it in decimal, or quote it", quote(n.Value))
+		}
+		return checkNumber(n.Value, func(msg string) error { return w.fail(n, "%s", msg) })
+	case "!!float":
+		if !jsonNumber.MatchString(n.Value) {
+			return nil, w.fail(n, "number %s is not written as JSON writes numbers, and YAML versions read it differently: write it as a JSON number, or quote it", quote(n.Value))
+		}
+		return checkNumber(n.Value, func(msg string) error { return w.fail(n, "%s", msg) })
+	case "!!bool":
+		return n.Value == "true" || n.Value == "True" || n.Value == "TRUE", nil
+	case "!!null":
+		return nil, nil
+	case "!!timestamp":
+		return nil, w.fail(n, "unquoted date %s: YAML 1.1 parsers read it as a timestamp; quote it", quote(n.Value))
+	default:
+		return nil, w.fail(n, "unsupported YAML type %s", tag)
+	}
+}
+
+func isPlain(n *yaml.Node) bool {
+	return n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0
+}
+
+var (
+	// Plain scalars that yaml.v3 reads as strings but a YAML 1.1 parser
+	// (PyYAML, the most common one beside an orchestrator) reads as a
+	// boolean, a number or a date, or that yaml.v3 gave up parsing as a
+	// number (1e400).
+	yaml11Bool   = regexp.MustCompile(`^(y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF)$`)
+	yaml11Number = regexp.MustCompile(`^([-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(:[0-5]?[0-9])+|[-+]?[0-9][0-9_]*\.[0-9_]*([eE][-+][0-9]+)?|[-+]?\.[0-9][0-9_]*([eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)|[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?)$`)
+	yaml11Date   = regexp.MustCompile(`^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([Tt ]|$)`)
+)
+
+// ambiguous says why a plain string could be read as something else, or ""
+// when it cannot.
+func ambiguous(s string) string {
+	switch {
+	case s == "" || len(s) > 40:
+		return ""
+	case yaml11Bool.MatchString(s):
+		return "is a boolean to YAML 1.1 parsers"
+	case yaml11Number.MatchString(s):
+		return "is a number to some YAML parsers"
+	case yaml11Date.MatchString(s):
+		return "is a timestamp to YAML 1.1 parsers"
+	}
+	return ""
+}
+
+func kindName(k yaml.Kind) string {
+	switch k {
+	case yaml.MappingNode:
+		return "mapping"
+	case yaml.SequenceNode:
+		return "sequence"
+	case yaml.AliasNode:
+		return "alias"
+	}
+	return "node"
+}
+
+func tagName(tag string) string {
+	switch tag {
+	case "!!int", "!!float":
+		return "a number"
+	case "!!bool":
+		return "a boolean"
+	case "!!null":
+		return "null"
+	case "!!timestamp":
+		return "a timestamp"
+	}
+	return tag
+}
