@@ -1,0 +1,227 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spawngate/spawngate/internal/gate"
+	"github.com/spawngate/spawngate/internal/plan"
+	"github.com/spawngate/spawngate/internal/report"
+	"github.com/spawngate/spawngate/policy"
+)
+
+// checkOptions are the flags and arguments of spawngate check.
+type checkOptions struct {
+	policy string
+	format report.Format
+	limits plan.Limits
+	plans  []string
+}
+
+// usageError is a command line the gate cannot act on.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func parseCheck(args []string, help io.Writer) (*checkOptions, error) {
+	opts := &checkOptions{limits: plan.DefaultLimits}
+	fs := flag.NewFlagSet("spawngate check", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&opts.policy, "policy", "", "the operator's policy `FILE` (.yaml, .yml or .json)")
+	formatName := fs.String("format", report.Formats[0].Name, "output `format`: "+formatHelp())
+	fs.Int64Var(&opts.limits.MaxBytes, "max-bytes", plan.DefaultLimits.MaxBytes, "largest plan or policy document, in `bytes`")
+	fs.Usage = func() {
+		fmt.Fprint(help, "Usage: spawngate check [flags] PLAN...\n\n"+
+			"Judges each child of each PLAN (a .yaml, .yml or .json file, or - for\n"+
+			"standard input) and exits 0 if every child may be dispatched, 1 if any\n"+
+			"child is refused, 2 if the gate could not evaluate.\n\nFlags:\n")
+		fs.SetOutput(help)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+		fmt.Fprint(help, "\nExamples:\n"+
+			"  spawngate check --policy examples/policy.yaml examples/refused-plan.yaml\n"+
+			"  generate-plan | spawngate check --policy policy.yaml --format json -\n")
+	}
+
+	// Flags may come before, between and after plans; "--" ends them.
+	flagArgs, rest := args, []string(nil)
+	for i, a := range args {
+		if a == "--" {
+			flagArgs, rest = args[:i], args[i+1:]
+			break
+		}
+	}
+	for {
+		if err := fs.Parse(flagArgs); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fs.Usage()
+				return nil, err
+			}
+			return nil, &usageError{err.Error()}
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		opts.plans = append(opts.plans, fs.Arg(0))
+		flagArgs = fs.Args()[1:]
+	}
+	opts.plans = append(opts.plans, rest...)
+
+	format, err := report.FormatNamed(*formatName)
+	if err != nil {
+		return nil, &usageError{err.Error()}
+	}
+	opts.format = format
+	switch {
+	case len(opts.plans) == 0:
+		return opts, &usageError{"no PLAN given: name a plan file, or - for standard input"}
+	case opts.limits.MaxBytes <= 0:
+		return opts, &usageError{"--max-bytes must be positive"}
+	case opts.policy == "-":
+		return opts, &usageError{"--policy must name a file: standard input is for plans"}
+	}
+	stdinUses := 0
+	for _, p := range opts.plans {
+		if p == "-" {
+			stdinUses++
+		}
+	}
+	if stdinUses > 1 {
+		return opts, &usageError{"- is given more than once: standard input can be read only once"}
+	}
+	return opts, nil
+}
+
+func formatHelp() string {
+	parts := make([]string, len(report.Formats))
+	for i, f := range report.Formats {
+		parts[i] = f.Name + " (" + f.Help + ")"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// wantsJSON tells whether the arguments ask for JSON output, for reporting
+// a usage error in the format the caller will parse.
+func wantsJSON(args []string) bool {
+	for i, a := range args {
+		switch {
+		case a == "--":
+			return false
+		case a == "--format=json" || a == "-format=json":
+			return true
+		case (a == "--format" || a == "-format") && i+1 < len(args) && args[i+1] == "json":
+			return true
+		}
+	}
+	return false
+}
+
+func check(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	opts, err := parseCheck(args, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return report.ExitPass
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "spawngate: %s\nRun 'spawngate check -h' for usage.\n", err)
+		if wantsJSON(args) {
+			rep := &report.Report{Error: err.Error(), Results: []report.Result{}}
+			rep.Finish()
+			report.JSON{}.Render(stdout, rep)
+		}
+		return report.ExitError
+	}
+	rep := run(ctx, opts, stdin, stderr)
+	rep.Finish()
+	if err := opts.format.Renderer.Render(stdout, rep); err != nil {
+		fmt.Fprintf(stderr, "spawngate: writing the report: %s\n", oneLine(err.Error()))
+		return report.ExitError
+	}
+	return rep.Verdict.ExitCode()
+}
+
+// run judges every plan. Errors are written to stderr as they happen, one
+// line each, and recorded in the report.
+func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Writer) *report.Report {
+	rep := &report.Report{Results: []report.Result{}}
+	fail := func(err error) {
+		fmt.Fprintf(stderr, "spawngate: %s\n", oneLine(err.Error()))
+	}
+	modules, err := policy.Modules()
+	if err != nil {
+		rep.Error = "internal error: reading the built-in policy: " + err.Error()
+		fail(errors.New(rep.Error))
+		return rep
+	}
+	engine, err := gate.New(ctx, modules)
+	if err != nil {
+		rep.Error = "internal error: " + err.Error()
+		fail(errors.New(rep.Error))
+		return rep
+	}
+	loader, err := plan.NewLoader(opts.limits)
+	if err != nil {
+		rep.Error = "internal error: " + err.Error()
+		fail(errors.New(rep.Error))
+		return rep
+	}
+	var operator plan.Policy
+	if opts.policy != "" {
+		operator, err = readPolicy(loader, opts.policy)
+		if err != nil {
+			rep.Error = oneLine(err.Error())
+			fail(err)
+			return rep
+		}
+	}
+	for _, name := range opts.plans {
+		res, err := judge(ctx, engine, loader, operator, name, stdin)
+		if err != nil {
+			fail(err)
+			res = report.Failed(sourceName(name), errors.New(oneLine(err.Error())))
+		}
+		rep.Results = append(rep.Results, res)
+	}
+	return rep
+}
+
+func readPolicy(loader *plan.Loader, name string) (plan.Policy, error) {
+	data, err := plan.ReadFile(name, loader.Limits().MaxBytes)
+	if err != nil {
+		return nil, err
+	}
+	return loader.Policy(name, data)
+}
+
+func judge(ctx context.Context, engine *gate.Engine, loader *plan.Loader, operator plan.Policy, name string, stdin io.Reader) (report.Result, error) {
+	source := sourceName(name)
+	var data []byte
+	var err error
+	if name == "-" {
+		data, err = plan.Read(stdin, source, loader.Limits().MaxBytes)
+	} else {
+		data, err = plan.ReadFile(name, loader.Limits().MaxBytes)
+	}
+	if err != nil {
+		return report.Result{}, err
+	}
+	p, err := loader.Plan(source, data)
+	if err != nil {
+		return report.Result{}, err
+	}
+	res, err := engine.Evaluate(ctx, operator, p)
+	if err != nil {
+		return report.Result{}, fmt.Errorf("%s: %w", source, err)
+	}
+	return res, nil
+}
+
+func sourceName(name string) string {
+	if name == "-" {
+		return plan.Stdin
+	}
+	return name
+}

@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+
+	"github.com/spawngate/spawngate/internal/report"
+)
+
+// Main runs spawngate with the process's arguments and streams and returns
+// the exit code.
+func Main() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+}
+
+// Run runs spawngate with args (without the program name) and returns the
+// exit code. A panic anywhere below is reported as an internal error and
+// exits 2: the gate never crashes into an ambiguous state.
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "spawngate: internal error: %s\n", oneLine(fmt.Sprint(r)))
+			if os.Getenv("SPAWNGATE_TRACEBACK") != "" {
+				stderr.Write(debug.Stack())
+			}
+			code = report.ExitError
+		}
+	}()
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return report.ExitError
+	}
+	switch args[0] {
+	case "check":
+		return check(ctx, args[1:], stdin, stdout, stderr)
+	case "rules":
+		return rules(ctx, args[1:], stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return report.ExitPass
+	}
+	fmt.Fprintf(stderr, "spawngate: unknown command %q\n\n%s", args[0], usage)
+	return report.ExitError
+}
+
+const usage = `spawngate decides whether each child of a spawn plan may be dispatched.
+
+Usage:
+  spawngate check [flags] PLAN...   judge spawn plans (PLAN: a .yaml, .yml or
+                                    .json file, or - for standard input)
+  spawngate rules                   list the rules a refusal can cite
+  spawngate help                    show this help
+
+Exit codes:
+  0  every child of every plan may be dispatched
+  1  at least one child is refused
+  2  the gate could not evaluate (usage, unreadable or invalid plan or
+     policy, internal error)
+
+Example:
+  spawngate check --policy examples/policy.yaml examples/refused-plan.yaml
+
+Run 'spawngate check -h' for the flags of check.
+`
+
+// oneLine keeps an error on one line of stderr.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

@@ -1,0 +1,133 @@
+package gate
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+)
+
+// Check describes one rule the gate reports under, as its package METADATA
+// declares it.
+type Check struct {
+	ID          string // stable rule ID, such as paths.escape
+	Severity    string // critical, high, medium or low
+	Title       string
+	Description string
+	Package     string // Rego package, such as spawngate.checks.paths_escape; "" for the schema step
+}
+
+// SchemaCheck is the rule of the schema step: a child that breaks
+// schemas/child.schema.json in a way no Rego check reports more exactly.
+var SchemaCheck = Check{
+	ID:          "schema",
+	Severity:    "high",
+	Title:       "A child must follow the child schema",
+	Description: "Every child is an object with the keys of schemas/child.schema.json and no others, each of the right type; ids are unique within the plan.",
+}
+
+// checksRoot is the package every check lives under; each check is exactly
+// one level below it.
+var checksRoot = ast.MustParseRef("data.spawngate.checks")
+
+var (
+	ruleID     = regexp.MustCompile(`^[a-z][a-z0-9_-]*(\.[a-z][a-z0-9_-]*)+$`)
+	severities = map[string]bool{"critical": true, "high": true, "medium": true, "low": true}
+)
+
+// discoverChecks finds every check package in the compiled modules and
+// reads its METADATA. A check without a valid ID, severity, title and
+// description, or without a deny rule, is an error: a rule that cannot be
+// named must not run silently.
+func discoverChecks(c *ast.Compiler) ([]Check, error) {
+	byPkg := map[string]*Check{}
+	var order []string
+	for _, name := range sortedKeys(c.Modules) {
+		mod := c.Modules[name]
+		path := mod.Package.Path
+		if !path.HasPrefix(checksRoot) {
+			continue
+		}
+		if len(path) != len(checksRoot)+1 {
+			return nil, fmt.Errorf("%s: package %s: a check must be one level below spawngate.checks", name, pkgName(path))
+		}
+		pkg := pkgName(path)
+		chk, seen := byPkg[pkg]
+		if !seen {
+			chk = &Check{Package: pkg}
+			byPkg[pkg] = chk
+			order = append(order, pkg)
+		}
+		for _, a := range mod.Annotations {
+			if a.Scope != "package" {
+				continue
+			}
+			if chk.ID != "" {
+				return nil, fmt.Errorf("%s: package %s has METADATA in more than one module", name, pkg)
+			}
+			if err := fromAnnotations(chk, a); err != nil {
+				return nil, fmt.Errorf("%s: package %s: %w", name, pkg, err)
+			}
+		}
+	}
+	ids := map[string]string{SchemaCheck.ID: "the schema step"}
+	var checks []Check
+	for _, pkg := range order {
+		chk := byPkg[pkg]
+		if chk.ID == "" {
+			return nil, fmt.Errorf("package %s: no # METADATA with custom.id: every check needs a rule ID", pkg)
+		}
+		if other, dup := ids[chk.ID]; dup {
+			return nil, fmt.Errorf("package %s: rule ID %s is already used by %s", pkg, chk.ID, other)
+		}
+		ids[chk.ID] = "package " + pkg
+		if len(c.GetRulesExact(denyRef(pkg))) == 0 {
+			return nil, fmt.Errorf("package %s: no deny rule", pkg)
+		}
+		checks = append(checks, *chk)
+	}
+	if len(checks) == 0 {
+		return nil, fmt.Errorf("no checks under spawngate.checks: nothing would ever be refused")
+	}
+	sort.Slice(checks, func(i, j int) bool { return checks[i].ID < checks[j].ID })
+	return checks, nil
+}
+
+func fromAnnotations(chk *Check, a *ast.Annotations) error {
+	id, _ := a.Custom["id"].(string)
+	severity, _ := a.Custom["severity"].(string)
+	switch {
+	case id == "":
+		return fmt.Errorf("METADATA has no custom.id")
+	case !ruleID.MatchString(id):
+		return fmt.Errorf("custom.id %q is not a rule ID like paths.escape", id)
+	case !severities[severity]:
+		return fmt.Errorf("custom.severity %q is not critical, high, medium or low", severity)
+	case strings.TrimSpace(a.Title) == "":
+		return fmt.Errorf("METADATA has no title")
+	case strings.TrimSpace(a.Description) == "":
+		return fmt.Errorf("METADATA has no description")
+	}
+	chk.ID, chk.Severity = id, severity
+	chk.Title, chk.Description = strings.TrimSpace(a.Title), strings.TrimSpace(a.Description)
+	return nil
+}
+
+func pkgName(path ast.Ref) string {
+	return strings.TrimPrefix(path.String(), "data.")
+}
+
+func denyRef(pkg string) ast.Ref {
+	return ast.MustParseRef("data." + pkg + ".deny")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

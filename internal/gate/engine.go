@@ -1,0 +1,246 @@
+package gate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/rego"
+
+	"github.com/spawngate/spawngate/internal/jsonpointer"
+	"github.com/spawngate/spawngate/internal/plan"
+	"github.com/spawngate/spawngate/internal/report"
+	"github.com/spawngate/spawngate/policy"
+)
+
+// Engine judges plans. Build one per process with New; Evaluate may then be
+// called for many plans, also concurrently.
+type Engine struct {
+	query  rego.PreparedEvalQuery
+	checks []Check // in the order of the query's bindings
+}
+
+// Built-ins a policy may not call: they reach the network or depend on the
+// clock or chance, and the same plan must always get the same answer.
+var forbiddenBuiltins = map[string]bool{
+	"http.send":          true,
+	"net.lookup_ip_addr": true,
+	"opa.runtime":        true,
+	"rand.intn":          true,
+	"time.now_ns":        true,
+	"uuid.rfc4122":       true,
+	"trace":              true,
+}
+
+// New compiles the modules (policy.Modules() for the built-in checks) and
+// prepares the one query that evaluates every check.
+func New(ctx context.Context, modules []policy.Module) (*Engine, error) {
+	parsed := make(map[string]*ast.Module, len(modules))
+	for _, m := range modules {
+		mod, err := ast.ParseModuleWithOpts(m.Name, m.Source, ast.ParserOptions{ProcessAnnotation: true, RegoVersion: ast.RegoV1})
+		if err != nil {
+			return nil, fmt.Errorf("policy: %w", err)
+		}
+		parsed[m.Name] = mod
+	}
+	compiler := ast.NewCompiler().WithCapabilities(capabilities()).WithEnablePrintStatements(false)
+	if compiler.Compile(parsed); compiler.Failed() {
+		return nil, fmt.Errorf("policy: %w", compiler.Errors)
+	}
+	checks, err := discoverChecks(compiler)
+	if err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
+	var q strings.Builder
+	for i, chk := range checks {
+		if i > 0 {
+			q.WriteString("; ")
+		}
+		fmt.Fprintf(&q, "%s = %s", binding(i), denyRef(chk.Package))
+	}
+	query, err := rego.New(
+		rego.Compiler(compiler),
+		rego.Query(q.String()),
+		rego.StrictBuiltinErrors(true),
+	).PrepareForEval(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("policy: preparing the query: %w", err)
+	}
+	return &Engine{query: query, checks: checks}, nil
+}
+
+func binding(i int) string { return "deny" + strconv.Itoa(i) }
+
+func capabilities() *ast.Capabilities {
+	caps := ast.CapabilitiesForThisVersion()
+	kept := caps.Builtins[:0]
+	for _, b := range caps.Builtins {
+		if !forbiddenBuiltins[b.Name] {
+			kept = append(kept, b)
+		}
+	}
+	caps.Builtins = kept
+	caps.AllowNet = []string{}
+	return caps
+}
+
+// Checks lists the rules the engine reports under, by ID, the schema
+// step's included.
+func (e *Engine) Checks() []Check {
+	out := append([]Check{SchemaCheck}, e.checks...)
+	return out
+}
+
+// ErrNoPolicy is returned for a plan that no policy applies to.
+var ErrNoPolicy = errors.New("no policy applies: pass --policy FILE, or give the plan a policy block")
+
+// Evaluate judges one plan under the operator's policy (nil when there is
+// none) and the plan's own. An error means the plan could not be judged.
+func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Plan) (report.Result, error) {
+	policies := map[string]any{}
+	var names []string
+	if operator != nil {
+		policies["operator"] = map[string]any(operator)
+		names = append(names, "operator")
+	}
+	if p.Policy != nil {
+		policies["plan"] = map[string]any(p.Policy)
+		names = append(names, "plan")
+	}
+	if len(policies) == 0 {
+		return report.Result{}, ErrNoPolicy
+	}
+	input := map[string]any{
+		"policies":       policies,
+		"children":       p.Children,
+		"float_literals": floatLiterals(p.Children),
+	}
+	value, err := ast.InterfaceToValue(input)
+	if err != nil {
+		return report.Result{}, fmt.Errorf("building the policy input: %w", err)
+	}
+	rs, err := e.query.Eval(ctx, rego.EvalParsedInput(value))
+	if err != nil {
+		return report.Result{}, fmt.Errorf("evaluating the policy: %w", err)
+	}
+	if len(rs) != 1 {
+		return report.Result{}, fmt.Errorf("evaluating the policy: the result is undefined (%d results)", len(rs))
+	}
+	found := make([][]report.Violation, len(p.Children))
+	for i, chk := range e.checks {
+		deny, ok := rs[0].Bindings[binding(i)].([]any)
+		if !ok {
+			return report.Result{}, fmt.Errorf("check %s: deny is not a set", chk.ID)
+		}
+		for _, raw := range deny {
+			child, v, err := violation(chk, raw, len(p.Children))
+			if err != nil {
+				return report.Result{}, fmt.Errorf("check %s: %w", chk.ID, err)
+			}
+			found[child] = append(found[child], v)
+		}
+	}
+	return assemble(p, names, found), nil
+}
+
+// violation reads one element of a deny set, which must be exactly
+// {"child": <index>, "field": <pointer>, "message": <text>}.
+func violation(chk Check, raw any, children int) (int, report.Violation, error) {
+	obj, ok := raw.(map[string]any)
+	if !ok || len(obj) != 3 {
+		return 0, report.Violation{}, fmt.Errorf("malformed violation %v: want {child, field, message}", raw)
+	}
+	num, _ := obj["child"].(json.Number)
+	child, err := strconv.Atoi(string(num))
+	if err != nil || child < 0 || child >= children {
+		return 0, report.Violation{}, fmt.Errorf("malformed violation %v: child is not an index of the plan", raw)
+	}
+	field, ok := obj["field"].(string)
+	if !ok || (field != "" && field[0] != '/') {
+		return 0, report.Violation{}, fmt.Errorf("malformed violation %v: field is not a JSON pointer", raw)
+	}
+	msg, ok := obj["message"].(string)
+	if !ok || strings.TrimSpace(msg) == "" {
+		return 0, report.Violation{}, fmt.Errorf("malformed violation %v: message is empty", raw)
+	}
+	return child, report.Violation{
+		Rule:     chk.ID,
+		Severity: chk.Severity,
+		Message:  msg,
+		Path:     "/plan/" + strconv.Itoa(child) + field,
+	}, nil
+}
+
+// assemble merges the checks' violations with the schema step's issues and
+// settles each child's verdict. A schema issue at or under a place a check
+// already reported adds nothing and is left out; any other issue stands.
+func assemble(p *plan.Plan, policies []string, found [][]report.Violation) report.Result {
+	for _, is := range p.Issues {
+		path := "/plan/" + strconv.Itoa(is.Child) + is.Field
+		covered := false
+		for _, v := range found[is.Child] {
+			if jsonpointer.Within(path, v.Path) {
+				covered = true
+				break
+			}
+		}
+		if !covered {
+			found[is.Child] = append(found[is.Child], report.Violation{
+				Rule:     SchemaCheck.ID,
+				Severity: SchemaCheck.Severity,
+				Message:  is.Message,
+				Path:     path,
+			})
+		}
+	}
+	res := report.Result{Source: p.Source, Verdict: report.Pass, Policies: policies, Children: make([]report.Child, len(p.Children))}
+	for i, c := range p.Children {
+		vs := found[i]
+		if vs == nil {
+			vs = []report.Violation{}
+		}
+		report.SortViolations(vs)
+		ch := report.Child{Index: i, Verdict: report.Pass, Violations: vs}
+		if obj, ok := c.(map[string]any); ok {
+			ch.Role, _ = obj["role"].(string)
+		}
+		if len(vs) > 0 {
+			ch.Verdict = report.Block
+			res.Verdict = report.Block
+		}
+		res.Children[i] = ch
+	}
+	return res
+}
+
+// floatLiterals finds every number the children wrote with a fraction or
+// an exponent, as a JSON pointer into the children mapped to its text. Rego
+// sees only values, and 4e4 is 40000 there.
+func floatLiterals(children []any) map[string]any {
+	out := map[string]any{}
+	var walk func(ptr string, v any)
+	walk = func(ptr string, v any) {
+		switch v := v.(type) {
+		case json.Number:
+			if strings.ContainsAny(string(v), ".eE") {
+				out[ptr] = string(v)
+			}
+		case map[string]any:
+			for k, x := range v {
+				walk(jsonpointer.Join(ptr, k), x)
+			}
+		case []any:
+			for i, x := range v {
+				walk(ptr+"/"+strconv.Itoa(i), x)
+			}
+		}
+	}
+	for i, c := range children {
+		walk("/"+strconv.Itoa(i), c)
+	}
+	return out
+}

@@ -1,0 +1,154 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+	"unicode"
+)
+
+// Text renders the report for a person: each plan with its verdict, each
+// child with its verdict and every reason, and a closing verdict line.
+// Everything that came from a document is escaped, so a plan cannot forge
+// report lines or send control sequences to a terminal.
+type Text struct{}
+
+// Render writes the report.
+func (Text) Render(w io.Writer, r *Report) error {
+	b := bufio.NewWriter(w)
+	for i, res := range r.Results {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		writeResult(b, res)
+	}
+	if len(r.Results) > 0 {
+		b.WriteByte('\n')
+	}
+	fmt.Fprintf(b, "verdict: %s\n", closing(r))
+	return b.Flush()
+}
+
+func writeResult(b *bufio.Writer, res Result) {
+	src := Clean(res.Source)
+	if res.Verdict == Error || res.Error != "" {
+		fmt.Fprintf(b, "%s: ERROR, could not evaluate\n  %s\n", src, Clean(res.Error))
+		return
+	}
+	blocked := 0
+	for _, ch := range res.Children {
+		if ch.Verdict != Pass {
+			blocked++
+		}
+	}
+	switch {
+	case blocked > 0:
+		fmt.Fprintf(b, "%s: BLOCK, %d of %s refused (%s)\n", src, blocked, children(len(res.Children)), judgedBy(res.Policies))
+	default:
+		fmt.Fprintf(b, "%s: PASS, %s may be dispatched (%s)\n", src, allChildren(len(res.Children)), judgedBy(res.Policies))
+	}
+	for _, ch := range res.Children {
+		role := ""
+		if ch.Role != "" {
+			role = " " + Clean(ch.Role)
+		}
+		if ch.Verdict == Pass {
+			fmt.Fprintf(b, "  [%d]%s: PASS\n", ch.Index, role)
+			continue
+		}
+		fmt.Fprintf(b, "  [%d]%s: BLOCK\n", ch.Index, role)
+		ruleWidth, pathWidth := 0, 0
+		for _, v := range ch.Violations {
+			ruleWidth = max(ruleWidth, len(v.Rule))
+			pathWidth = max(pathWidth, len(Clean(v.Path)))
+		}
+		for _, v := range ch.Violations {
+			fmt.Fprintf(b, "      %-*s  %-*s  %s\n", ruleWidth, v.Rule, pathWidth, Clean(v.Path), Clean(v.Message))
+		}
+	}
+}
+
+func closing(r *Report) string {
+	c := r.Count()
+	switch r.Verdict {
+	case Pass:
+		return fmt.Sprintf("PASS, %s of %s may be dispatched", allChildren(c.Children), plans(c.Plans))
+	case Block:
+		return fmt.Sprintf("BLOCK, %d of %s refused in %s", c.Blocked, children(c.Children), plans(c.Plans))
+	}
+	if r.Error != "" {
+		return "ERROR, " + Clean(r.Error)
+	}
+	if c.Plans == 0 {
+		return "ERROR, nothing was checked"
+	}
+	return fmt.Sprintf("ERROR, %d of %s could not be evaluated", c.Errors, plans(c.Plans))
+}
+
+func judgedBy(policies []string) string {
+	switch len(policies) {
+	case 0:
+		return "no policy"
+	case 1:
+		return "judged by the " + policies[0] + " policy"
+	}
+	return "judged by the " + strings.Join(policies, " and ") + " policies"
+}
+
+func children(n int) string {
+	if n == 1 {
+		return "1 child"
+	}
+	return fmt.Sprintf("%d children", n)
+}
+
+func allChildren(n int) string {
+	switch n {
+	case 1:
+		return "the only child"
+	case 2:
+		return "both children"
+	}
+	return fmt.Sprintf("all %d children", n)
+}
+
+func plans(n int) string {
+	if n == 1 {
+		return "1 plan"
+	}
+	return fmt.Sprintf("%d plans", n)
+}
+
+// Clean escapes what must not reach a terminal or a log as it is: control
+// characters, line breaks and Unicode format characters such as
+// right-to-left overrides. Everything else is left readable.
+func Clean(s string) string {
+	clean := true
+	for _, r := range s {
+		if needsEscape(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if needsEscape(r) {
+			if r <= 0xFFFF {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			} else {
+				fmt.Fprintf(&b, `\U%08x`, r)
+			}
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func needsEscape(r rune) bool {
+	return r == unicode.ReplacementChar || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029'
+}
