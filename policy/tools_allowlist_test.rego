@@ -18,7 +18,7 @@ test_requested_pattern_denied[tool] if {
 	deny := tools_allowlist.deny with input as fixtures.plan([fixtures.child({"tools": [tool]})])
 	some v in deny
 	v.field == "/tools/0"
-	contains(v.message, "is not a plain tool name")
+	contains(v.message, "is a pattern or not a plain tool name")
 }
 
 test_non_string_tool_denied[note] if {

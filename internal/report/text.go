@@ -80,8 +80,11 @@ func closing(r *Report) string {
 	if r.Error != "" {
 		return "ERROR, " + Clean(r.Error)
 	}
-	if c.Plans == 0 {
+	switch c.Plans {
+	case 0:
 		return "ERROR, nothing was checked"
+	case 1:
+		return "ERROR, the plan could not be evaluated"
 	}
 	return fmt.Sprintf("ERROR, %d of %s could not be evaluated", c.Errors, plans(c.Plans))
 }
