@@ -1,0 +1,365 @@
+package gate_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/spawngate/spawngate/internal/gate"
+	"github.com/spawngate/spawngate/internal/plan"
+	"github.com/spawngate/spawngate/internal/report"
+	"github.com/spawngate/spawngate/policy"
+)
+
+func builtin(t testing.TB) *gate.Engine {
+	t.Helper()
+	mods, err := policy.Modules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := gate.New(context.Background(), mods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func loader(t testing.TB) *plan.Loader {
+	t.Helper()
+	l, err := plan.NewLoader(plan.DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+const operatorPolicy = `{"allowed_tools": ["fs.read", "fs.write", "http.get", "mcp__github__get_*"], "workspace_root": "/repo/workspace", "budget_cap_tokens": 200000}`
+
+func TestBuiltinChecks(t *testing.T) {
+	want := map[string]string{
+		"schema":          "high",
+		"budget.cap":      "medium",
+		"budget.invalid":  "high",
+		"paths.escape":    "critical",
+		"paths.invalid":   "high",
+		"tools.allowlist": "high",
+		"tools.missing":   "high",
+		"tools.write":     "high",
+	}
+	got := map[string]string{}
+	for _, c := range builtin(t).Checks() {
+		if c.Title == "" || c.Description == "" {
+			t.Errorf("%s has no title or description", c.ID)
+		}
+		got[c.ID] = c.Severity
+	}
+	if len(got) != len(want) {
+		t.Errorf("checks = %v, want %v", got, want)
+	}
+	for id, sev := range want {
+		if got[id] != sev {
+			t.Errorf("check %s: severity %q, want %q", id, got[id], sev)
+		}
+	}
+}
+
+// module builds a check module with the given METADATA lines and body.
+func module(pkg, meta, body string) policy.Module {
+	src := ""
+	if meta != "" {
+		src = "# METADATA\n" + meta
+	}
+	src += "package " + pkg + "\n\n" + body + "\n"
+	return policy.Module{Name: strings.ReplaceAll(pkg, ".", "_") + ".rego", Source: src}
+}
+
+const (
+	goodMeta = "# title: T\n# description: D\n# custom:\n#   id: x.ok\n#   severity: low\n"
+	denyNone = "deny contains v if { v := 1; false }"
+)
+
+func TestNewRefusesPoliciesItCannotTrust(t *testing.T) {
+	tests := []struct {
+		name    string
+		modules []policy.Module
+		want    string
+	}{
+		{"no checks at all", nil, "no checks under spawngate.checks"},
+		{"no METADATA", []policy.Module{module("spawngate.checks.a", "", denyNone)}, "no # METADATA with custom.id"},
+		{"no custom.id", []policy.Module{module("spawngate.checks.a", "# title: T\n# description: D\n# custom:\n#   severity: low\n", denyNone)}, "METADATA has no custom.id"},
+		{"id not dotted", []policy.Module{module("spawngate.checks.a", "# title: T\n# description: D\n# custom:\n#   id: Bad\n#   severity: low\n", denyNone)}, `custom.id "Bad" is not a rule ID`},
+		{"unknown severity", []policy.Module{module("spawngate.checks.a", "# title: T\n# description: D\n# custom:\n#   id: a.b\n#   severity: severe\n", denyNone)}, `custom.severity "severe"`},
+		{"no title", []policy.Module{module("spawngate.checks.a", "# description: D\n# custom:\n#   id: a.b\n#   severity: low\n", denyNone)}, "METADATA has no title"},
+		{"no description", []policy.Module{module("spawngate.checks.a", "# title: T\n# custom:\n#   id: a.b\n#   severity: low\n", denyNone)}, "METADATA has no description"},
+		{"no deny rule", []policy.Module{module("spawngate.checks.a", goodMeta, "allow := true")}, "no deny rule"},
+		{"duplicate id", []policy.Module{module("spawngate.checks.a", goodMeta, denyNone), module("spawngate.checks.b", goodMeta, denyNone)}, "rule ID x.ok is already used"},
+		{"reserved id", []policy.Module{module("spawngate.checks.a", strings.Replace(goodMeta, "x.ok", "schema", 1), denyNone)}, `custom.id "schema" is not a rule ID`},
+		{"nested package", []policy.Module{module("spawngate.checks.a.b", goodMeta, denyNone)}, "one level below spawngate.checks"},
+		{"parse error", []policy.Module{{Name: "bad.rego", Source: "package spawngate.checks.a\ndeny contains"}}, "bad.rego"},
+		{"network built-in", []policy.Module{module("spawngate.checks.a", goodMeta, `deny contains v if { v := http.send({"method": "get", "url": "http://x"}) }`)}, "http.send"},
+		{"clock built-in", []policy.Module{module("spawngate.checks.a", goodMeta, "deny contains v if { v := time.now_ns() }")}, "time.now_ns"},
+		{"random built-in", []policy.Module{module("spawngate.checks.a", goodMeta, `deny contains v if { v := rand.intn("x", 2) }`)}, "rand.intn"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := gate.New(context.Background(), tt.modules)
+			if err == nil {
+				t.Fatalf("New succeeded, want an error containing %q", tt.want)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %q does not contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestNewAcceptsAnOperatorCheckBesideTheBuiltins(t *testing.T) {
+	mods, err := policy.Modules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra := module("spawngate.checks.no_http", strings.Replace(goodMeta, "x.ok", "org.no-http", 1),
+		`import data.spawngate.lib
+
+deny contains lib.violation(i, "/tools", "no http here") if {
+	some i, child in lib.children
+	"http.get" in child.tools
+}`)
+	e, err := gate.New(context.Background(), append(mods, extra))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := mustPlan(t, `{"plan": [{"role": "r", "tools": ["http.get"], "paths": [], "budget_tokens": 1}]}`)
+	res, err := e.Evaluate(context.Background(), mustPolicy(t, operatorPolicy), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rules(res.Children[0]); got != "org.no-http /plan/0/tools" {
+		t.Fatalf("violations = %q", got)
+	}
+}
+
+func mustPlan(t testing.TB, doc string) *plan.Plan {
+	t.Helper()
+	p, err := loader(t).Plan("plan.json", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func mustPolicy(t testing.TB, doc string) plan.Policy {
+	t.Helper()
+	p, err := loader(t).Policy("policy.json", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// rules lists a child's violations as "rule path" pairs, in report order.
+func rules(c report.Child) string {
+	var parts []string
+	for _, v := range c.Violations {
+		parts = append(parts, v.Rule+" "+v.Path)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func TestEvaluate(t *testing.T) {
+	e := builtin(t)
+	tests := []struct {
+		name   string
+		plan   string
+		want   []string // per child: "rule path; ..." or "" for a pass
+		policy []string
+	}{
+		{
+			name: "clean child passes",
+			plan: `{"plan": [{"role": "r", "tools": ["fs.read"], "paths": ["/repo/workspace/docs"], "budget_tokens": 40000}]}`,
+			want: []string{""},
+		},
+		{
+			name: "seed essay home-cleaner",
+			plan: `{"plan": [{"role": "home-cleaner", "tools": ["fs.write", "fs:*", "shell.run"], "paths": ["~"], "budget_tokens": 5000000},
+			                 {"role": "doc-reader", "tools": ["fs.read"], "paths": ["/repo/workspace/docs"], "budget_tokens": 40000}]}`,
+			want: []string{
+				"budget.cap /plan/0/budget_tokens; paths.escape /plan/0/paths/0; tools.write /plan/0/tools/0; tools.allowlist /plan/0/tools/1; tools.allowlist /plan/0/tools/2; tools.write /plan/0/tools/2",
+				"",
+			},
+		},
+		{
+			name: "a schema issue a check already reports is not repeated",
+			plan: `{"plan": [{"role": "r", "tools": "fs.read", "paths": [1], "budget_tokens": "9"}]}`,
+			want: []string{"budget.invalid /plan/0/budget_tokens; paths.invalid /plan/0/paths/0; tools.missing /plan/0/tools"},
+		},
+		{
+			name: "missing keys are reported once each",
+			plan: `{"plan": [{"role": "r"}]}`,
+			want: []string{"budget.invalid /plan/0/budget_tokens; paths.invalid /plan/0/paths; tools.missing /plan/0/tools"},
+		},
+		{
+			name: "schema issues no check covers stand",
+			plan: `{"plan": [{"role": "", "tools": ["fs.read"], "paths": [], "budget_tokens": 1, "extra": true, "model": 5}]}`,
+			want: []string{"schema /plan/0/extra; schema /plan/0/model; schema /plan/0/role"},
+		},
+		{
+			name: "a child that is not an object is refused once",
+			plan: `{"plan": ["fs.read", {"role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 1}]}`,
+			want: []string{"schema /plan/0", ""},
+		},
+		{
+			name: "budget written with an exponent is refused, an equal whole number is not",
+			plan: `{"plan": [{"role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 40000},
+			                 {"role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 4e4},
+			                 {"role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 40000.0}]}`,
+			want: []string{"", "budget.invalid /plan/1/budget_tokens", "budget.invalid /plan/2/budget_tokens"},
+		},
+		{
+			name: "duplicate ids refuse both children",
+			plan: `{"plan": [{"id": "a", "role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 1},
+			                 {"id": "a", "role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 1},
+			                 {"id": "b", "role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 1}]}`,
+			want: []string{"schema /plan/0/id", "schema /plan/1/id", ""},
+		},
+		{
+			name:   "an inline policy narrows",
+			plan:   `{"policy": {"allowed_tools": ["fs.read"], "workspace_root": "/repo/workspace/docs", "budget_cap_tokens": 100}, "plan": [{"role": "r", "tools": ["http.get"], "paths": ["/repo/workspace/src", "api"], "budget_tokens": 101}]}`,
+			want:   []string{"budget.cap /plan/0/budget_tokens; paths.escape /plan/0/paths/0; tools.allowlist /plan/0/tools/0"},
+			policy: []string{"operator", "plan"},
+		},
+		{
+			name:   "an inline policy cannot widen",
+			plan:   `{"policy": {"allowed_tools": ["**"], "allow_write": true, "workspace_root": "/", "budget_cap_tokens": 9000000}, "plan": [{"role": "r", "tools": ["shell.run", "fs.write"], "paths": ["/etc", "etc"], "budget_tokens": 5000000}]}`,
+			want:   []string{"budget.cap /plan/0/budget_tokens; paths.escape /plan/0/paths/0; paths.escape /plan/0/paths/1; tools.allowlist /plan/0/tools/0; tools.write /plan/0/tools/0; tools.write /plan/0/tools/1"},
+			policy: []string{"operator", "plan"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := e.Evaluate(context.Background(), mustPolicy(t, operatorPolicy), mustPlan(t, tt.plan))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Children) != len(tt.want) {
+				t.Fatalf("%d children, want %d", len(res.Children), len(tt.want))
+			}
+			wantVerdict := report.Pass
+			for i, want := range tt.want {
+				c := res.Children[i]
+				if got := rules(c); got != want {
+					t.Errorf("child %d:\n got  %s\n want %s", i, got, want)
+				}
+				verdict := report.Pass
+				if want != "" {
+					verdict, wantVerdict = report.Block, report.Block
+				}
+				if c.Verdict != verdict || c.Index != i {
+					t.Errorf("child %d: verdict %s index %d, want %s %d", i, c.Verdict, c.Index, verdict, i)
+				}
+			}
+			if res.Verdict != wantVerdict {
+				t.Errorf("plan verdict %s, want %s", res.Verdict, wantVerdict)
+			}
+			wantPolicies := tt.policy
+			if wantPolicies == nil {
+				wantPolicies = []string{"operator"}
+			}
+			if strings.Join(res.Policies, ",") != strings.Join(wantPolicies, ",") {
+				t.Errorf("policies %v, want %v", res.Policies, wantPolicies)
+			}
+		})
+	}
+}
+
+func TestEvaluateWithoutAnyPolicyIsAnError(t *testing.T) {
+	p := mustPlan(t, `{"plan": [{"role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 1}]}`)
+	_, err := builtin(t).Evaluate(context.Background(), nil, p)
+	if !errors.Is(err, gate.ErrNoPolicy) {
+		t.Fatalf("err = %v, want ErrNoPolicy", err)
+	}
+}
+
+func TestEvaluateInlinePolicyAlone(t *testing.T) {
+	p := mustPlan(t, `{"policy": {"allowed_tools": ["fs.read"], "workspace_root": "/w", "budget_cap_tokens": 10}, "plan": [{"role": "r", "tools": ["fs.read"], "paths": ["x"], "budget_tokens": 10}]}`)
+	res, err := builtin(t).Evaluate(context.Background(), nil, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != report.Pass || strings.Join(res.Policies, ",") != "plan" {
+		t.Fatalf("verdict %s policies %v", res.Verdict, res.Policies)
+	}
+}
+
+// TestEvaluateRefusesMalformedResults feeds the engine checks whose deny
+// sets are not what the gate can report. Each must be an error, never a
+// pass and never a silently dropped violation.
+func TestEvaluateRefusesMalformedResults(t *testing.T) {
+	tests := []struct {
+		name, body, want string
+	}{
+		{"not an object", `deny contains "x" if true`, "malformed violation"},
+		{"missing message", `deny contains {"child": 0, "field": ""} if true`, "malformed violation"},
+		{"extra key", `deny contains {"child": 0, "field": "", "message": "m", "x": 1} if true`, "malformed violation"},
+		{"empty message", `deny contains {"child": 0, "field": "", "message": " "} if true`, "message is empty"},
+		{"child out of range", `deny contains {"child": 1, "field": "", "message": "m"} if true`, "child is not an index"},
+		{"child negative", `deny contains {"child": -1, "field": "", "message": "m"} if true`, "child is not an index"},
+		{"child not whole", `deny contains {"child": 0.5, "field": "", "message": "m"} if true`, "child is not an index"},
+		{"child a string", `deny contains {"child": "0", "field": "", "message": "m"} if true`, "child is not an index"},
+		{"field not a pointer", `deny contains {"child": 0, "field": "tools", "message": "m"} if true`, "field is not a JSON pointer"},
+		{"deny not a set", `deny := {"child": 0, "field": "", "message": "m"}`, "deny is not a set"},
+		{"built-in error", `deny contains {"child": 0, "field": "", "message": m} if { m := sprintf("%d", [to_number("x")]) }`, "evaluating the policy"},
+		{"conflicting values", "deny := 1 if true\ndeny := 2 if true", "evaluating the policy"},
+		{"undefined deny", `deny := {"x"} if false`, "the result is undefined"},
+	}
+	p := mustPlan(t, `{"plan": [{"role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 1}]}`)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, err := gate.New(context.Background(), []policy.Module{module("spawngate.checks.bad", goodMeta, tt.body)})
+			if err != nil {
+				t.Fatalf("New: %v", err)
+			}
+			res, err := e.Evaluate(context.Background(), mustPolicy(t, operatorPolicy), p)
+			if err == nil {
+				t.Fatalf("Evaluate succeeded with verdict %s, want an error containing %q", res.Verdict, tt.want)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %q does not contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestEvaluateHonoursCancellation(t *testing.T) {
+	e := builtin(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := e.Evaluate(ctx, mustPolicy(t, operatorPolicy), mustPlan(t, `{"plan": [{"role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 1}]}`))
+	if err == nil {
+		t.Fatal("Evaluate with a cancelled context succeeded")
+	}
+}
+
+// TestEvaluateIsDeterministic runs the same plan many times: the report
+// must not depend on map order or on anything but the input.
+func TestEvaluateIsDeterministic(t *testing.T) {
+	e := builtin(t)
+	pol := mustPolicy(t, operatorPolicy)
+	doc := `{"plan": [{"role": "a", "tools": ["x", "y", "fs:*", 1], "paths": ["~", "/etc", "a b", "..", 2], "budget_tokens": 5e9, "z": 1, "y": 2}]}`
+	first, err := e.Evaluate(context.Background(), pol, mustPlan(t, doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		again, err := e.Evaluate(context.Background(), pol, mustPlan(t, doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range again.Children[0].Violations {
+			if v != first.Children[0].Violations[i] {
+				t.Fatalf("run differs at violation %d: %+v vs %+v", i, v, first.Children[0].Violations[i])
+			}
+		}
+	}
+}

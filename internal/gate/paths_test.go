@@ -1,0 +1,158 @@
+package gate_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/spawngate/spawngate/internal/gate"
+	"github.com/spawngate/spawngate/internal/plan"
+)
+
+// pathCases are judged under the root /repo/workspace. They seed
+// FuzzPathRule too.
+var pathCases = []struct {
+	path   string
+	inside bool
+}{
+	{"/repo/workspace", true},
+	{"/repo/workspace/", true},
+	{"/repo/workspace/docs/guide.md", true},
+	{"/repo/workspace/node_modules/@types/node", true},
+	{"/repo/workspace/.github", true},
+	{"docs", true},
+	{"docs/", true},
+	{".env", true},
+	{"", false},
+	{"~", false},
+	{"~/.ssh", false},
+	{"$HOME", false},
+	{"/repo/workspace/*", false},
+	{" /etc", false},
+	{" ../x", false},
+	{"/repo/workspace ", false},
+	{"/etc/passwd", false},
+	{"/", false},
+	{"/repo", false},
+	{"/repo/workspace-evil", false},
+	{"/repo/workspace2", false},
+	{"/repo/workspace/../etc", false},
+	{"/repo/workspace/docs/../docs", false},
+	{"..", false},
+	{".", false},
+	{"./docs", false},
+	{"/repo/workspace/./docs", false},
+	{"/repo//workspace", false},
+	{"//repo/workspace", false},
+	{"/repo/workspace/%2e%2e/etc", false},
+	{"/repo/workspace\\..\\etc", false},
+	{"C:/repo/workspace", false},
+	{"c:docs", false},
+	{"file:///repo/workspace", false},
+	{"/repo/workspace/\u2215etc", false},
+	{"/repo/workspace/\uff0e\uff0e", false},
+	{"/repo/workspace/\u00a0", false},
+	{"/repo/workspace/a\x00", false},
+	{"/repo/workspace/`id`", false},
+	{"/repo/workspace/$(id)", false},
+	{"%APPDATA%", false},
+	{"-rf", false},
+	{"/repo/workspace/a:b", false},
+	{"/repo/workspace/{a,b}", false},
+}
+
+type pathJudge struct {
+	engine   *gate.Engine
+	operator plan.Policy
+}
+
+func newPathJudge(t testing.TB) *pathJudge {
+	return &pathJudge{builtin(t), mustPolicy(t, operatorPolicy)}
+}
+
+// inside runs one path through the whole gate and tells whether
+// paths.escape let it through.
+func (j *pathJudge) inside(t testing.TB, path string) bool {
+	t.Helper()
+	p := &plan.Plan{
+		Source: "fuzz",
+		Children: []any{map[string]any{
+			"role": "r", "tools": []any{"fs.read"}, "paths": []any{path}, "budget_tokens": json.Number("1"),
+		}},
+	}
+	res, err := j.engine.Evaluate(context.Background(), j.operator, p)
+	if err != nil {
+		t.Fatalf("path %q: %v", path, err)
+	}
+	for _, v := range res.Children[0].Violations {
+		if v.Rule != "paths.escape" || v.Path != "/plan/0/paths/0" {
+			t.Fatalf("path %q: unexpected violation %+v", path, v)
+		}
+		if !strings.HasPrefix(v.Message, "path ") {
+			t.Fatalf("path %q: message %q does not name the path", path, v.Message)
+		}
+		return false
+	}
+	return true
+}
+
+func TestPathRule(t *testing.T) {
+	j := newPathJudge(t)
+	for _, tc := range pathCases {
+		if got := j.inside(t, tc.path); got != tc.inside {
+			t.Errorf("path %q: inside = %v, want %v", tc.path, got, tc.inside)
+		}
+	}
+}
+
+// plainlyInside is an independent, deliberately simple statement of what
+// an accepted path must be: ASCII letters, digits and . _ - @ in segments
+// separated by single slashes, no segment of dots only, not starting with
+// -, and, read against the root, the root itself or under root + "/".
+func plainlyInside(path, root string) bool {
+	if path == "" || strings.HasPrefix(path, "-") || strings.HasPrefix(path, "//") {
+		return false
+	}
+	for _, r := range path {
+		ok := r == '/' || r == '.' || r == '_' || r == '-' || r == '@' ||
+			('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9')
+		if !ok {
+			return false
+		}
+	}
+	abs := path
+	if !strings.HasPrefix(path, "/") {
+		abs = root + "/" + path
+	}
+	abs = strings.TrimSuffix(abs, "/")
+	for _, seg := range strings.Split(abs, "/")[1:] {
+		if seg == "" || strings.Trim(seg, ".") == "" {
+			return false
+		}
+	}
+	return abs == root || strings.HasPrefix(abs, root+"/")
+}
+
+func TestPlainlyInsideAgreesWithTheTable(t *testing.T) {
+	for _, tc := range pathCases {
+		if got := plainlyInside(tc.path, "/repo/workspace"); got != tc.inside {
+			t.Errorf("plainlyInside(%q) = %v, want %v", tc.path, got, tc.inside)
+		}
+	}
+}
+
+// FuzzPathRule throws arbitrary strings at the path rule through the whole
+// gate. It must never fail to evaluate, and whatever it lets through must
+// be plainly inside the root by the independent reading above.
+func FuzzPathRule(f *testing.F) {
+	for _, tc := range pathCases {
+		f.Add(tc.path)
+	}
+	j := newPathJudge(f)
+	f.Fuzz(func(t *testing.T, path string) {
+		if j.inside(t, path) && !plainlyInside(path, "/repo/workspace") {
+			t.Fatalf("path %q was judged inside /repo/workspace", path)
+		}
+	})
+}

@@ -1,0 +1,201 @@
+package report_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/spawngate/spawngate/internal/report"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// sample is a report with every kind of result: a blocked plan, a passing
+// plan, a plan that could not be evaluated, and text that must not reach a
+// terminal as it is.
+func sample() *report.Report {
+	r := &report.Report{Results: []report.Result{
+		{
+			Source: "plans/refused.yaml", Verdict: report.Block, Policies: []string{"operator", "plan"},
+			Children: []report.Child{
+				{Index: 0, Role: "home-cleaner", Verdict: report.Block, Violations: []report.Violation{
+					{Rule: "budget.cap", Severity: "medium", Message: "budget_tokens 5000000 exceeds the cap of 200000 tokens set by the operator policy", Path: "/plan/0/budget_tokens"},
+					{Rule: "paths.escape", Severity: "critical", Message: `path "~" contains '~' (home directory expansion)`, Path: "/plan/0/paths/0"},
+				}},
+				{Index: 1, Role: "doc-reader", Verdict: report.Pass, Violations: []report.Violation{}},
+				{Index: 2, Role: "evil\x1b[32m PASS\nforged", Verdict: report.Block, Violations: []report.Violation{
+					{Rule: "schema", Severity: "high", Message: "unknown key \"x\u202e\"", Path: "/plan/2/x\u202e"},
+				}},
+				{Index: 3, Role: "doc-reader: PASS", Verdict: report.Pass, Violations: []report.Violation{}},
+				{Index: 4, Role: "", Verdict: report.Block, Violations: []report.Violation{
+					{Rule: "schema", Severity: "high", Message: "must be an object, not a string", Path: "/plan/4"},
+				}},
+			},
+		},
+		{
+			Source: "plans/ok.json", Verdict: report.Pass, Policies: []string{"operator"},
+			Children: []report.Child{{Index: 0, Role: "reader", Verdict: report.Pass, Violations: []report.Violation{}}},
+		},
+		report.Failed("plans/missing.yaml", errors.New("plans/missing.yaml: cannot read: no such file or directory")),
+	}}
+	r.Finish()
+	return r
+}
+
+func TestRenderersMatchGoldenFiles(t *testing.T) {
+	for _, f := range report.Formats {
+		t.Run(f.Name, func(t *testing.T) {
+			var got bytes.Buffer
+			if err := f.Renderer.Render(&got, sample()); err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata", "sample."+f.Name)
+			if *update {
+				if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), want) {
+				t.Errorf("%s output differs from %s (run go test ./internal/report -update to accept):\n%s", f.Name, golden, got.String())
+			}
+			var again bytes.Buffer
+			if err := f.Renderer.Render(&again, sample()); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), again.Bytes()) {
+				t.Error("two renderings of the same report differ")
+			}
+		})
+	}
+}
+
+func TestTextNeverCarriesControlCharacters(t *testing.T) {
+	var b bytes.Buffer
+	if err := (report.Text{}).Render(&b, sample()); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range b.Bytes() {
+		if (c < 0x20 && c != '\n') || c == 0x7f {
+			t.Fatalf("byte %d is control character %#x", i, c)
+		}
+	}
+	if bytes.Contains(b.Bytes(), []byte("\u202e")) {
+		t.Fatal("a right-to-left override reached the text report")
+	}
+	if bytes.Count(b.Bytes(), []byte("\n  [2]")) != 1 || bytes.Contains(b.Bytes(), []byte("\nforged")) {
+		t.Fatal("a newline in a role started a new report line")
+	}
+	if !bytes.Contains(b.Bytes(), []byte(`[3] "doc-reader: PASS": PASS`)) {
+		t.Fatal("a role that looks like report text is not quoted")
+	}
+}
+
+func TestJSONIsOneDocument(t *testing.T) {
+	var b bytes.Buffer
+	if err := (report.JSON{}).Render(&b, sample()); err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(&b)
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	if dec.More() {
+		t.Fatal("more than one JSON document")
+	}
+	if doc["verdict"] != "error" {
+		t.Fatalf("verdict %v, want error", doc["verdict"])
+	}
+}
+
+func TestFinish(t *testing.T) {
+	res := func(v report.Verdict) report.Result { return report.Result{Verdict: v} }
+	tests := []struct {
+		name    string
+		report  report.Report
+		verdict report.Verdict
+		code    int
+	}{
+		{"nothing checked", report.Report{}, report.Error, 2},
+		{"all pass", report.Report{Results: []report.Result{res(report.Pass), res(report.Pass)}}, report.Pass, 0},
+		{"one block", report.Report{Results: []report.Result{res(report.Pass), res(report.Block)}}, report.Block, 1},
+		{"error beats block", report.Report{Results: []report.Result{res(report.Block), res(report.Error), res(report.Pass)}}, report.Error, 2},
+		{"run error", report.Report{Error: "bad flag", Results: []report.Result{res(report.Pass)}}, report.Error, 2},
+		{"unknown verdict", report.Report{Results: []report.Result{res("maybe")}}, report.Error, 2},
+		{"empty verdict", report.Report{Results: []report.Result{res("")}}, report.Error, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := tt.report
+			r.Finish()
+			if r.Verdict != tt.verdict || r.Verdict.ExitCode() != tt.code {
+				t.Fatalf("verdict %s exit %d, want %s exit %d", r.Verdict, r.Verdict.ExitCode(), tt.verdict, tt.code)
+			}
+		})
+	}
+}
+
+func TestUnknownVerdictNeverExitsZero(t *testing.T) {
+	for _, v := range []report.Verdict{"", "PASS", "ok", "pass "} {
+		if v.ExitCode() != report.ExitError {
+			t.Errorf("verdict %q exits %d", v, v.ExitCode())
+		}
+	}
+}
+
+func TestFormatNamed(t *testing.T) {
+	for _, f := range report.Formats {
+		got, err := report.FormatNamed(f.Name)
+		if err != nil || got.Name != f.Name {
+			t.Errorf("FormatNamed(%q) = %v, %v", f.Name, got.Name, err)
+		}
+	}
+	if _, err := report.FormatNamed("sarif"); err == nil || err.Error() != `unknown format "sarif": choose text or json` {
+		t.Errorf("FormatNamed(sarif) error = %v", err)
+	}
+}
+
+func TestSortViolations(t *testing.T) {
+	vs := []report.Violation{
+		{Rule: "b", Path: "/plan/0/tools/10"},
+		{Rule: "b", Path: "/plan/0/tools/2"},
+		{Rule: "a", Path: "/plan/0/tools/2"},
+		{Rule: "a", Path: "/plan/0"},
+	}
+	report.SortViolations(vs)
+	var got []string
+	for _, v := range vs {
+		got = append(got, v.Rule+v.Path)
+	}
+	want := []string{"a/plan/0", "a/plan/0/tools/2", "b/plan/0/tools/2", "b/plan/0/tools/10"}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("order %v, want %v", got, want)
+		}
+	}
+}
+
+func TestClean(t *testing.T) {
+	tests := map[string]string{
+		"plain text":        "plain text",
+		"tab\there":         `tab\u0009here`,
+		"esc\x1b[31m":       `esc\u001b[31m`,
+		"line\nbreak":       `line\u000abreak`,
+		"rtl\u202eoverride": `rtl\u202eoverride`,
+		"résumé ∕ ok":       "résumé ∕ ok",
+		"bad \xff byte":     `bad \ufffd byte`,
+	}
+	for in, want := range tests {
+		if got := report.Clean(in); got != want {
+			t.Errorf("Clean(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
