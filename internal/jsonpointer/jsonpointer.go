@@ -51,8 +51,11 @@ func Lookup(doc any, ptr string) (any, bool) {
 			}
 			cur = v
 		case []any:
+			if !isIndex(seg) {
+				return nil, false
+			}
 			i, err := strconv.Atoi(seg)
-			if err != nil || i < 0 || i >= len(c) {
+			if err != nil || i >= len(c) {
 				return nil, false
 			}
 			cur = c[i]
@@ -81,16 +84,39 @@ func Compare(a, b string) int {
 	return cmp.Compare(len(as), len(bs))
 }
 
+// compareSegments puts array indexes first, by value, then every other
+// segment by its text. Mixing the two orders (9 < 10 by value, 10 < 1a < 9
+// by text) would make a cycle, and a sort that depends on its input order.
 func compareSegments(a, b string) int {
 	if a == b {
 		return 0
 	}
-	na, erra := strconv.Atoi(a)
-	nb, errb := strconv.Atoi(b)
-	if erra == nil && errb == nil && na != nb {
-		return cmp.Compare(na, nb)
+	switch ai, bi := isIndex(a), isIndex(b); {
+	case ai && bi:
+		// Without leading zeros, the longer number is the larger.
+		if c := cmp.Compare(len(a), len(b)); c != 0 {
+			return c
+		}
+	case ai:
+		return -1
+	case bi:
+		return 1
 	}
 	return cmp.Compare(a, b)
+}
+
+// isIndex tells whether a segment is an array index as RFC 6901 writes one:
+// 0, or digits without a leading zero.
+func isIndex(seg string) bool {
+	if seg == "" || (seg[0] == '0' && len(seg) > 1) {
+		return false
+	}
+	for i := 0; i < len(seg); i++ {
+		if seg[i] < '0' || seg[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func split(ptr string) []string {

@@ -2,7 +2,9 @@ package plan
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Error is a document the gate cannot evaluate. Its message is one line that
@@ -27,7 +29,7 @@ func (e *Error) Error() string {
 	}
 	b.WriteString(": ")
 	if e.Pointer != "" {
-		b.WriteString(e.Pointer)
+		b.WriteString(showPointer(e.Pointer))
 		b.WriteString(": ")
 	}
 	b.WriteString(oneLine(e.Msg))
@@ -41,6 +43,16 @@ func oneLine(s string) string {
 		return s
 	}
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\r", " ")), " ")
+}
+
+// showPointer shows a pointer as it is, unless the document's keys make it
+// long or put a character into it that could break or forge the line: then
+// it is quoted and cut short.
+func showPointer(p string) string {
+	if len(p) > 200 || !utf8.ValidString(p) || strings.IndexFunc(p, func(r rune) bool { return !strconv.IsPrint(r) }) >= 0 {
+		return quote(p)
+	}
+	return p
 }
 
 // quote shows a document's text in a message: quoted, escaped, and cut

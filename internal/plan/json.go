@@ -299,7 +299,13 @@ func (p *jsonParser) escapedString(start, i int) (any, error) {
 			b.WriteRune(r)
 			continue
 		default:
-			return nil, p.failAt(i, "invalid escape \\%c", e)
+			// Name the character, not its first byte, and never write a
+			// control character into the message.
+			r, _ := utf8.DecodeRune(p.src[i+1:])
+			if r == ' ' || !strconv.IsPrint(r) {
+				return nil, p.failAt(i, "invalid escape: a backslash before %s", strconv.QuoteRune(r))
+			}
+			return nil, p.failAt(i, "invalid escape \\%c", r)
 		}
 		i += 2
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 )
 
@@ -32,7 +33,11 @@ func ReadFile(path string, max int64) ([]byte, error) {
 // Read reads a whole document from r, refusing more than max bytes without
 // reading much past the limit.
 func Read(r io.Reader, source string, max int64) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, max+1))
+	limit := max
+	if limit < math.MaxInt64 {
+		limit++ // one byte past the limit tells a document over it
+	}
+	data, err := io.ReadAll(io.LimitReader(r, limit))
 	if err != nil {
 		return nil, &Error{Source: source, Msg: "cannot read: " + reason(err)}
 	}

@@ -44,6 +44,7 @@ func compileSchemas() (*schemaSet, error) {
 	c := jsonschema.NewCompiler()
 	c.Draft = jsonschema.Draft2020
 	c.AssertFormat = true
+	c.ExtractAnnotations = true // explain words pattern and format problems with the schema's title
 	c.LoadURL = func(url string) (io.ReadCloser, error) {
 		return nil, fmt.Errorf("schema %s is not embedded; nothing is fetched", url)
 	}
@@ -168,17 +169,32 @@ func (s *schemaSet) explain(e *jsonschema.ValidationError, doc any) []problem {
 		}
 	case "minLength":
 		return []problem{{at, "must not be empty"}}
+	case "maxLength":
+		if sch := s.subSchema(schemaAt); sch != nil && sch.MaxLength >= 0 {
+			return []problem{{at, fmt.Sprintf("must be at most %d characters long", sch.MaxLength)}}
+		}
 	case "pattern", "format":
 		if sch := s.subSchema(schemaAt); sch != nil && sch.Title != "" {
 			return []problem{{at, fmt.Sprintf("must be %s, not %s", sch.Title, show(value))}}
 		}
 	case "minimum", "maximum":
 		if m := bound.FindStringSubmatch(e.Message); m != nil {
-			word := "at least"
+			word, limit := "at least", m[1]
 			if keyword == "maximum" {
 				word = "at most"
 			}
-			return []problem{{at, fmt.Sprintf("must be %s %s, not %s", word, m[1], show(value))}}
+			// The validator prints the bound as a float64 (9.007199254740991e+15);
+			// show it as the schema writes it.
+			if sch := s.subSchema(schemaAt); sch != nil {
+				r := sch.Minimum
+				if keyword == "maximum" {
+					r = sch.Maximum
+				}
+				if r != nil {
+					limit = r.RatString()
+				}
+			}
+			return []problem{{at, fmt.Sprintf("must be %s %s, not %s", word, limit, show(value))}}
 		}
 	}
 	return []problem{{at, e.Message}}
@@ -238,10 +254,13 @@ func sortProblems(ps []problem) {
 	})
 }
 
+// dedupe keeps the first problem at each pointer: two keywords failing on
+// one value (an empty role is too short and matches no pattern) are one
+// defect.
 func dedupe(ps []problem) []problem {
 	out := ps[:0]
 	for i, p := range ps {
-		if i > 0 && p == ps[i-1] {
+		if i > 0 && p.pointer == ps[i-1].pointer {
 			continue
 		}
 		out = append(out, p)

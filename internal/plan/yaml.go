@@ -80,7 +80,7 @@ func (w *yamlWalker) value(n *yaml.Node) (any, error) {
 		}
 	}
 	if n.Style&yaml.TaggedStyle != 0 {
-		return nil, w.fail(n, "YAML tag %s: tags are not supported, because parsers give them different meanings", n.Tag)
+		return nil, w.fail(n, "YAML tag %s: tags are not supported, because parsers give them different meanings", showTag(n.Tag))
 	}
 	switch n.Kind {
 	case yaml.AliasNode:
@@ -139,7 +139,7 @@ func (w *yamlWalker) key(k *yaml.Node) (string, error) {
 	case k.Kind == yaml.AliasNode:
 		return "", w.fail(k, "alias *%s used as a key", k.Value)
 	case k.Style&yaml.TaggedStyle != 0:
-		return "", w.fail(k, "YAML tag %s on a key: tags are not supported", k.Tag)
+		return "", w.fail(k, "YAML tag %s on a key: tags are not supported", showTag(k.Tag))
 	case k.Kind != yaml.ScalarNode:
 		return "", w.fail(k, "a key must be a string, not a YAML %s", kindName(k.Kind))
 	case k.ShortTag() == "!!merge":
@@ -230,7 +230,7 @@ var (
 // when it cannot.
 func ambiguous(s string) string {
 	switch {
-	case s == "" || len(s) > 40:
+	case s == "":
 		return ""
 	case yaml11Bool.MatchString(s):
 		return "is a boolean to YAML 1.1 parsers"
@@ -240,6 +240,21 @@ func ambiguous(s string) string {
 		return "is a timestamp to YAML 1.1 parsers"
 	}
 	return ""
+}
+
+// showTag shows a tag as written, unless it is long or holds characters a
+// tag is rarely made of (a %-escape in a tag can decode to anything): then it
+// is quoted and cut short, like any other text of the document.
+func showTag(tag string) string {
+	if len(tag) > 80 {
+		return quote(tag)
+	}
+	for i := 0; i < len(tag); i++ {
+		if tag[i] <= ' ' || tag[i] >= 0x7F {
+			return quote(tag)
+		}
+	}
+	return tag
 }
 
 func kindName(k yaml.Kind) string {
