@@ -18,7 +18,7 @@ deny contains lib.violation(i, "/budget_tokens", problem(i, child)) if {
 
 problem(i, child) := "budget_tokens is missing: give the child a token budget" if {
 	not "budget_tokens" in object.keys(child)
-} else := sprintf("budget_tokens must be a number, not %s", [type_name(child.budget_tokens)]) if {
+} else := sprintf("budget_tokens must be a number, not %s", [lib.a_type(child.budget_tokens)]) if {
 	not is_number(child.budget_tokens)
 } else := sprintf("budget_tokens %s must be written as a whole number, without a fraction or exponent", [literal]) if {
 	literal := lib.float_literal(i, "/budget_tokens")

@@ -12,10 +12,10 @@ test_absent_budget_denied if {
 	budget_invalid.deny == {{"child": 0, "field": "/budget_tokens", "message": "budget_tokens is missing: give the child a token budget"}} with input as fixtures.plan([fixtures.child_without("budget_tokens")])
 }
 
-test_budget_that_is_not_a_number_denied[note] if {
-	some note, budget in {"string": "40000", "bool": true, "null": null, "list": [40000], "object": {"tokens": 40000}}
+test_budget_that_is_not_a_number_denied[article] if {
+	some article, budget in {"a string": "40000", "a boolean": true, "null": null, "a list": [40000], "an object": {"tokens": 40000}}
 	deny := budget_invalid.deny with input as fixtures.plan([fixtures.child({"budget_tokens": budget})])
-	deny == {{"child": 0, "field": "/budget_tokens", "message": sprintf("budget_tokens must be a number, not %s", [type_name(budget)])}}
+	deny == {{"child": 0, "field": "/budget_tokens", "message": sprintf("budget_tokens must be a number, not %s", [article])}}
 }
 
 test_fraction_or_exponent_denied[literal] if {

@@ -78,6 +78,15 @@ show(x) := sprintf("%q", [x]) if {
 	is_number(x)
 } else := json.marshal(x)
 
+# The type of a value, with its article: "a string", "an object", "null".
+a_type(x) := "null" if {
+	x == null
+} else := "an object" if {
+	is_object(x)
+} else := "a list" if {
+	is_array(x)
+} else := sprintf("a %s", [type_name(x)])
+
 # "the operator policy", "the operator and plan policies".
 describe(sources) := sprintf("the %s policy", [only]) if {
 	count(sources) == 1

@@ -105,17 +105,28 @@ refusing(path) := {source |
 	not inside_root(path, policy)
 }
 
-roots(sources) := concat(" and ", [sprintf("%q (%s policy)", [lib.policies[source].workspace_root, source]) | some source in sort(sources)])
+# "the workspace root "/r" (operator policy)", or both roots, named.
+roots(sources) := sprintf("the workspace root %s", [concat(" and ", named)]) if {
+	named := [sprintf("%q (%s policy)", [lib.policies[source].workspace_root, source]) | some source in sort(sources)]
+	count(named) == 1
+} else := sprintf("the workspace roots %s", [concat(" and ", [sprintf("%q (%s policy)", [lib.policies[source].workspace_root, source]) | some source in sort(sources)])])
+
+# A relative path, shown with the absolute path it was read as.
+shown(path) := lib.show(path) if {
+	startswith(path, "/")
+} else := sprintf("%s (read as %q)", [lib.show(path), absolute(path)]) if {
+	absolute(path)
+} else := lib.show(path)
 
 explain(path) := sprintf("path %s %s", [lib.show(path), reason]) if {
 	reason := ambiguity(path)
-} else := sprintf("path %s only shares a prefix with the workspace root %s; it is outside", [lib.show(path), roots(sources)]) if {
+} else := sprintf("path %s only shares a prefix with %s; it is outside", [shown(path), roots(sources)]) if {
 	sources := refusing(path)
 	count(sources) > 0
 	every source in sources {
 		startswith(absolute(path), lib.policies[source].workspace_root)
 	}
-} else := sprintf("path %s is outside the workspace root %s", [lib.show(path), roots(sources)]) if {
+} else := sprintf("path %s is outside %s", [shown(path), roots(sources)]) if {
 	sources := refusing(path)
 	count(sources) > 0
 } else := sprintf("path %s cannot be judged: no policy applies", [lib.show(path)])

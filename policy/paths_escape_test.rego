@@ -124,7 +124,7 @@ test_plan_root_cannot_widen_denied if {
 	policy := object.union(fixtures.operator, {"workspace_root": "/"})
 	deny := paths_escape.deny with input as fixtures.plan_with(policy, [fixtures.child({"paths": ["etc/passwd", "/etc/passwd"]})])
 	{v.message | some v in deny} == {
-		"path \"etc/passwd\" is outside the workspace root \"/repo/workspace\" (operator policy)",
+		"path \"etc/passwd\" (read as \"/etc/passwd\") is outside the workspace root \"/repo/workspace\" (operator policy)",
 		"path \"/etc/passwd\" is outside the workspace root \"/repo/workspace\" (operator policy)",
 	}
 }
@@ -132,7 +132,7 @@ test_plan_root_cannot_widen_denied if {
 test_outside_both_roots_names_both_denied if {
 	policy := object.union(fixtures.operator, {"workspace_root": "/srv/plan"})
 	deny := paths_escape.deny with input as fixtures.plan_with(policy, [fixtures.child({"paths": ["/etc"]})])
-	deny == {{"child": 0, "field": "/paths/0", "message": "path \"/etc\" is outside the workspace root \"/repo/workspace\" (operator policy) and \"/srv/plan\" (plan policy)"}}
+	deny == {{"child": 0, "field": "/paths/0", "message": "path \"/etc\" is outside the workspace roots \"/repo/workspace\" (operator policy) and \"/srv/plan\" (plan policy)"}}
 }
 
 test_filesystem_root_as_workspace_allowed if {

@@ -27,4 +27,4 @@ deny contains lib.violation(i, sprintf("/paths/%d", [j]), sprintf("path %s is no
 
 problem(child) := "paths is missing: list the paths the child may touch, or [] for none" if {
 	not "paths" in object.keys(child)
-} else := sprintf("paths must be a list of path strings, not %s", [type_name(child.paths)])
+} else := sprintf("paths must be a list of path strings, not %s", [lib.a_type(child.paths)])

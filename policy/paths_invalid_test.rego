@@ -15,10 +15,10 @@ test_absent_paths_denied if {
 	paths_invalid.deny == {{"child": 0, "field": "/paths", "message": "paths is missing: list the paths the child may touch, or [] for none"}} with input as fixtures.plan([fixtures.child_without("paths")])
 }
 
-test_paths_of_wrong_type_denied[note] if {
-	some note, value in {"string": "/repo/workspace", "null": null, "object": {}, "number": 0}
+test_paths_of_wrong_type_denied[article] if {
+	some article, value in {"a string": "/repo/workspace", "null": null, "an object": {}, "a number": 0}
 	deny := paths_invalid.deny with input as fixtures.plan([fixtures.child({"paths": value})])
-	deny == {{"child": 0, "field": "/paths", "message": sprintf("paths must be a list of path strings, not %s", [type_name(value)])}}
+	deny == {{"child": 0, "field": "/paths", "message": sprintf("paths must be a list of path strings, not %s", [article])}}
 }
 
 test_non_string_entries_denied if {

@@ -22,6 +22,6 @@ well_formed(child) if {
 
 problem(child) := "tools is missing: list the tools the child gets" if {
 	not "tools" in object.keys(child)
-} else := sprintf("tools must be a list of tool names, not %s", [type_name(child.tools)]) if {
+} else := sprintf("tools must be a list of tool names, not %s", [lib.a_type(child.tools)]) if {
 	not is_array(child.tools)
 } else := "tools is empty: a child needs at least one tool"

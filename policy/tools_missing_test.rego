@@ -15,10 +15,10 @@ test_empty_tools_denied if {
 	tools_missing.deny == {{"child": 0, "field": "/tools", "message": "tools is empty: a child needs at least one tool"}} with input as fixtures.plan([fixtures.child({"tools": []})])
 }
 
-test_tools_of_wrong_type_denied[note] if {
-	some note, value in {"string": "fs.read", "null": null, "object": {"fs.read": true}, "number": 1}
+test_tools_of_wrong_type_denied[article] if {
+	some article, value in {"a string": "fs.read", "null": null, "an object": {"fs.read": true}, "a number": 1, "a boolean": true}
 	deny := tools_missing.deny with input as fixtures.plan([fixtures.child({"tools": value})])
-	deny == {{"child": 0, "field": "/tools", "message": sprintf("tools must be a list of tool names, not %s", [type_name(value)])}}
+	deny == {{"child": 0, "field": "/tools", "message": sprintf("tools must be a list of tool names, not %s", [article])}}
 }
 
 test_child_that_is_not_an_object_allowed if {

@@ -1,10 +1,11 @@
 # METADATA
 # title: Write tools need allow_write
 # description: >-
-#   A tool that a policy lists in write_tools (by default fs.write, fs.delete,
-#   shell.run and wallet.transfer) may be held only when that policy sets
-#   allow_write to the boolean true, even when the tool is allowlisted. With
-#   two policies, both must grant write.
+#   A tool is a write tool when any policy that applies lists it in
+#   write_tools (by default fs.write, fs.delete, shell.run and
+#   wallet.transfer). A child may hold one only when every policy that
+#   applies sets allow_write to the boolean true, even when the tool is
+#   allowlisted.
 # custom:
 #   id: tools.write
 #   severity: high
@@ -17,14 +18,21 @@ deny contains lib.violation(i, sprintf("/tools/%d", [j]), explain(tool)) if {
 	is_array(child.tools)
 	some j, tool in child.tools
 	lib.is_tool_name(tool)
-	count(refusing(tool)) > 0
+	writes(tool)
+	count(withholding) > 0
 }
 
-# The policies that call the tool a write tool without granting write.
-refusing(tool) := {source |
-	some source, policy in lib.policies
+# The tool writes if any policy says so: a policy's write_tools can only
+# add to what counts as writing.
+writes(tool) if {
+	some policy in lib.policies
 	lib.matches(lib.write_tools(policy), tool)
+}
+
+# The policies that do not grant write.
+withholding := {source |
+	some source, policy in lib.policies
 	not lib.grants_write(policy)
 }
 
-explain(tool) := sprintf("tool %s writes, and %s does not set allow_write: true", [lib.show(tool), lib.describe(refusing(tool))])
+explain(tool) := sprintf("tool %s writes, and %s does not set allow_write: true", [lib.show(tool), lib.describe(withholding)])

@@ -41,6 +41,27 @@ test_plan_policy_can_withhold_write_denied if {
 	deny == {{"child": 0, "field": "/tools/0", "message": "tool \"shell.run\" writes, and the plan policy does not set allow_write: true"}}
 }
 
+test_plan_policy_withholding_write_with_no_write_tools_denied if {
+	# The plan lists no write tools, but withholds write: the operator's
+	# write_tools still make fs.write a write tool, and the plan's
+	# allow_write: false still applies to it.
+	policy := object.union(fixtures.operator, {"allow_write": false, "write_tools": []})
+	deny := tools_write.deny with input as {"policies": {"operator": writer, "plan": policy}, "children": [fixtures.child({"tools": ["fs.write"]})]}
+	deny == {{"child": 0, "field": "/tools/0", "message": "tool \"fs.write\" writes, and the plan policy does not set allow_write: true"}}
+}
+
+test_operator_withholding_write_for_a_plan_listed_write_tool_denied if {
+	# Only the plan calls http.post a write tool and grants write; the
+	# operator does not grant write, so the tool is refused.
+	policy := object.union(fixtures.operator, {"allow_write": true, "write_tools": ["http.post"]})
+	deny := tools_write.deny with input as fixtures.plan_with(policy, [fixtures.child({"tools": ["http.post"]})])
+	deny == {{"child": 0, "field": "/tools/0", "message": "tool \"http.post\" writes, and the operator policy does not set allow_write: true"}}
+}
+
+test_write_granted_by_both_allowed if {
+	count(tools_write.deny) == 0 with input as {"policies": {"operator": writer, "plan": writer}, "children": [fixtures.child({"tools": ["fs.write", "shell.run"]})]}
+}
+
 test_write_tools_patterns_denied if {
 	policy := object.union(fixtures.operator, {"write_tools": ["db.*", "mcp__github__create_*"]})
 	deny := tools_write.deny with input as {"policies": {"operator": policy}, "children": [fixtures.child({"tools": ["db.drop", "mcp__github__create_issue", "fs.write"]})]}
