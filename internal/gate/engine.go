@@ -124,6 +124,11 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 		return report.Result{}, fmt.Errorf("building the policy input: %w", err)
 	}
 	rs, err := e.query.Eval(ctx, rego.EvalParsedInput(value))
+	if err == nil {
+		// OPA notices cancellation asynchronously, so a short evaluation
+		// can finish after its deadline passed; that is a timeout too.
+		err = ctx.Err()
+	}
 	if err != nil {
 		return report.Result{}, fmt.Errorf("evaluating the policy: %w", err)
 	}
