@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 
 	"github.com/spawngate/spawngate/internal/gate"
@@ -31,21 +32,12 @@ func parseCheck(args []string, help io.Writer) (*checkOptions, error) {
 	opts := &checkOptions{limits: plan.DefaultLimits}
 	fs := flag.NewFlagSet("spawngate check", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&opts.policy, "policy", "", "the operator's policy `FILE` (.yaml, .yml or .json)")
+	fs.Usage = func() {} // errors are reported once, below; help only on -h
+	fs.Var(&onceString{value: &opts.policy}, "policy", "the operator's policy `FILE` (.yaml, .yml or .json); at most once")
 	formatName := fs.String("format", report.Formats[0].Name, "output `format`: "+formatHelp())
 	fs.Int64Var(&opts.limits.MaxBytes, "max-bytes", plan.DefaultLimits.MaxBytes, "largest plan or policy document, in `bytes`")
-	fs.Usage = func() {
-		fmt.Fprint(help, "Usage: spawngate check [flags] PLAN...\n\n"+
-			"Judges each child of each PLAN (a .yaml, .yml or .json file, or - for\n"+
-			"standard input) and exits 0 if every child may be dispatched, 1 if any\n"+
-			"child is refused, 2 if the gate could not evaluate.\n\nFlags:\n")
-		fs.SetOutput(help)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
-		fmt.Fprint(help, "\nExamples:\n"+
-			"  spawngate check --policy examples/policy.yaml examples/refused-plan.yaml\n"+
-			"  generate-plan | spawngate check --policy policy.yaml --format json -\n")
-	}
+	fs.IntVar(&opts.limits.MaxDepth, "max-depth", plan.DefaultLimits.MaxDepth, "deepest nesting of lists and mappings, in `levels`")
+	fs.IntVar(&opts.limits.MaxAliasNodes, "max-alias-nodes", plan.DefaultLimits.MaxAliasNodes, "most `values` YAML aliases may expand to, per document")
 
 	// Flags may come before, between and after plans; "--" ends them.
 	flagArgs, rest := args, []string(nil)
@@ -58,10 +50,10 @@ func parseCheck(args []string, help io.Writer) (*checkOptions, error) {
 	for {
 		if err := fs.Parse(flagArgs); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				fs.Usage()
+				printCheckHelp(help, fs)
 				return nil, err
 			}
-			return nil, &usageError{err.Error()}
+			return nil, &usageError{flagError(err)}
 		}
 		if fs.NArg() == 0 {
 			break
@@ -73,7 +65,7 @@ func parseCheck(args []string, help io.Writer) (*checkOptions, error) {
 
 	format, err := report.FormatNamed(*formatName)
 	if err != nil {
-		return nil, &usageError{err.Error()}
+		return nil, &usageError{"--format: " + err.Error()}
 	}
 	opts.format = format
 	switch {
@@ -81,6 +73,10 @@ func parseCheck(args []string, help io.Writer) (*checkOptions, error) {
 		return opts, &usageError{"no PLAN given: name a plan file, or - for standard input"}
 	case opts.limits.MaxBytes <= 0:
 		return opts, &usageError{"--max-bytes must be positive"}
+	case opts.limits.MaxDepth <= 0:
+		return opts, &usageError{"--max-depth must be positive"}
+	case opts.limits.MaxAliasNodes < 0:
+		return opts, &usageError{"--max-alias-nodes must not be negative"}
 	case opts.policy == "-":
 		return opts, &usageError{"--policy must name a file: standard input is for plans"}
 	}
@@ -94,6 +90,72 @@ func parseCheck(args []string, help io.Writer) (*checkOptions, error) {
 		return opts, &usageError{"- is given more than once: standard input can be read only once"}
 	}
 	return opts, nil
+}
+
+// onceString is a string flag that refuses to be set twice: with two
+// --policy flags, silently applying only the last would drop the first.
+type onceString struct {
+	value *string
+	set   bool
+}
+
+func (o *onceString) String() string {
+	if o.value == nil {
+		return ""
+	}
+	return *o.value
+}
+
+func (o *onceString) Set(s string) error {
+	if o.set {
+		return errors.New("given more than once")
+	}
+	*o.value, o.set = s, true
+	return nil
+}
+
+var (
+	unknownFlag  = regexp.MustCompile(`^flag provided but not defined: -+(.*)$`)
+	missingValue = regexp.MustCompile(`^flag needs an argument: -+(.*)$`)
+	badValue     = regexp.MustCompile(`^invalid value "(.*)" for flag -+([^:]*): (.*)$`)
+)
+
+// flagError says a flag package error the way the flags are documented,
+// with two dashes.
+func flagError(err error) string {
+	msg := err.Error()
+	if m := unknownFlag.FindStringSubmatch(msg); m != nil {
+		return "unknown flag --" + m[1]
+	}
+	if m := missingValue.FindStringSubmatch(msg); m != nil {
+		return "--" + m[1] + " needs a value"
+	}
+	if m := badValue.FindStringSubmatch(msg); m != nil {
+		why := m[3]
+		if why == "parse error" {
+			why = "not a number"
+		}
+		return fmt.Sprintf("--%s %q: %s", m[2], m[1], why)
+	}
+	return msg
+}
+
+func printCheckHelp(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprint(w, "Usage: spawngate check [flags] PLAN...\n\n"+
+		"Judges each child of each PLAN (a .yaml, .yml or .json file, or - for\n"+
+		"standard input) and exits 0 if every child may be dispatched, 1 if any\n"+
+		"child is refused, 2 if the gate could not evaluate.\n\nFlags:\n")
+	fs.VisitAll(func(f *flag.Flag) {
+		kind, usage := flag.UnquoteUsage(f)
+		fmt.Fprintf(w, "  --%s %s\n    \t%s", f.Name, kind, usage)
+		if f.DefValue != "" {
+			fmt.Fprintf(w, " (default %s)", f.DefValue)
+		}
+		fmt.Fprintln(w)
+	})
+	fmt.Fprint(w, "\nExamples:\n"+
+		"  spawngate check --policy examples/policy.yaml examples/refused-plan.yaml\n"+
+		"  generate-plan | spawngate check --policy policy.yaml --format json -\n")
 }
 
 func formatHelp() string {
@@ -126,7 +188,7 @@ func check(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		return report.ExitPass
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "spawngate: %s\nRun 'spawngate check -h' for usage.\n", err)
+		fmt.Fprintf(stderr, "spawngate: %s (see spawngate check -h)\n", err)
 		if wantsJSON(args) {
 			rep := &report.Report{Error: err.Error(), Results: []report.Result{}}
 			rep.Finish()
@@ -172,6 +234,7 @@ func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Wri
 	if opts.policy != "" {
 		operator, err = readPolicy(loader, opts.policy)
 		if err != nil {
+			err = fmt.Errorf("--policy %w", err)
 			rep.Error = oneLine(err.Error())
 			fail(err)
 			return rep

@@ -47,7 +47,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprint(stdout, usage)
 		return report.ExitPass
 	}
-	fmt.Fprintf(stderr, "spawngate: unknown command %q\n\n%s", args[0], usage)
+	fmt.Fprintf(stderr, "spawngate: unknown command %q (see spawngate help)\n", args[0])
 	return report.ExitError
 }
 

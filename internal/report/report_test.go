@@ -41,6 +41,8 @@ func sample() *report.Report {
 			Children: []report.Child{{Index: 0, Role: "reader", Verdict: report.Pass, Violations: []report.Violation{}}},
 		},
 		report.Failed("plans/missing.yaml", errors.New("plans/missing.yaml: cannot read: no such file or directory")),
+		report.Failed("plans/dup.json", errors.New(`plans/dup.json:3:5: /plan/0: duplicate key "tools": consumers disagree on which value wins`)),
+		report.Failed("plans/deep.yaml", errors.New(`plans/deep.yaml:7: mapping values are not allowed in this context`)),
 	}}
 	r.Finish()
 	return r

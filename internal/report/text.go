@@ -35,7 +35,7 @@ func (Text) Render(w io.Writer, r *Report) error {
 func writeResult(b *bufio.Writer, res Result) {
 	src := Clean(res.Source)
 	if res.Verdict == Error || res.Error != "" {
-		fmt.Fprintf(b, "%s: ERROR, could not evaluate\n  %s\n", src, Clean(res.Error))
+		fmt.Fprintf(b, "%s: ERROR, could not evaluate\n  %s\n", src, Clean(errorDetail(res.Source, res.Error)))
 		return
 	}
 	blocked := 0
@@ -69,6 +69,26 @@ func writeResult(b *bufio.Writer, res Result) {
 			fmt.Fprintf(b, "      %-*s  %-*s  %s\n", ruleWidth, v.Rule, pathWidth, Clean(v.Path), Clean(v.Message))
 		}
 	}
+}
+
+var linePrefix = regexp.MustCompile(`^(\d+)(?::(\d+))?: `)
+
+// errorDetail is an error line without the source it starts with, which the
+// heading above it already names: "plan.yaml:3:5: msg" becomes
+// "line 3, column 5: msg".
+func errorDetail(source, msg string) string {
+	rest, ok := strings.CutPrefix(msg, source+":")
+	if !ok {
+		return msg
+	}
+	if m := linePrefix.FindStringSubmatch(rest); m != nil {
+		at := "line " + m[1]
+		if m[2] != "" {
+			at += ", column " + m[2]
+		}
+		return at + ": " + rest[len(m[0]):]
+	}
+	return strings.TrimPrefix(rest, " ")
 }
 
 func closing(r *Report) string {

@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/spawngate/spawngate/internal/report"
+)
+
+const passingPlan = `{"policy": {"allowed_tools": ["fs.read"], "workspace_root": "/w", "budget_cap_tokens": 10},
+ "plan": [{"role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 1}]}`
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("broken pipe") }
+
+// A report that cannot be delivered is not a pass, however the plan fared.
+func TestRunExitsTwoWhenTheReportCannotBeWritten(t *testing.T) {
+	var stderr bytes.Buffer
+	code := Run(context.Background(), []string{"check", "-"}, strings.NewReader(passingPlan), failingWriter{}, &stderr)
+	if code != report.ExitError {
+		t.Fatalf("exit %d, want %d", code, report.ExitError)
+	}
+	if got := stderr.String(); got != "spawngate: writing the report: broken pipe\n" {
+		t.Fatalf("stderr %q", got)
+	}
+}
+
+type panickingReader struct{}
+
+func (panickingReader) Read([]byte) (int, error) { panic("injected fault\nsecond line") }
+
+// A panic anywhere under Run is an internal error on one line and exit 2.
+func TestRunRecoversFromAPanic(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), []string{"check", "-"}, panickingReader{}, &stdout, &stderr)
+	if code != report.ExitError {
+		t.Fatalf("exit %d, want %d", code, report.ExitError)
+	}
+	if got := stderr.String(); got != "spawngate: internal error: injected fault second line\n" {
+		t.Fatalf("stderr %q", got)
+	}
+	if stdout.Len() != 0 {
+		t.Fatalf("stdout %q, want nothing", stdout.String())
+	}
+}
+
+func TestRunPassesACleanPlanInProcess(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), []string{"check", "--format", "json", "-"}, strings.NewReader(passingPlan), &stdout, &stderr)
+	if code != report.ExitPass || stderr.Len() != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+	if !strings.HasPrefix(stdout.String(), "{\n  \"verdict\": \"pass\",") {
+		t.Fatalf("stdout %q", stdout.String())
+	}
+}
+
+func TestRunRefusesWhenTheContextIsDone(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stdout, stderr bytes.Buffer
+	code := Run(ctx, []string{"check", "-"}, strings.NewReader(passingPlan), &stdout, &stderr)
+	if code != report.ExitError {
+		t.Fatalf("exit %d with a cancelled context, want %d", code, report.ExitError)
+	}
+}
