@@ -1,6 +1,6 @@
 module github.com/spawngate/spawngate
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/open-policy-agent/opa v1.22.3
