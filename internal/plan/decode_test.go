@@ -38,7 +38,9 @@ func (c decodeCase) limits() plan.Limits {
 }
 
 func limits(maxBytes int64, maxDepth, maxAliasNodes int) *plan.Limits {
-	return &plan.Limits{MaxBytes: maxBytes, MaxDepth: maxDepth, MaxAliasNodes: maxAliasNodes}
+	l := plan.DefaultLimits
+	l.MaxBytes, l.MaxDepth, l.MaxAliasNodes = maxBytes, maxDepth, maxAliasNodes
+	return &l
 }
 
 func runDecodeCases(t *testing.T, cases []decodeCase) {

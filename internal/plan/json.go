@@ -17,7 +17,7 @@ import (
 // lone surrogates, and no number a float64 cannot hold. Numbers keep their
 // literal text. The input is already known to be valid UTF-8.
 func parseJSON(source string, data []byte, lim Limits) (any, error) {
-	p := &jsonParser{src: data, maxDepth: lim.MaxDepth}
+	p := &jsonParser{src: data, lim: lim}
 	v, err := p.value()
 	if err == nil {
 		p.skipSpace()
@@ -34,11 +34,12 @@ func parseJSON(source string, data []byte, lim Limits) (any, error) {
 }
 
 type jsonParser struct {
-	src      []byte
-	pos      int
-	depth    int
-	maxDepth int
-	path     []segment // where the parser is, for error messages
+	src    []byte
+	pos    int
+	depth  int
+	values int
+	lim    Limits
+	path   []segment // where the parser is, for error messages
 }
 
 // segment is one step of a JSON pointer: an object key or an array index.
@@ -87,6 +88,10 @@ func (p *jsonParser) skipSpace() {
 }
 
 func (p *jsonParser) value() (any, error) {
+	p.values++
+	if p.values > p.lim.MaxValues {
+		return nil, p.fail("more than %d values in the document (limit --max-values)", p.lim.MaxValues)
+	}
 	p.skipSpace()
 	if p.pos >= len(p.src) {
 		return nil, p.fail("unexpected end of the document: a value is missing")
@@ -130,8 +135,8 @@ func (p *jsonParser) literal(word string) error {
 
 func (p *jsonParser) enter() error {
 	p.depth++
-	if p.depth > p.maxDepth {
-		return p.fail("nested deeper than %d levels (limit --max-depth)", p.maxDepth)
+	if p.depth > p.lim.MaxDepth {
+		return p.fail("nested deeper than %d levels (limit --max-depth)", p.lim.MaxDepth)
 	}
 	return nil
 }
@@ -238,6 +243,9 @@ func (p *jsonParser) string() (any, error) {
 	for i := start; i < len(p.src); i++ {
 		switch c := p.src[i]; {
 		case c == '"':
+			if i-start > p.lim.MaxStringBytes {
+				return nil, p.failAt(p.pos, "string longer than %d bytes (limit --max-string-bytes)", p.lim.MaxStringBytes)
+			}
 			p.pos = i + 1
 			return string(p.src[start:i]), nil
 		case c == '\\':
@@ -254,9 +262,15 @@ func (p *jsonParser) escapedString(start, i int) (any, error) {
 	var b strings.Builder
 	b.Write(p.src[start:i])
 	for i < len(p.src) {
+		if b.Len() > p.lim.MaxStringBytes {
+			return nil, p.failAt(p.pos, "string longer than %d bytes (limit --max-string-bytes)", p.lim.MaxStringBytes)
+		}
 		c := p.src[i]
 		switch {
 		case c == '"':
+			if b.Len() > p.lim.MaxStringBytes {
+				return nil, p.failAt(p.pos, "string longer than %d bytes (limit --max-string-bytes)", p.lim.MaxStringBytes)
+			}
 			p.pos = i + 1
 			return b.String(), nil
 		case c < 0x20:

@@ -11,11 +11,22 @@ type Limits struct {
 	// MaxAliasNodes is how many values YAML aliases may expand to, in total
 	// over the document (a guard against "billion laughs").
 	MaxAliasNodes int
+	// MaxStringBytes is the longest string or key, in bytes.
+	MaxStringBytes int
+	// MaxValues is how many values (objects, lists, strings, numbers,
+	// booleans, nulls) a document may hold in all. It bounds the memory of
+	// everything after parsing, the checks' findings included.
+	MaxValues int
+	// MaxChildren is how many children one plan may list.
+	MaxChildren int
 }
 
 // DefaultLimits fit plans of a few hundred thousand children.
 var DefaultLimits = Limits{
-	MaxBytes:      32 << 20,
-	MaxDepth:      64,
-	MaxAliasNodes: 10000,
+	MaxBytes:       32 << 20,
+	MaxDepth:       64,
+	MaxAliasNodes:  10000,
+	MaxStringBytes: 1 << 20,
+	MaxValues:      4_000_000,
+	MaxChildren:    250_000,
 }

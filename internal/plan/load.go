@@ -76,6 +76,9 @@ func (l *Loader) Plan(source string, data []byte) (*Plan, error) {
 		return nil, documentError(source, docProblems)
 	}
 	p.Children = doc["plan"].([]any)
+	if len(p.Children) > l.limits.MaxChildren {
+		return nil, &Error{Source: source, Pointer: "/plan", Msg: fmt.Sprintf("%d children, more than %d (limit --max-children)", len(p.Children), l.limits.MaxChildren)}
+	}
 	if pol, ok := doc["policy"].(map[string]any); ok {
 		p.Policy = pol
 	}

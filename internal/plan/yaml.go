@@ -66,6 +66,7 @@ type yamlWalker struct {
 	depth      int
 	inAlias    int // > 0 while expanding an alias
 	aliasNodes int // values produced by alias expansion so far
+	values     int // values produced so far
 }
 
 func (w *yamlWalker) fail(n *yaml.Node, format string, args ...any) error {
@@ -73,6 +74,13 @@ func (w *yamlWalker) fail(n *yaml.Node, format string, args ...any) error {
 }
 
 func (w *yamlWalker) value(n *yaml.Node) (any, error) {
+	w.values++
+	if w.values > w.lim.MaxValues {
+		return nil, w.fail(n, "more than %d values in the document (limit --max-values)", w.lim.MaxValues)
+	}
+	if n.Kind == yaml.ScalarNode && len(n.Value) > w.lim.MaxStringBytes {
+		return nil, w.fail(n, "string longer than %d bytes (limit --max-string-bytes)", w.lim.MaxStringBytes)
+	}
 	if w.inAlias > 0 {
 		w.aliasNodes++
 		if w.aliasNodes > w.lim.MaxAliasNodes {
@@ -136,6 +144,8 @@ func (w *yamlWalker) mapping(n *yaml.Node) (any, error) {
 // key reads a mapping key, which must be a string written as one.
 func (w *yamlWalker) key(k *yaml.Node) (string, error) {
 	switch {
+	case len(k.Value) > w.lim.MaxStringBytes:
+		return "", w.fail(k, "key longer than %d bytes (limit --max-string-bytes)", w.lim.MaxStringBytes)
 	case k.Kind == yaml.AliasNode:
 		return "", w.fail(k, "alias *%s used as a key", k.Value)
 	case k.Style&yaml.TaggedStyle != 0:
