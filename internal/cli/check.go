@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -8,6 +9,8 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/spawngate/spawngate/internal/gate"
 	"github.com/spawngate/spawngate/internal/plan"
@@ -17,11 +20,16 @@ import (
 
 // checkOptions are the flags and arguments of spawngate check.
 type checkOptions struct {
-	policy string
-	format report.Format
-	limits plan.Limits
-	plans  []string
+	policy  string
+	format  report.Format
+	limits  plan.Limits
+	timeout time.Duration
+	resolve bool
+	plans   []string
 }
+
+// DefaultTimeout bounds the judging of one plan.
+const DefaultTimeout = 10 * time.Second
 
 // usageError is a command line the gate cannot act on.
 type usageError struct{ msg string }
@@ -38,6 +46,11 @@ func parseCheck(args []string, help io.Writer) (*checkOptions, error) {
 	fs.Int64Var(&opts.limits.MaxBytes, "max-bytes", plan.DefaultLimits.MaxBytes, "largest plan or policy document, in `bytes`")
 	fs.IntVar(&opts.limits.MaxDepth, "max-depth", plan.DefaultLimits.MaxDepth, "deepest nesting of lists and mappings, in `levels`")
 	fs.IntVar(&opts.limits.MaxAliasNodes, "max-alias-nodes", plan.DefaultLimits.MaxAliasNodes, "most `values` YAML aliases may expand to, per document")
+	fs.IntVar(&opts.limits.MaxStringBytes, "max-string-bytes", plan.DefaultLimits.MaxStringBytes, "longest string or key, in `bytes`")
+	fs.IntVar(&opts.limits.MaxValues, "max-values", plan.DefaultLimits.MaxValues, "most `values` (of any kind) in one document")
+	fs.IntVar(&opts.limits.MaxChildren, "max-children", plan.DefaultLimits.MaxChildren, "most `children` in one plan")
+	fs.BoolVar(&opts.resolve, "resolve-paths", false, "also resolve every path on this machine's filesystem, following symlinks; the workspace roots must exist")
+	fs.DurationVar(&opts.timeout, "timeout", DefaultTimeout, "longest time to judge one plan (read, validate, evaluate), as a `duration` such as 500ms or 10s")
 
 	// Flags may come before, between and after plans; "--" ends them.
 	flagArgs, rest := args, []string(nil)
@@ -77,6 +90,14 @@ func parseCheck(args []string, help io.Writer) (*checkOptions, error) {
 		return opts, &usageError{"--max-depth must be positive"}
 	case opts.limits.MaxAliasNodes < 0:
 		return opts, &usageError{"--max-alias-nodes must not be negative"}
+	case opts.limits.MaxStringBytes <= 0:
+		return opts, &usageError{"--max-string-bytes must be positive"}
+	case opts.limits.MaxValues <= 0:
+		return opts, &usageError{"--max-values must be positive"}
+	case opts.limits.MaxChildren <= 0:
+		return opts, &usageError{"--max-children must be positive"}
+	case opts.timeout <= 0:
+		return opts, &usageError{"--timeout must be positive"}
 	case opts.policy == "-":
 		return opts, &usageError{"--policy must name a file: standard input is for plans"}
 	}
@@ -132,7 +153,10 @@ func flagError(err error) string {
 	}
 	if m := badValue.FindStringSubmatch(msg); m != nil {
 		why := m[3]
-		if why == "parse error" {
+		switch {
+		case why == "parse error" && m[2] == "timeout":
+			why = "not a duration such as 500ms or 10s"
+		case why == "parse error":
 			why = "not a number"
 		}
 		return fmt.Sprintf("--%s %q: %s", m[2], m[1], why)
@@ -198,7 +222,14 @@ func check(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	}
 	rep := run(ctx, opts, stdin, stderr)
 	rep.Finish()
-	if err := opts.format.Renderer.Render(stdout, rep); err != nil {
+	// The report is rendered whole before any of it is written, so stdout
+	// never holds half a report, whatever happens.
+	var out bytes.Buffer
+	err = opts.format.Renderer.Render(&out, rep)
+	if err == nil {
+		_, err = stdout.Write(out.Bytes())
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "spawngate: writing the report: %s\n", oneLine(err.Error()))
 		return report.ExitError
 	}
@@ -212,19 +243,7 @@ func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Wri
 	fail := func(err error) {
 		fmt.Fprintf(stderr, "spawngate: %s\n", oneLine(err.Error()))
 	}
-	modules, err := policy.Modules()
-	if err != nil {
-		rep.Error = "internal error: reading the built-in policy: " + err.Error()
-		fail(errors.New(rep.Error))
-		return rep
-	}
-	engine, err := gate.New(ctx, modules)
-	if err != nil {
-		rep.Error = "internal error: " + err.Error()
-		fail(errors.New(rep.Error))
-		return rep
-	}
-	loader, err := plan.NewLoader(opts.limits)
+	engine, loader, err := prepared(ctx, opts)
 	if err != nil {
 		rep.Error = "internal error: " + err.Error()
 		fail(errors.New(rep.Error))
@@ -241,7 +260,7 @@ func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Wri
 		}
 	}
 	for _, name := range opts.plans {
-		res, err := judge(ctx, engine, loader, operator, name, stdin)
+		res, err := judgeWithin(ctx, opts.timeout, engine, loader, operator, name, stdin)
 		if err != nil {
 			fail(err)
 			res = report.Failed(sourceName(name), errors.New(oneLine(err.Error())))
@@ -251,12 +270,66 @@ func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Wri
 	return rep
 }
 
+// preparedEngines and preparedLoaders keep what is compiled once per process:
+// the Rego query and the schemas. A process that runs check once, as the
+// command does, builds each once; a test or fuzz target calling Run many
+// times does not pay for them again.
+var (
+	preparedEngines sync.Map // bool (resolve paths) -> *gate.Engine
+	preparedLoaders sync.Map // plan.Limits -> *plan.Loader
+)
+
+func prepared(ctx context.Context, opts *checkOptions) (*gate.Engine, *plan.Loader, error) {
+	var engine *gate.Engine
+	if e, ok := preparedEngines.Load(opts.resolve); ok {
+		engine = e.(*gate.Engine)
+	} else {
+		modules, err := policy.Modules()
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading the built-in policy: %w", err)
+		}
+		if engine, err = gate.New(ctx, modules, gate.ResolvePaths(opts.resolve)); err != nil {
+			return nil, nil, err
+		}
+		preparedEngines.Store(opts.resolve, engine)
+	}
+	var loader *plan.Loader
+	if l, ok := preparedLoaders.Load(opts.limits); ok {
+		loader = l.(*plan.Loader)
+	} else {
+		var err error
+		if loader, err = plan.NewLoader(opts.limits); err != nil {
+			return nil, nil, err
+		}
+		preparedLoaders.Store(opts.limits, loader)
+	}
+	return engine, loader, nil
+}
+
 func readPolicy(loader *plan.Loader, name string) (plan.Policy, error) {
 	data, err := plan.ReadFile(name, loader.Limits().MaxBytes)
 	if err != nil {
 		return nil, err
 	}
 	return loader.Policy(name, data)
+}
+
+// judgeWithin judges one plan within the timeout. Running out of time is an
+// error like any other: the plan is not evaluated, never passed.
+func judgeWithin(ctx context.Context, timeout time.Duration, engine *gate.Engine, loader *plan.Loader, operator plan.Policy, name string, stdin io.Reader) (report.Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	res, err := judge(ctx, engine, loader, operator, name, stdin)
+	if err == nil {
+		err = ctx.Err() // whatever finished, it finished too late
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return report.Result{}, fmt.Errorf("%s: timed out after %s (limit --timeout)", sourceName(name), timeout)
+	}
+	if errors.Is(err, context.Canceled) {
+		return report.Result{}, fmt.Errorf("%s: interrupted", sourceName(name))
+	}
+	return res, err
 }
 
 func judge(ctx context.Context, engine *gate.Engine, loader *plan.Loader, operator plan.Policy, name string, stdin io.Reader) (report.Result, error) {
@@ -271,8 +344,14 @@ func judge(ctx context.Context, engine *gate.Engine, loader *plan.Loader, operat
 	if err != nil {
 		return report.Result{}, err
 	}
+	if err := ctx.Err(); err != nil {
+		return report.Result{}, err
+	}
 	p, err := loader.Plan(source, data)
 	if err != nil {
+		return report.Result{}, err
+	}
+	if err := ctx.Err(); err != nil {
 		return report.Result{}, err
 	}
 	res, err := engine.Evaluate(ctx, operator, p)

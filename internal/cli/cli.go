@@ -27,9 +27,17 @@ func Main() int {
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
-			fmt.Fprintf(stderr, "spawngate: internal error: %s\n", oneLine(fmt.Sprint(r)))
+			msg := "internal error: " + oneLine(fmt.Sprint(r))
+			fmt.Fprintf(stderr, "spawngate: %s\n", msg)
 			if os.Getenv("SPAWNGATE_TRACEBACK") != "" {
 				stderr.Write(debug.Stack())
+			}
+			if len(args) > 0 && args[0] == "check" && wantsJSON(args) {
+				// The report is written in one piece at the very end, so
+				// nothing of it is on stdout yet: say the error in JSON.
+				rep := &report.Report{Error: msg, Results: []report.Result{}}
+				rep.Finish()
+				report.JSON{}.Render(stdout, rep)
 			}
 			code = report.ExitError
 		}

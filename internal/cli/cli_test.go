@@ -68,3 +68,26 @@ func TestRunRefusesWhenTheContextIsDone(t *testing.T) {
 		t.Fatalf("exit %d with a cancelled context, want %d", code, report.ExitError)
 	}
 }
+
+func TestRunReportsAPanicAsJSONWhenAskedFor(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), []string{"check", "--format", "json", "-"}, panickingReader{}, &stdout, &stderr)
+	if code != report.ExitError {
+		t.Fatalf("exit %d, want %d", code, report.ExitError)
+	}
+	want := "{\n  \"verdict\": \"error\",\n  \"error\": \"internal error: injected fault second line\",\n  \"results\": []\n}\n"
+	if stdout.String() != want {
+		t.Fatalf("stdout %q, want %q", stdout.String(), want)
+	}
+}
+
+func TestRunTimesOut(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), []string{"check", "--timeout", "1ns", "-"}, strings.NewReader(passingPlan), &stdout, &stderr)
+	if code != report.ExitError {
+		t.Fatalf("exit %d, want %d", code, report.ExitError)
+	}
+	if got := stderr.String(); got != "spawngate: <stdin>: timed out after 1ns (limit --timeout)\n" {
+		t.Fatalf("stderr %q", got)
+	}
+}
