@@ -9,7 +9,9 @@
 #   non-ASCII (look-alikes of . and /), ~, $, backticks, %, glob characters,
 #   backslashes, drive letters, URL schemes, a leading //, and every . or ..
 #   segment, even one that would normalize back inside. Relative paths are
-#   read against the plan's own workspace root.
+#   read against the plan's own workspace root. With --resolve-paths, a path
+#   must also resolve on the real filesystem (symlinks followed) to a place
+#   inside every resolved root; a path that cannot be resolved is an escape.
 # custom:
 #   id: paths.escape
 #   severity: critical
@@ -31,6 +33,31 @@ contained(path) if {
 	every policy in lib.policies {
 		inside_root(path, policy)
 	}
+	resolves_inside(path)
+}
+
+# Without --resolve-paths there is nothing more to check. With it, the gate
+# hands over every root resolved and every path resolved (symlinks followed
+# on the longest existing prefix) or the reason it could not be.
+resolves_inside(_) if not input.resolution
+
+resolves_inside(path) if {
+	count(input.resolution.roots) == count(lib.policies)
+	resolved := input.resolution.paths[path].path
+	every root in input.resolution.roots {
+		inside(resolved, root)
+	}
+}
+
+# The resolved roots a resolved path falls outside of.
+resolved_refusing(path) := {source |
+	some source, root in input.resolution.roots
+	not inside(input.resolution.paths[path].path, root)
+}
+
+resolved_roots(sources) := sprintf("the workspace %s %s", [noun, concat(" and ", named)]) if {
+	named := [sprintf("%q (%s policy, resolved)", [input.resolution.roots[source], source]) | some source in sort(sources)]
+	noun := {true: "root", false: "roots"}[count(named) == 1]
 }
 
 inside_root(path, policy) if inside(absolute(path), policy.workspace_root)
@@ -129,4 +156,11 @@ explain(path) := sprintf("path %s %s", [lib.show(path), reason]) if {
 } else := sprintf("path %s is outside %s", [shown(path), roots(sources)]) if {
 	sources := refusing(path)
 	count(sources) > 0
-} else := sprintf("path %s cannot be judged: no policy applies", [lib.show(path)])
+} else := sprintf("path %s cannot be resolved on this machine: %s", [shown(path), input.resolution.paths[path].error]) if {
+	input.resolution.paths[path].error
+} else := sprintf("path %s resolves to %q, outside %s", [shown(path), input.resolution.paths[path].path, resolved_roots(sources)]) if {
+	sources := resolved_refusing(path)
+	count(sources) > 0
+} else := sprintf("path %s cannot be judged: no policy applies", [lib.show(path)]) if {
+	count(lib.policies) == 0
+} else := sprintf("path %s was not resolved", [lib.show(path)])

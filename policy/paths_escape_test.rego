@@ -150,3 +150,46 @@ test_every_hostile_path_in_one_child_denied if {
 	deny := paths_escape.deny with input as fixtures.plan([fixtures.child({"paths": paths})])
 	count(deny) == count(paths)
 }
+
+# With --resolve-paths the gate adds input.resolution: the roots resolved
+# and each path resolved on the real filesystem, or why it could not be.
+resolved(paths) := object.union(fixtures.plan([fixtures.child({"paths": [p | some p, _ in paths]})]), {"resolution": {
+	"roots": {"operator": "/data/workspace"},
+	"paths": paths,
+}})
+
+test_path_resolving_inside_the_resolved_root_allowed if {
+	count(paths_escape.deny) == 0 with input as resolved({"/repo/workspace/docs": {"path": "/data/workspace/docs"}, "src": {"path": "/data/workspace/src"}})
+}
+
+test_symlink_leading_out_denied if {
+	deny := paths_escape.deny with input as resolved({"/repo/workspace/link": {"path": "/etc"}})
+	deny == {{"child": 0, "field": "/paths/0", "message": "path \"/repo/workspace/link\" resolves to \"/etc\", outside the workspace root \"/data/workspace\" (operator policy, resolved)"}}
+}
+
+test_unresolvable_path_denied if {
+	deny := paths_escape.deny with input as resolved({"/repo/workspace/dangling": {"error": "symlink /repo/workspace/dangling leads nowhere"}})
+	deny == {{"child": 0, "field": "/paths/0", "message": "path \"/repo/workspace/dangling\" cannot be resolved on this machine: symlink /repo/workspace/dangling leads nowhere"}}
+}
+
+test_path_missing_from_the_resolution_denied if {
+	deny := paths_escape.deny with input as object.union(
+		fixtures.plan([fixtures.child({"paths": ["/repo/workspace/docs"]})]),
+		{"resolution": {"roots": {"operator": "/data/workspace"}, "paths": {}}},
+	)
+	deny == {{"child": 0, "field": "/paths/0", "message": "path \"/repo/workspace/docs\" was not resolved"}}
+}
+
+test_resolution_without_every_root_denied if {
+	deny := paths_escape.deny with input as object.union(
+		fixtures.plan([fixtures.child({"paths": ["/repo/workspace/docs"]})]),
+		{"resolution": {"roots": {}, "paths": {"/repo/workspace/docs": {"path": "/data/workspace/docs"}}}},
+	)
+	count(deny) == 1
+}
+
+test_resolution_never_excuses_a_lexical_escape_denied if {
+	deny := paths_escape.deny with input as resolved({"/repo/workspace/../etc": {"path": "/data/workspace/etc"}})
+	some v in deny
+	contains(v.message, "has a '..' segment")
+}

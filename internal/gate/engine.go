@@ -20,9 +20,20 @@ import (
 // Engine judges plans. Build one per process with New; Evaluate may then be
 // called for many plans, also concurrently.
 type Engine struct {
-	query  rego.PreparedEvalQuery
-	checks []Check // in the order of the query's bindings
+	query        rego.PreparedEvalQuery
+	checks       []Check // in the order of the query's bindings
+	resolvePaths bool
 }
+
+// Option changes how an Engine judges.
+type Option func(*Engine)
+
+// ResolvePaths makes the engine resolve every path against the real
+// filesystem as well (--resolve-paths): symlinks are followed on the
+// longest existing prefix, and the result must lie inside every resolved
+// workspace root. A root that does not exist on this machine makes the
+// plan impossible to evaluate.
+func ResolvePaths(on bool) Option { return func(e *Engine) { e.resolvePaths = on } }
 
 // Built-ins a policy may not call: they reach the network or depend on the
 // clock or chance, and the same plan must always get the same answer.
@@ -38,7 +49,7 @@ var forbiddenBuiltins = map[string]bool{
 
 // New compiles the modules (policy.Modules() for the built-in checks) and
 // prepares the one query that evaluates every check.
-func New(ctx context.Context, modules []policy.Module) (*Engine, error) {
+func New(ctx context.Context, modules []policy.Module, opts ...Option) (*Engine, error) {
 	parsed := make(map[string]*ast.Module, len(modules))
 	for _, m := range modules {
 		mod, err := ast.ParseModuleWithOpts(m.Name, m.Source, ast.ParserOptions{ProcessAnnotation: true, RegoVersion: ast.RegoV1})
@@ -70,7 +81,11 @@ func New(ctx context.Context, modules []policy.Module) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("policy: preparing the query: %w", err)
 	}
-	return &Engine{query: query, checks: checks}, nil
+	e := &Engine{query: query, checks: checks}
+	for _, opt := range opts {
+		opt(e)
+	}
+	return e, nil
 }
 
 func binding(i int) string { return "deny" + strconv.Itoa(i) }
@@ -118,6 +133,14 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 		"policies":       policies,
 		"children":       p.Children,
 		"float_literals": floatLiterals(p.Children),
+	}
+	if e.resolvePaths {
+		planRoot, _ := policies[names[len(names)-1]].(map[string]any)["workspace_root"].(string)
+		r, err := resolution(policies, planRoot, p.Children)
+		if err != nil {
+			return report.Result{}, err
+		}
+		input["resolution"] = r
 	}
 	value, err := ast.InterfaceToValue(input)
 	if err != nil {

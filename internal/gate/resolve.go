@@ -1,0 +1,94 @@
+package gate
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// resolution is what --resolve-paths learned from the filesystem, in the
+// shape the Rego reads as input.resolution: every root resolved, and every
+// string path of the plan, as written, resolved or with the reason it
+// could not be.
+func resolution(policies map[string]any, planRoot string, children []any) (map[string]any, error) {
+	roots := map[string]any{}
+	for _, source := range sortedKeys(policies) {
+		root, _ := policies[source].(map[string]any)["workspace_root"].(string)
+		real, err := filepath.EvalSymlinks(root)
+		if err != nil {
+			return nil, fmt.Errorf("--resolve-paths: the workspace root %q of the %s policy cannot be resolved on this machine: %s", root, source, reason(err))
+		}
+		roots[source] = real
+	}
+	paths := map[string]any{}
+	for _, c := range children {
+		obj, _ := c.(map[string]any)
+		list, _ := obj["paths"].([]any)
+		for _, p := range list {
+			s, ok := p.(string)
+			if !ok {
+				continue
+			}
+			if _, done := paths[s]; done {
+				continue
+			}
+			abs := s
+			if !strings.HasPrefix(s, "/") {
+				abs = strings.TrimSuffix(planRoot, "/") + "/" + s
+			}
+			if real, err := resolvePath(abs); err != nil {
+				paths[s] = map[string]any{"error": err.Error()}
+			} else {
+				paths[s] = map[string]any{"path": real}
+			}
+		}
+	}
+	return map[string]any{"roots": roots, "paths": paths}, nil
+}
+
+// resolvePath follows symlinks on the longest prefix of an absolute path
+// that exists, and appends the rest as written. A dangling symlink, a
+// symlink loop, a file where a directory is needed, or any other error on
+// the way means the path cannot be resolved.
+func resolvePath(abs string) (string, error) {
+	if strings.ContainsRune(abs, 0) {
+		return "", errors.New("contains a NUL byte")
+	}
+	segments := strings.Split(strings.Trim(abs, "/"), "/")
+	cur := "/"
+	for i, seg := range segments {
+		if seg == "" {
+			continue
+		}
+		next := filepath.Join(cur, seg)
+		info, err := os.Lstat(next)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			// Nothing exists from here on: nothing below can be a link.
+			return filepath.Join(append([]string{cur}, segments[i:]...)...), nil
+		case err != nil:
+			return "", fmt.Errorf("%s: %s", next, reason(err))
+		case info.Mode()&fs.ModeSymlink != 0:
+			target, err := filepath.EvalSymlinks(next)
+			if err != nil {
+				return "", fmt.Errorf("symlink %s leads nowhere: %s", next, reason(err))
+			}
+			next = target
+		case i < len(segments)-1 && !info.IsDir():
+			return "", fmt.Errorf("%s is not a directory", next)
+		}
+		cur = next
+	}
+	return cur, nil
+}
+
+func reason(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
