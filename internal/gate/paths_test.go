@@ -3,10 +3,13 @@ package gate_test
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/spawngate/spawngate/internal/gate"
+	"github.com/spawngate/spawngate/internal/mutate"
 	"github.com/spawngate/spawngate/internal/plan"
 )
 
@@ -143,16 +146,57 @@ func TestPlainlyInsideAgreesWithTheTable(t *testing.T) {
 }
 
 // FuzzPathRule throws arbitrary strings at the path rule through the whole
-// gate. It must never fail to evaluate, and whatever it lets through must
-// be plainly inside the root by the independent reading above.
+// gate. It must never fail to evaluate; whatever it lets through must be
+// plainly inside the root by the independent reading above; and, created
+// under a real temporary root, it must resolve inside that root.
 func FuzzPathRule(f *testing.F) {
 	for _, tc := range pathCases {
 		f.Add(tc.path)
 	}
-	j := newPathJudge(f)
-	f.Fuzz(func(t *testing.T, path string) {
-		if j.inside(t, path) && !plainlyInside(path, "/repo/workspace") {
+	f.Fuzz(pathProperty(f))
+}
+
+func pathProperty(tb testing.TB) func(t *testing.T, path string) {
+	j := newPathJudge(tb)
+	disk := tb.TempDir()
+	if real, err := filepath.EvalSymlinks(disk); err == nil {
+		disk = real
+	}
+	return func(t *testing.T, path string) {
+		if !j.inside(t, path) {
+			return
+		}
+		if !plainlyInside(path, "/repo/workspace") {
 			t.Fatalf("path %q was judged inside /repo/workspace", path)
 		}
-	})
+		// The same path under a real root: /repo/workspace becomes disk.
+		onDisk := strings.TrimPrefix(path, "/repo/workspace")
+		if onDisk == path { // relative
+			onDisk = "/" + path
+		}
+		created := disk + onDisk
+		if err := os.MkdirAll(created, 0o755); err != nil {
+			return // too long for this filesystem: nothing to learn
+		}
+		real, err := filepath.EvalSymlinks(created)
+		if err != nil {
+			t.Fatalf("created %q but cannot resolve it: %v", created, err)
+		}
+		if real != disk && !strings.HasPrefix(real, disk+"/") {
+			t.Fatalf("path %q, created under %q, resolves to %q", path, disk, real)
+		}
+	}
+}
+
+// TestFuzzPathRuleShort runs FuzzPathRule's property over paths mutated
+// from the table.
+func TestFuzzPathRuleShort(t *testing.T) {
+	seeds := make([][]byte, len(pathCases))
+	for i, tc := range pathCases {
+		seeds[i] = []byte(tc.path)
+	}
+	check := pathProperty(t)
+	for _, in := range mutate.Bytes(seeds, 5000, 1) {
+		check(t, string(in))
+	}
 }

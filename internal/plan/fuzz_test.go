@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/spawngate/spawngate/internal/jsonpointer"
+	"github.com/spawngate/spawngate/internal/mutate"
 	"github.com/spawngate/spawngate/internal/plan"
 )
 
@@ -24,44 +25,79 @@ import (
 // it is stricter for a known reason; and what the YAML parser gives, the JSON
 // parser reads back unchanged.
 func FuzzDecode(f *testing.F) {
+	for _, in := range decodeSeeds() {
+		f.Add(in.data, in.asJSON)
+	}
+	f.Fuzz(decodeProperty)
+}
+
+// fuzzInput is one input of FuzzDecode or FuzzLoadPlan.
+type fuzzInput struct {
+	data   []byte
+	asJSON bool
+}
+
+func decodeSeeds() []fuzzInput {
+	var seeds []fuzzInput
 	for _, cases := range [][]decodeCase{decodeCases, jsonCases, yamlCases} {
 		for _, tc := range cases {
 			switch tc.syntax {
 			case plan.JSON:
-				f.Add([]byte(tc.in), true)
+				seeds = append(seeds, fuzzInput{[]byte(tc.in), true})
 			case plan.YAML:
-				f.Add([]byte(tc.in), false)
+				seeds = append(seeds, fuzzInput{[]byte(tc.in), false})
 			default:
-				f.Add([]byte(tc.in), true)
-				f.Add([]byte(tc.in), false)
+				seeds = append(seeds, fuzzInput{[]byte(tc.in), true}, fuzzInput{[]byte(tc.in), false})
 			}
 		}
 	}
-	f.Add([]byte(billionLaughs()), false)
+	return append(seeds, fuzzInput{[]byte(billionLaughs()), false})
+}
 
-	f.Fuzz(func(t *testing.T, data []byte, asJSON bool) {
-		syntax := plan.YAML
-		if asJSON {
-			syntax = plan.JSON
+func decodeProperty(t *testing.T, data []byte, asJSON bool) {
+	syntax := plan.YAML
+	if asJSON {
+		syntax = plan.JSON
+	}
+	var v any
+	var err error
+	withinDeadline(t, data, func() { v, err = plan.Decode("fuzz.doc", data, syntax, plan.DefaultLimits) })
+	if asJSON {
+		checkAgainstEncodingJSON(t, data, v, err)
+	}
+	if err != nil {
+		checkPlanError(t, err, "fuzz.doc")
+		if v != nil {
+			t.Fatalf("Decode = %#v with error %v", v, err)
 		}
-		var v any
-		var err error
-		withinDeadline(t, data, func() { v, err = plan.Decode("fuzz.doc", data, syntax, plan.DefaultLimits) })
-		if asJSON {
-			checkAgainstEncodingJSON(t, data, v, err)
-		}
-		if err != nil {
-			checkPlanError(t, err, "fuzz.doc")
-			if v != nil {
-				t.Fatalf("Decode = %#v with error %v", v, err)
-			}
-			return
-		}
-		checkShape(t, v, "")
-		if !asJSON {
-			checkJSONRoundTrip(t, v)
-		}
-	})
+		return
+	}
+	checkShape(t, v, "")
+	if !asJSON {
+		checkJSONRoundTrip(t, v)
+	}
+}
+
+// TestFuzzDecodeShort runs FuzzDecode's property over inputs mutated from
+// its seeds, so every go test run fuzzes a little; go test -fuzz goes
+// further, guided by coverage.
+func TestFuzzDecodeShort(t *testing.T) {
+	for _, in := range mutated(decodeSeeds(), 20000) {
+		decodeProperty(t, in.data, in.asJSON)
+	}
+}
+
+// mutated derives n inputs from the seeds, each read both ways.
+func mutated(seeds []fuzzInput, n int) []fuzzInput {
+	raw := make([][]byte, len(seeds))
+	for i, s := range seeds {
+		raw[i] = s.data
+	}
+	var out []fuzzInput
+	for i, data := range mutate.Bytes(raw, n, 1) {
+		out = append(out, fuzzInput{data, i%2 == 0})
+	}
+	return out
 }
 
 // checkJSONRoundTrip checks that a value the YAML parser gives reads back
@@ -83,16 +119,26 @@ func checkJSONRoundTrip(t *testing.T, v any) {
 
 // FuzzLoadPlan reads arbitrary bytes as a plan and as a policy.
 func FuzzLoadPlan(f *testing.F) {
+	for _, in := range loadPlanSeeds() {
+		f.Add(in.data, in.asJSON)
+	}
+	f.Fuzz(loadPlanProperty(newLoader(f)))
+}
+
+func loadPlanSeeds() []fuzzInput {
+	var seeds []fuzzInput
 	for _, tc := range planCases {
-		f.Add([]byte(tc.in), tc.source == "" || strings.HasSuffix(tc.source, ".json"))
+		seeds = append(seeds, fuzzInput{[]byte(tc.in), tc.source == "" || strings.HasSuffix(tc.source, ".json")})
 	}
 	for _, tc := range policyCases {
-		f.Add([]byte(tc.in), tc.source == "")
-		f.Add([]byte(`{"plan":[`+okChild+`],"policy":`+tc.in+`}`), true)
+		seeds = append(seeds, fuzzInput{[]byte(tc.in), tc.source == ""})
+		seeds = append(seeds, fuzzInput{[]byte(`{"plan":[` + okChild + `],"policy":` + tc.in + `}`), true})
 	}
-	l := newLoader(f)
+	return seeds
+}
 
-	f.Fuzz(func(t *testing.T, data []byte, asJSON bool) {
+func loadPlanProperty(l *plan.Loader) func(t *testing.T, data []byte, asJSON bool) {
+	return func(t *testing.T, data []byte, asJSON bool) {
 		source := "fuzz.yaml"
 		if asJSON {
 			source = "fuzz.json"
@@ -123,7 +169,14 @@ func FuzzLoadPlan(f *testing.F) {
 				t.Fatalf("Policy without %s: %#v", key, pol)
 			}
 		}
-	})
+	}
+}
+
+func TestFuzzLoadPlanShort(t *testing.T) {
+	check := loadPlanProperty(newLoader(t))
+	for _, in := range mutated(loadPlanSeeds(), 10000) {
+		check(t, in.data, in.asJSON)
+	}
 }
 
 // withinDeadline runs f, and fails when it takes far longer than any
