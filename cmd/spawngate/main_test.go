@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 
 // TestScripts runs the end-to-end transcripts in testdata/script. Each
 // script starts in a fresh directory holding a copy of examples/, so the
-// commands in it are the ones the README shows.
+// commands in it are the ones the README shows, and ws-policy.yaml.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join("..", "..", "testdata", "script"),
@@ -30,6 +30,12 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		Setup: func(env *testscript.Env) error {
+			// ws-policy.yaml has this script's own $WORK/ws as its root, for
+			// scripts that build a real tree (testscript cannot template a file).
+			policy := "allowed_tools: [fs.read]\nworkspace_root: " + filepath.Join(env.WorkDir, "ws") + "\nbudget_cap_tokens: 100000\n"
+			if err := os.WriteFile(filepath.Join(env.WorkDir, "ws-policy.yaml"), []byte(policy), 0o644); err != nil {
+				return err
+			}
 			return os.CopyFS(filepath.Join(env.WorkDir, "examples"), os.DirFS(filepath.Join("..", "..", "examples")))
 		},
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){"exits": exits},
