@@ -44,6 +44,7 @@ func parseCheck(args []string, help io.Writer) (*checkOptions, error) {
 	fs.Var(&onceString{value: &opts.policy}, "policy", "the operator's policy `FILE` (.yaml, .yml or .json); at most once")
 	formatName := fs.String("format", report.Formats[0].Name, "output `format`: "+formatHelp())
 	fs.Int64Var(&opts.limits.MaxBytes, "max-bytes", plan.DefaultLimits.MaxBytes, "largest plan or policy document, in `bytes`")
+	fs.Int64Var(&opts.limits.MaxYAMLBytes, "max-yaml-bytes", plan.DefaultLimits.MaxYAMLBytes, "largest YAML document, in `bytes` (YAML takes far more memory to parse than JSON)")
 	fs.IntVar(&opts.limits.MaxDepth, "max-depth", plan.DefaultLimits.MaxDepth, "deepest nesting of lists and mappings, in `levels`")
 	fs.IntVar(&opts.limits.MaxAliasNodes, "max-alias-nodes", plan.DefaultLimits.MaxAliasNodes, "most `values` YAML aliases may expand to, per document")
 	fs.IntVar(&opts.limits.MaxStringBytes, "max-string-bytes", plan.DefaultLimits.MaxStringBytes, "longest string or key, in `bytes`")
@@ -86,6 +87,8 @@ func parseCheck(args []string, help io.Writer) (*checkOptions, error) {
 		return opts, &usageError{"no PLAN given: name a plan file, or - for standard input"}
 	case opts.limits.MaxBytes <= 0:
 		return opts, &usageError{"--max-bytes must be positive"}
+	case opts.limits.MaxYAMLBytes <= 0:
+		return opts, &usageError{"--max-yaml-bytes must be positive"}
 	case opts.limits.MaxDepth <= 0:
 		return opts, &usageError{"--max-depth must be positive"}
 	case opts.limits.MaxAliasNodes < 0:
@@ -171,8 +174,11 @@ func printCheckHelp(w io.Writer, fs *flag.FlagSet) {
 		"child is refused, 2 if the gate could not evaluate.\n\nFlags:\n")
 	fs.VisitAll(func(f *flag.Flag) {
 		kind, usage := flag.UnquoteUsage(f)
-		fmt.Fprintf(w, "  --%s %s\n    \t%s", f.Name, kind, usage)
-		if f.DefValue != "" {
+		if kind != "" {
+			kind = " " + kind
+		}
+		fmt.Fprintf(w, "  --%s%s\n    \t%s", f.Name, kind, usage)
+		if f.DefValue != "" && f.DefValue != "false" {
 			fmt.Fprintf(w, " (default %s)", f.DefValue)
 		}
 		fmt.Fprintln(w)

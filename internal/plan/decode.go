@@ -59,6 +59,9 @@ func Decode(source string, data []byte, syntax Syntax, lim Limits) (any, error) 
 	if syntax == JSON {
 		return parseJSON(source, data, lim)
 	}
+	if int64(len(data)) > lim.MaxYAMLBytes {
+		return nil, &Error{Source: source, Msg: fmt.Sprintf("YAML document is larger than %d bytes (limit --max-yaml-bytes; a JSON document may be up to --max-bytes)", lim.MaxYAMLBytes)}
+	}
 	return parseYAML(source, data, lim)
 }
 

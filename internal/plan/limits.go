@@ -6,6 +6,10 @@ package plan
 type Limits struct {
 	// MaxBytes is the largest document, in bytes.
 	MaxBytes int64
+	// MaxYAMLBytes is the largest YAML document, in bytes. YAML is parsed
+	// into a node tree that takes about forty times the document's size,
+	// so it gets a lower limit than JSON, which is read directly.
+	MaxYAMLBytes int64
 	// MaxDepth is the deepest nesting of objects and arrays.
 	MaxDepth int
 	// MaxAliasNodes is how many values YAML aliases may expand to, in total
@@ -21,12 +25,14 @@ type Limits struct {
 	MaxChildren int
 }
 
-// DefaultLimits fit plans of a few hundred thousand children.
+// DefaultLimits fit a JSON plan of 100,000 children and keep the peak
+// memory of any document within a few hundred megabytes.
 var DefaultLimits = Limits{
 	MaxBytes:       32 << 20,
+	MaxYAMLBytes:   4 << 20,
 	MaxDepth:       64,
 	MaxAliasNodes:  10000,
 	MaxStringBytes: 1 << 20,
-	MaxValues:      4_000_000,
-	MaxChildren:    250_000,
+	MaxValues:      2_000_000,
+	MaxChildren:    100_000,
 }
