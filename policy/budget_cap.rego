@@ -12,8 +12,8 @@ package spawngate.checks.budget_cap
 import data.spawngate.lib
 
 deny contains lib.violation(i, "/budget_tokens", explain(budget)) if {
-	some i, _ in lib.children
-	budget := lib.budget(i)
+	some i, child in lib.children
+	budget := lib.budget(i, child)
 	not within_every_cap(budget)
 }
 

@@ -7,8 +7,10 @@
 package spawngate.lib
 
 # The children to judge, by their index in the plan. A child that is not an
-# object is refused by the schema step; the checks only read objects.
-children[i] := child if {
+# object is refused by the schema step; the checks only read objects. (A
+# comprehension, not a partial rule: OPA builds a partial object rule of n
+# keys in time n squared.)
+children := {i: child |
 	some i, child in input.children
 	is_object(child)
 }
@@ -58,8 +60,10 @@ float_literals := object.get(input, "float_literals", {})
 float_literal(i, field) := float_literals[sprintf("/%d%s", [i, field])]
 
 # The budget of child i when it is a positive whole number written as one.
-budget(i) := b if {
-	b := children[i].budget_tokens
+# The index is an argument so that two children whose budgets are equal in
+# value but written differently never share a cached answer.
+budget(i, child) := b if {
+	b := child.budget_tokens
 	is_number(b)
 	round(b) == b
 	b > 0

@@ -28,7 +28,7 @@ deny contains lib.violation(i, sprintf("/paths/%d", [j]), explain(path)) if {
 }
 
 contained(path) if {
-	not ambiguity(path)
+	plain(path)
 	count(lib.policies) > 0
 	every policy in lib.policies {
 		inside_root(path, policy)
@@ -61,6 +61,17 @@ resolved_roots(sources) := sprintf("the workspace %s %s", [noun, concat(" and ",
 }
 
 inside_root(path, policy) if inside(absolute(path), policy.workspace_root)
+
+# A plain path is what the rules below leave: segments made of
+# A-Z a-z 0-9 . _ - @, each with at least one character that is not a dot,
+# separated by single slashes, one trailing slash allowed, at most 4096
+# bytes, and a relative path not starting with '-'. One match decides the
+# common case; ambiguity() explains the others.
+plain(path) if {
+	count(path) <= 4096
+	regex.match(`^(/|/?[.]*[A-Za-z0-9_@-][A-Za-z0-9._@-]*(/[.]*[A-Za-z0-9_@-][A-Za-z0-9._@-]*)*/?)$`, path)
+	not startswith(path, "-")
+}
 
 # Why a path cannot be judged as plain text. The rules run in order and the
 # first that matches explains the refusal; a path none of them matches is

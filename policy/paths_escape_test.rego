@@ -193,3 +193,21 @@ test_resolution_never_excuses_a_lexical_escape_denied if {
 	some v in deny
 	contains(v.message, "has a '..' segment")
 }
+
+# plain() and ambiguity() are two readings of one rule: a path is plain
+# exactly when no ambiguity explains a refusal.
+test_plain_and_ambiguity_agree_allowed[path] if {
+	some path in array.concat([case.path | some case in hostile], [
+		"/repo/workspace", "/repo/workspace/", "docs", "docs/", ".env", "a/.b/..c/d.", "/", "@types/x",
+		"-", "a/-b", "/-x", "...x", "x...", "//", "/a//", "a/", "/a/./b", ".", "",
+	])
+	plain(path) == not_ambiguous(path)
+}
+
+plain(path) := true if paths_escape.plain(path)
+
+else := false
+
+not_ambiguous(path) := false if paths_escape.ambiguity(path)
+
+else := true
