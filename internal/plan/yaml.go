@@ -7,6 +7,7 @@ import (
 	"io"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -21,6 +22,9 @@ func parseYAML(source string, data []byte, lim Limits) (v any, err error) {
 			v, err = nil, &Error{Source: source, Msg: fmt.Sprintf("YAML parser failed: %v", r)}
 		}
 	}()
+	if err := checkYAMLText(source, data); err != nil {
+		return nil, err
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
@@ -36,8 +40,107 @@ func parseYAML(source string, data []byte, lim Limits) (v any, err error) {
 	case !errors.Is(err, io.EOF):
 		return nil, yamlSyntaxError(source, err)
 	}
-	w := &yamlWalker{source: source, lim: lim}
+	w := &yamlWalker{source: source, lim: lim, text: newSourceText(data)}
 	return w.value(doc.Content[0])
+}
+
+// checkYAMLText refuses, before parsing, what YAML parsers split into lines
+// differently: U+0085, U+2028 and U+2029 are line breaks to yaml.v3, libyaml
+// and PyYAML and plain text to YAML 1.2 parsers, so a comment or a scalar
+// ends in a different place for each; a lone CR is a line break to some and
+// not to others. Directives (%YAML 1.1, %TAG) change how the rest is read.
+func checkYAMLText(source string, data []byte) error {
+	for i := 0; i < len(data); i++ {
+		var what string
+		switch {
+		case data[i] == '\r' && (i+1 == len(data) || data[i+1] != '\n'):
+			what = "a carriage return without a line feed"
+		case data[i] == 0xC2 && i+1 < len(data) && data[i+1] == 0x85:
+			what = "U+0085 NEXT LINE"
+		case data[i] == 0xE2 && i+2 < len(data) && data[i+1] == 0x80 && (data[i+2] == 0xA8 || data[i+2] == 0xA9):
+			what = map[byte]string{0xA8: "U+2028 LINE SEPARATOR", 0xA9: "U+2029 PARAGRAPH SEPARATOR"}[data[i+2]]
+		case data[i] == '%' && (i == 0 || data[i-1] == '\n'):
+			what = "a YAML directive (%YAML, %TAG)"
+		default:
+			continue
+		}
+		line, col := position(data, i)
+		return &Error{Source: source, Line: line, Column: col, Msg: what + ": YAML parsers disagree on how it splits or reads the document"}
+	}
+	return nil
+}
+
+// sourceText gives the characters of a YAML document by line and column,
+// to see the indicators yaml.v3 consumes without a trace in its nodes.
+type sourceText struct {
+	data  []byte
+	lines []int          // offset of each line
+	runes map[int][]rune // a line's characters, decoded when first asked for
+}
+
+func newSourceText(data []byte) *sourceText {
+	t := &sourceText{data: data, lines: []int{0}, runes: map[int][]rune{}}
+	for i, c := range data {
+		if c == '\n' {
+			t.lines = append(t.lines, i+1)
+		}
+	}
+	return t
+}
+
+// line returns the characters of a 1-based line.
+func (t *sourceText) line(n int) []rune {
+	if n < 1 || n > len(t.lines) {
+		return nil
+	}
+	if r, ok := t.runes[n]; ok {
+		return r
+	}
+	end := len(t.data)
+	if n < len(t.lines) {
+		end = t.lines[n] - 1
+	}
+	r := []rune(string(t.data[t.lines[n-1]:end]))
+	t.runes[n] = r
+	return r
+}
+
+// tagged tells whether a node is written with a tag, including the
+// non-specific "!" that yaml.v3 drops without marking the node: a tag may
+// follow an anchor.
+func (t *sourceText) tagged(n *yaml.Node) bool {
+	line := t.line(n.Line)
+	i := n.Column - 1
+	if i < 0 || i >= len(line) {
+		return false
+	}
+	if line[i] == '&' {
+		for i < len(line) && line[i] != ' ' && line[i] != '\t' {
+			i++
+		}
+		for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+			i++
+		}
+	}
+	return i < len(line) && line[i] == '!'
+}
+
+// startsWithItsFirstKey tells whether a block mapping begins where its first
+// key does: then what is written there belongs to the key.
+func startsWithItsFirstKey(n *yaml.Node) bool {
+	return n.Kind == yaml.MappingNode && len(n.Content) > 0 &&
+		n.Content[0].Line == n.Line && n.Content[0].Column == n.Column
+}
+
+// explicitKey tells whether a key is written after the "?" indicator,
+// which YAML parsers read differently in flow collections.
+func (t *sourceText) explicitKey(k *yaml.Node) bool {
+	line := t.line(k.Line)
+	i := k.Column - 2
+	for i >= 0 && i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+		i--
+	}
+	return i >= 0 && i < len(line) && line[i] == '?'
 }
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
@@ -67,6 +170,7 @@ type yamlWalker struct {
 	inAlias    int // > 0 while expanding an alias
 	aliasNodes int // values produced by alias expansion so far
 	values     int // values produced so far
+	text       *sourceText
 }
 
 func (w *yamlWalker) fail(n *yaml.Node, format string, args ...any) error {
@@ -89,6 +193,9 @@ func (w *yamlWalker) value(n *yaml.Node) (any, error) {
 	}
 	if n.Style&yaml.TaggedStyle != 0 {
 		return nil, w.fail(n, "YAML tag %s: tags are not supported, because parsers give them different meanings", showTag(n.Tag))
+	}
+	if n.Kind != yaml.AliasNode && !startsWithItsFirstKey(n) && w.text.tagged(n) {
+		return nil, w.fail(n, "YAML tag !: tags are not supported, because parsers give them different meanings")
 	}
 	switch n.Kind {
 	case yaml.AliasNode:
@@ -150,12 +257,17 @@ func (w *yamlWalker) key(k *yaml.Node) (string, error) {
 		return "", w.fail(k, "alias *%s used as a key", k.Value)
 	case k.Style&yaml.TaggedStyle != 0:
 		return "", w.fail(k, "YAML tag %s on a key: tags are not supported", showTag(k.Tag))
+	case w.text.tagged(k):
+		return "", w.fail(k, "YAML tag ! on a key: tags are not supported")
 	case k.Kind != yaml.ScalarNode:
 		return "", w.fail(k, "a key must be a string, not a YAML %s", kindName(k.Kind))
 	case k.ShortTag() == "!!merge":
 		return "", w.fail(k, "merge key <<: parsers disagree on merges; write the keys out")
 	case k.ShortTag() != "!!str":
 		return "", w.fail(k, "key %s is read as %s, not a string: quote it", quote(k.Value), tagName(k.ShortTag()))
+	}
+	if w.text.explicitKey(k) {
+		return "", w.fail(k, "explicit key indicator ? before %s: parsers read it differently; write the key plainly", quote(k.Value))
 	}
 	if isPlain(k) {
 		if why := ambiguous(k.Value); why != "" {
@@ -242,6 +354,8 @@ func ambiguous(s string) string {
 	switch {
 	case s == "":
 		return ""
+	case strings.HasSuffix(s, ":"):
+		return "ends with ':', which other YAML parsers read as a mapping"
 	case yaml11Bool.MatchString(s):
 		return "is a boolean to YAML 1.1 parsers"
 	case yaml11Number.MatchString(s):

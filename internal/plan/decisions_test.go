@@ -1,0 +1,75 @@
+package plan_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/spawngate/spawngate/internal/plan"
+)
+
+// TestParserDecisions pins, one row each, the decisions the README lists
+// under "How documents are read": for every construct two parsers could
+// read differently, the gate either refuses it or accepts it with one
+// meaning. A row that changes must change the README with it.
+func TestParserDecisions(t *testing.T) {
+	tests := []struct {
+		decision string
+		syntax   plan.Syntax
+		in       string
+		refuse   string // a part of the error, or "" to accept
+		want     any    // the value accepted
+	}{
+		{"duplicate keys (JSON)", plan.JSON, `{"a": 1, "a": 2}`, `duplicate key "a"`, nil},
+		{"duplicate keys (YAML)", plan.YAML, "a: 1\na: 2\n", `duplicate key "a"`, nil},
+		{"several YAML documents", plan.YAML, "a: 1\n---\na: 2\n", "more than one YAML document", nil},
+		{"YAML tag !!str", plan.YAML, "a: !!str 12\n", "YAML tag !!str", nil},
+		{"YAML tag !!binary", plan.YAML, "a: !!binary aGk=\n", "YAML tag !!binary", nil},
+		{"custom YAML tag", plan.YAML, "a: !vault secret\n", "YAML tag !vault", nil},
+		{"merge key", plan.YAML, "base: &b {x: 1}\nc:\n  <<: *b\n", "merge key <<", nil},
+		{"anchors and aliases", plan.YAML, "a: &x [1, 2]\nb: *x\n", "", map[string]any{"a": []any{json.Number("1"), json.Number("2")}, "b": []any{json.Number("1"), json.Number("2")}}},
+		{"alias as a key", plan.YAML, "a: &k key\n*k : 1\n", "alias *k used as a key", nil},
+		{"non-string key", plan.YAML, "1: one\n", "is read as a number, not a string", nil},
+		{"YAML 1.1 boolean", plan.YAML, "a: yes\n", "is a boolean to YAML 1.1 parsers", nil},
+		{"YAML 1.1 boolean, quoted", plan.YAML, "a: 'yes'\n", "", map[string]any{"a": "yes"}},
+		{"YAML 1.1 octal", plan.YAML, "a: 010\n", "not written in plain decimal", nil},
+		{"YAML hex", plan.YAML, "a: 0x10\n", "not written in plain decimal", nil},
+		{"YAML underscores", plan.YAML, "a: 1_000\n", "not written in plain decimal", nil},
+		{"YAML sexagesimal", plan.YAML, "a: 1:20\n", "is a number to some YAML parsers", nil},
+		{"YAML .5", plan.YAML, "a: .5\n", "not written as JSON writes numbers", nil},
+		{"YAML .inf", plan.YAML, "a: .inf\n", "not written as JSON writes numbers", nil},
+		{"YAML .nan", plan.YAML, "a: .nan\n", "not written as JSON writes numbers", nil},
+		{"YAML date", plan.YAML, "a: 2001-12-14\n", "unquoted date", nil},
+		{"YAML 1e5 is a number", plan.YAML, "a: 1e5\n", "", map[string]any{"a": json.Number("1e5")}},
+		{"integer beyond 2^53, kept exactly", plan.JSON, `{"a": 9007199254740993}`, "", map[string]any{"a": json.Number("9007199254740993")}},
+		{"number beyond float64", plan.JSON, `{"a": 1e400}`, "beyond the range of a 64-bit float", nil},
+		{"NaN", plan.JSON, `{"a": NaN}`, "unexpected character 'N'", nil},
+		{"Infinity", plan.JSON, `{"a": Infinity}`, "unexpected character 'I'", nil},
+		{"byte-order mark (JSON)", plan.JSON, "\xef\xbb\xbf{}", "byte-order mark", nil},
+		{"byte-order mark (YAML)", plan.YAML, "\xef\xbb\xbfa: 1\n", "byte-order mark", nil},
+		{"UTF-16", plan.JSON, "\xff\xfe{\x00}\x00", "UTF-16 byte-order mark", nil},
+		{"invalid UTF-8", plan.JSON, "{\"a\": \"\xff\"}", "invalid UTF-8", nil},
+		{"lone surrogate", plan.JSON, `{"a": "\ud800"}`, "lone UTF-16 surrogate", nil},
+		{"comment in JSON", plan.JSON, "{} // note", "unexpected content after the document", nil},
+		{"trailing comma", plan.JSON, `{"a": 1,}`, "trailing comma", nil},
+		{"numbers keep their literal", plan.JSON, `{"a": 4e4, "b": 40000.0}`, "", map[string]any{"a": json.Number("4e4"), "b": json.Number("40000.0")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.decision, func(t *testing.T) {
+			v, err := plan.Decode("doc", []byte(tt.in), tt.syntax, plan.DefaultLimits)
+			if tt.refuse != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.refuse) {
+					t.Fatalf("got %#v, %v; want a refusal containing %q", v, err, tt.refuse)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			if !reflect.DeepEqual(v, tt.want) {
+				t.Fatalf("got %#v, want %#v", v, tt.want)
+			}
+		})
+	}
+}
