@@ -26,10 +26,11 @@ plan_root := policies.plan.workspace_root if {
 	policies.plan
 } else := policies.operator.workspace_root
 
-# A tool name is exact and plain: it starts with a letter, digit or
-# underscore and continues with letters, digits and _ . : - only. A pattern
-# (fs:*, mcp__github__*), a name with spaces or a non-string is never one.
-tool_name_pattern := `^[A-Za-z0-9_][A-Za-z0-9_.:-]*$`
+# A tool name is exact and plain: letters, digits and _ . : - only,
+# starting and ending with a letter, digit or underscore. A pattern (fs:*,
+# mcp__github__*), a name with spaces, a name ending in ':' (which YAML
+# parsers read as a mapping) or a non-string is never one.
+tool_name_pattern := `^[A-Za-z0-9_]([A-Za-z0-9_.:-]*[A-Za-z0-9_])?$`
 
 is_tool_name(tool) if {
 	is_string(tool)

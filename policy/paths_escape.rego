@@ -7,8 +7,9 @@
 #   expanded or decoded, and anything a shell, Windows or a URL decoder could
 #   read differently is an escape: whitespace and control characters,
 #   non-ASCII (look-alikes of . and /), ~, $, backticks, %, glob characters,
-#   backslashes, drive letters, URL schemes, a leading //, and every . or ..
-#   segment, even one that would normalize back inside. Relative paths are
+#   backslashes, drive letters, URL schemes, a leading //, every . or ..
+#   segment (even one that would normalize back inside), a segment ending in
+#   a dot, Windows device names, and a relative path starting with - or @. Relative paths are
 #   read against the plan's own workspace root. With --resolve-paths, a path
 #   must also resolve on the real filesystem (symlinks followed) to a place
 #   inside every resolved root; a path that cannot be resolved is an escape.
@@ -63,15 +64,21 @@ resolved_roots(sources) := sprintf("the workspace %s %s", [noun, concat(" and ",
 inside_root(path, policy) if inside(absolute(path), policy.workspace_root)
 
 # A plain path is what the rules below leave: segments made of
-# A-Z a-z 0-9 . _ - @, each with at least one character that is not a dot,
+# A-Z a-z 0-9 . _ - @, not ending in a dot, not naming a Windows device,
 # separated by single slashes, one trailing slash allowed, at most 4096
-# bytes, and a relative path not starting with '-'. One match decides the
-# common case; ambiguity() explains the others.
+# bytes, and a relative path not starting with '-' or '@'. One match
+# decides the common case; ambiguity() explains the others.
 plain(path) if {
 	count(path) <= 4096
-	regex.match(`^(/|/?[.]*[A-Za-z0-9_@-][A-Za-z0-9._@-]*(/[.]*[A-Za-z0-9_@-][A-Za-z0-9._@-]*)*/?)$`, path)
+	regex.match(`^(/|/?[.]*[A-Za-z0-9_@-]([A-Za-z0-9._@-]*[A-Za-z0-9_@-])?(/[.]*[A-Za-z0-9_@-]([A-Za-z0-9._@-]*[A-Za-z0-9_@-])?)*/?)$`, path)
+	not regex.match(windows_device, path)
 	not startswith(path, "-")
+	not startswith(path, "@")
 }
+
+# A segment Windows reads as a device whatever the directory: CON, NUL,
+# COM1, LPT1 and the rest, in any case, with or without an extension.
+windows_device := `(?i)(^|/)(con|prn|aux|nul|com[1-9]|lpt[1-9])(\.[^/]*)?(/|$)`
 
 # Why a path cannot be judged as plain text. The rules run in order and the
 # first that matches explains the refusal; a path none of them matches is
@@ -106,12 +113,18 @@ ambiguity(path) := "is empty (it would mean the current directory)" if {
 	regex.match(`(^|/)\.\.(/|$)`, path)
 } else := "has a segment made only of dots (write the path in normalized form)" if {
 	regex.match(`(^|/)\.+(/|$)`, path)
+} else := "has a segment ending in '.' (Windows drops trailing dots, so \"a.\" names \"a\")" if {
+	regex.match(`[^/.]\.+(/|$)`, path)
+} else := "names a Windows device (CON, PRN, AUX, NUL, COM1-9, LPT1-9)" if {
+	regex.match(windows_device, path)
 } else := "has an empty segment (//)" if {
 	contains(path, "//")
 } else := sprintf("contains %q, which is outside A-Z a-z 0-9 . _ - @ and /", [regex.find_n(`[^A-Za-z0-9._@/-]`, path, 1)[0]]) if {
 	regex.match(`[^A-Za-z0-9._@/-]`, path)
 } else := "starts with '-' (a tool could read it as an option)" if {
 	startswith(path, "-")
+} else := "starts with '@' (many tools read @file as a file of arguments)" if {
+	startswith(path, "@")
 }
 
 # The path the plan means: absolute as written, or read against the plan's

@@ -25,6 +25,10 @@ test_paths_inside_the_root_allowed[path] if {
 		"/repo/workspace/node_modules/@types/node",
 		"/repo/workspace/.github/workflows",
 		"/repo/workspace/..hidden",
+		"/repo/workspace/console.log",
+		"/repo/workspace/a@b",
+		"/repo/workspace/@types",
+		"/repo/workspace/com10",
 		"/repo/workspace/a-b_c.d",
 		"docs",
 		"docs/guide.md",
@@ -93,6 +97,13 @@ hostile := {
 	"right-to-left override": {"path": "/repo/workspace/\u202egnp.exe", "reason": "contains a non-ASCII character"},
 	"accented letter": {"path": "/repo/workspace/résumé", "reason": "contains a non-ASCII character"},
 	"option-like relative": {"path": "-rf", "reason": "starts with '-'"},
+	"response file": {"path": "@etc", "reason": "starts with '@'"},
+	"response file with a slash": {"path": "@/etc", "reason": "starts with '@'"},
+	"trailing dot": {"path": "/repo/workspace/ab.", "reason": "has a segment ending in '.'"},
+	"trailing dots inside": {"path": "/repo/workspace/a.../b", "reason": "has a segment ending in '.'"},
+	"device": {"path": "/repo/workspace/con", "reason": "names a Windows device"},
+	"device with an extension": {"path": "/repo/workspace/NUL.txt", "reason": "names a Windows device"},
+	"device mid-path": {"path": "docs/com1/x", "reason": "names a Windows device"},
 	"too long": {"path": concat("", ["/repo/workspace/", concat("", [x | some _ in numbers.range(1, 4100); x := "a"])]), "reason": "is longer than 4096 bytes"},
 }
 
@@ -199,7 +210,7 @@ test_resolution_never_excuses_a_lexical_escape_denied if {
 test_plain_and_ambiguity_agree_allowed[path] if {
 	some path in array.concat([case.path | some case in hostile], [
 		"/repo/workspace", "/repo/workspace/", "docs", "docs/", ".env", "a/.b/..c/d.", "/", "@types/x",
-		"-", "a/-b", "/-x", "...x", "x...", "//", "/a//", "a/", "/a/./b", ".", "",
+		"-", "a/-b", "/-x", "...x", "x...", "//", "/a//", "a/", "/a/./b", ".", "", "@", "a/@b", "x.", "con", "Con.d/x", "lpt9", "lpt0",
 	])
 	plain(path) == not_ambiguous(path)
 }

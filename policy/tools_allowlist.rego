@@ -34,7 +34,7 @@ refusing(tool) := {source |
 
 explain(tool) := sprintf("tool %s is not a string", [lib.show(tool)]) if {
 	not is_string(tool)
-} else := sprintf("tool %s is a pattern or not a plain tool name: only exact names of A-Z a-z 0-9 _ . : - can be allowed", [lib.show(tool)]) if {
+} else := sprintf("tool %s is a pattern or not a plain tool name; only plain names (A-Z a-z 0-9 _ . : -, not starting or ending with . : -) can be allowed", [lib.show(tool)]) if {
 	not lib.is_tool_name(tool)
 } else := sprintf("tool %s is not allowed by %s", [lib.show(tool), lib.describe(refusing(tool))]) if {
 	count(refusing(tool)) > 0

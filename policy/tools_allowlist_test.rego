@@ -14,7 +14,7 @@ test_unlisted_tool_denied if {
 test_requested_pattern_denied[tool] if {
 	# Each of these would be matched as text by the policy pattern
 	# mcp__github__get_*, or is not a plain name at all.
-	some tool in ["mcp__github__get_*", "fs:*", "*", "fs.rea?", "mcp__github__get_[a-z]", "fs.read ", " fs.read", "fs read", "", "fs/read", "fs.read\n", "ＦＳ.read"]
+	some tool in ["mcp__github__get_*", "fs:*", "*", "fs.rea?", "mcp__github__get_[a-z]", "fs.read ", " fs.read", "fs read", "", "fs/read", "fs.read\n", "ＦＳ.read", "fs.write:", "fs.", "-fs", ":fs"]
 	deny := tools_allowlist.deny with input as fixtures.plan([fixtures.child({"tools": [tool]})])
 	some v in deny
 	v.field == "/tools/0"

@@ -63,6 +63,12 @@ var pathCases = []struct {
 	{"-rf", false},
 	{"/repo/workspace/a:b", false},
 	{"/repo/workspace/{a,b}", false},
+	{"@etc", false},
+	{"/repo/workspace/ab.", false},
+	{"/repo/workspace/con", false},
+	{"/repo/workspace/Aux.txt/x", false},
+	{"/repo/workspace/console.log", true},
+	{"/repo/workspace/a@b", true},
 }
 
 type pathJudge struct {
@@ -111,10 +117,11 @@ func TestPathRule(t *testing.T) {
 
 // plainlyInside is an independent, deliberately simple statement of what
 // an accepted path must be: ASCII letters, digits and . _ - @ in segments
-// separated by single slashes, no segment of dots only, not starting with
-// -, and, read against the root, the root itself or under root + "/".
+// separated by single slashes, no segment ending in a dot (so none of dots
+// only) or naming a Windows device, not starting with - or @, and, read
+// against the root, the root itself or under root + "/".
 func plainlyInside(path, root string) bool {
-	if path == "" || strings.HasPrefix(path, "-") || strings.HasPrefix(path, "//") {
+	if path == "" || strings.HasPrefix(path, "-") || strings.HasPrefix(path, "@") || strings.HasPrefix(path, "//") {
 		return false
 	}
 	for _, r := range path {
@@ -130,7 +137,7 @@ func plainlyInside(path, root string) bool {
 	}
 	abs = strings.TrimSuffix(abs, "/")
 	for _, seg := range strings.Split(abs, "/")[1:] {
-		if seg == "" || strings.Trim(seg, ".") == "" {
+		if seg == "" || strings.HasSuffix(seg, ".") || refDevice(seg) {
 			return false
 		}
 	}

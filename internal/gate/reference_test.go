@@ -43,7 +43,8 @@ type refPolicy struct {
 type finding struct{ rule, pointer string }
 
 var (
-	refToolName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.:-]*$`)
+	refToolName = regexp.MustCompile(`^[A-Za-z0-9_]([A-Za-z0-9_.:-]*[A-Za-z0-9_])?$`)
+	refDevices  = map[string]bool{"con": true, "prn": true, "aux": true, "nul": true}
 	refSegment  = regexp.MustCompile(`^[A-Za-z0-9._@-]+$`)
 	refWhole    = regexp.MustCompile(`^-?[0-9]+$`)
 	refChildKey = map[string]bool{"role": true, "tools": true, "paths": true, "budget_tokens": true, "id": true, "brief": true, "model": true, "metadata": true}
@@ -93,10 +94,11 @@ func refAny(patterns []string, name string) bool {
 
 // refInside reads the README's path rules directly: segments of
 // A-Z a-z 0-9 . _ - @ between single slashes, one trailing slash allowed,
-// no segment of dots only, no leading - for a relative path, and the
-// root itself or under root + "/".
+// no segment of dots only or ending in a dot, no Windows device name, no
+// leading - or @ for a relative path, and the root itself or under
+// root + "/".
 func refInside(path, planRoot string, roots []string) bool {
-	if path == "" || len(path) > 4096 || strings.HasPrefix(path, "-") || strings.HasPrefix(path, "//") {
+	if path == "" || len(path) > 4096 || strings.HasPrefix(path, "-") || strings.HasPrefix(path, "@") || strings.HasPrefix(path, "//") {
 		return false
 	}
 	abs := path
@@ -108,7 +110,7 @@ func refInside(path, planRoot string, roots []string) bool {
 	}
 	if abs != "/" {
 		for _, seg := range strings.Split(abs, "/")[1:] {
-			if !refSegment.MatchString(seg) || strings.Trim(seg, ".") == "" {
+			if !refSegment.MatchString(seg) || strings.HasSuffix(seg, ".") || refDevice(seg) {
 				return false
 			}
 		}
@@ -119,6 +121,16 @@ func refInside(path, planRoot string, roots []string) bool {
 		}
 	}
 	return true
+}
+
+// refDevice tells whether a segment names a Windows device: CON, PRN,
+// AUX, NUL, COM1-9 or LPT1-9, in any case, with any extension.
+func refDevice(seg string) bool {
+	base, _, _ := strings.Cut(strings.ToLower(seg), ".")
+	if refDevices[base] {
+		return true
+	}
+	return len(base) == 4 && (strings.HasPrefix(base, "com") || strings.HasPrefix(base, "lpt")) && base[3] >= '1' && base[3] <= '9'
 }
 
 func refJudge(policies []refPolicy, children []any) [][]finding {
@@ -287,6 +299,7 @@ var (
 		"fs.write", "fs.delete", "shell.run", "wallet.transfer", "fs:*", "mcp__github__get_*", "**", "*",
 		"fs.read ", " fs.read", "", "FS.READ", "fs..read", "fs.read.deep", "mcp__github__get_issue",
 		"mcp__github__create_issue", "db.drop", "http.post", "fs.rea?", "fs/read", "fs.réad", "fs.read\n",
+		"fs.write:", "fs.", "fs.read-", "_", "a",
 		lit("5"), nil, true, []any{"fs.read"}, map[string]any{"name": "fs.read"},
 	}
 	hostilePaths = []any{
@@ -296,13 +309,14 @@ var (
 		"file:///etc", "/repo/workspace\\..", "/repo/workspace/\u2215etc", "/repo/workspace/\uff0e\uff0e",
 		"-rf", "/repo/workspace/a:b", "/repo/workspace/{a,b}", "/repo/workspace/docs ", "/repo/workspace/`id`",
 		"/repo/workspace/docs/...", "/repo/workspace/@types", "/repo/workspace/.git", "/srv/app/x", "x/y/z",
+		"@etc", "/repo/workspace/ab.", "/repo/workspace/con", "docs/NUL.txt", "/repo/workspace/com10", "/repo/workspace/console",
 		lit("7"), nil, []any{"/etc"},
 	}
 	hostileBudgets = []any{
 		lit("0"), lit("-1"), lit("-0"), lit("200000"), lit("200001"), lit("5000000"), lit("4e4"), lit("40000.0"),
 		lit("1.5"), lit("9007199254740993"), lit("100000"), lit("100001"), "40000", true, nil, []any{lit("1")},
 	}
-	pathAlphabet = []string{"/", "/", "a", "b", ".", "..", "-", "_", "@", "~", "$", "%", "\\", " ", ":", "é", "\u2215", "*", "repo", "workspace", "docs"}
+	pathAlphabet = []string{"/", "/", "a", "b", ".", "..", "-", "_", "@", "~", "$", "%", "\\", " ", ":", "é", "\u2215", "*", "repo", "workspace", "docs", "con", "Lpt1", "nul."}
 )
 
 func pick(r *rand.Rand, pool []any) any { return pool[r.IntN(len(pool))] }
