@@ -31,6 +31,10 @@ type checkOptions struct {
 // DefaultTimeout bounds the judging of one plan.
 const DefaultTimeout = 10 * time.Second
 
+// maxDepthCeiling caps --max-depth: the readers recurse once per level, and
+// a deeper document would overflow the stack instead of being refused.
+const maxDepthCeiling = 10000
+
 // usageError is a command line the gate cannot act on.
 type usageError struct{ msg string }
 
@@ -64,6 +68,12 @@ func parseCheck(args []string, help io.Writer) (*checkOptions, error) {
 	for {
 		if err := fs.Parse(flagArgs); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				// Help is an answer only when it is all that was asked:
+				// "-h" among plans, or a file a glob named "--help=x",
+				// must never turn a check into exit 0.
+				if len(args) != 1 {
+					return nil, &usageError{"-h and --help take no other arguments; to check a file named like a flag, put it after --"}
+				}
 				printCheckHelp(help, fs)
 				return nil, err
 			}
@@ -89,8 +99,8 @@ func parseCheck(args []string, help io.Writer) (*checkOptions, error) {
 		return opts, &usageError{"--max-bytes must be positive"}
 	case opts.limits.MaxYAMLBytes <= 0:
 		return opts, &usageError{"--max-yaml-bytes must be positive"}
-	case opts.limits.MaxDepth <= 0:
-		return opts, &usageError{"--max-depth must be positive"}
+	case opts.limits.MaxDepth <= 0 || opts.limits.MaxDepth > maxDepthCeiling:
+		return opts, &usageError{fmt.Sprintf("--max-depth must be between 1 and %d", maxDepthCeiling)}
 	case opts.limits.MaxAliasNodes < 0:
 		return opts, &usageError{"--max-alias-nodes must not be negative"}
 	case opts.limits.MaxStringBytes <= 0:
@@ -133,6 +143,10 @@ func (o *onceString) String() string {
 func (o *onceString) Set(s string) error {
 	if o.set {
 		return errors.New("given more than once")
+	}
+	if s == "" {
+		// An unset $POLICY must not mean "no operator policy".
+		return errors.New("is empty: name the operator's policy file")
 	}
 	*o.value, o.set = s, true
 	return nil
@@ -247,7 +261,7 @@ func check(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Writer) *report.Report {
 	rep := &report.Report{Results: []report.Result{}}
 	fail := func(err error) {
-		fmt.Fprintf(stderr, "spawngate: %s\n", oneLine(err.Error()))
+		fmt.Fprintf(stderr, "spawngate: %s\n", report.Clean(oneLine(err.Error())))
 	}
 	engine, loader, err := prepared(ctx, opts)
 	if err != nil {
@@ -257,7 +271,7 @@ func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Wri
 	}
 	var operator plan.Policy
 	if opts.policy != "" {
-		operator, err = readPolicy(loader, opts.policy)
+		operator, err = readPolicyWithin(ctx, opts.timeout, loader, opts.policy)
 		if err != nil {
 			err = fmt.Errorf("--policy %w", err)
 			rep.Error = oneLine(err.Error())
@@ -312,8 +326,22 @@ func prepared(ctx context.Context, opts *checkOptions) (*gate.Engine, *plan.Load
 	return engine, loader, nil
 }
 
-func readPolicy(loader *plan.Loader, name string) (plan.Policy, error) {
-	data, err := plan.ReadFile(name, loader.Limits().MaxBytes)
+// readPolicyWithin reads the operator policy within the timeout.
+func readPolicyWithin(ctx context.Context, timeout time.Duration, loader *plan.Loader, name string) (plan.Policy, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	pol, err := readPolicy(ctx, loader, name)
+	if errors.Is(err, context.DeadlineExceeded) {
+		return nil, fmt.Errorf("%s: timed out after %s (limit --timeout)", name, timeout)
+	}
+	if errors.Is(err, context.Canceled) {
+		return nil, fmt.Errorf("%s: interrupted", name)
+	}
+	return pol, err
+}
+
+func readPolicy(ctx context.Context, loader *plan.Loader, name string) (plan.Policy, error) {
+	data, err := read(ctx, name, name, loader.Limits().MaxBytes, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -340,13 +368,7 @@ func judgeWithin(ctx context.Context, timeout time.Duration, engine *gate.Engine
 
 func judge(ctx context.Context, engine *gate.Engine, loader *plan.Loader, operator plan.Policy, name string, stdin io.Reader) (report.Result, error) {
 	source := sourceName(name)
-	var data []byte
-	var err error
-	if name == "-" {
-		data, err = plan.Read(stdin, source, loader.Limits().MaxBytes)
-	} else {
-		data, err = plan.ReadFile(name, loader.Limits().MaxBytes)
-	}
+	data, err := read(ctx, name, source, loader.Limits().MaxBytes, stdin)
 	if err != nil {
 		return report.Result{}, err
 	}
@@ -365,6 +387,43 @@ func judge(ctx context.Context, engine *gate.Engine, loader *plan.Loader, operat
 		return report.Result{}, fmt.Errorf("%s: %w", source, err)
 	}
 	return res, nil
+}
+
+// read reads a plan, giving up when the context ends: a FIFO without a
+// writer or a stdin that never closes must not hold the gate past its
+// timeout or a signal. The abandoned read ends with the process.
+func read(ctx context.Context, name, source string, max int64, stdin io.Reader) ([]byte, error) {
+	type result struct {
+		data  []byte
+		err   error
+		panic any
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		defer func() {
+			// A panic belongs to the caller, whose recover turns it into
+			// an internal error; in this goroutine it would crash.
+			if p := recover(); p != nil {
+				done <- result{panic: p}
+			}
+		}()
+		if name == "-" {
+			r.data, r.err = plan.Read(stdin, source, max)
+		} else {
+			r.data, r.err = plan.ReadFile(name, max)
+		}
+		done <- r
+	}()
+	select {
+	case r := <-done:
+		if r.panic != nil {
+			panic(r.panic)
+		}
+		return r.data, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 func sourceName(name string) string {

@@ -18,6 +18,12 @@ import (
 func Main() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go func() {
+		// The first signal cancels the run, which then exits 2; a second
+		// one finds the default handler and ends the process at once.
+		<-ctx.Done()
+		stop()
+	}()
 	return Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 }
 

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -89,5 +91,22 @@ func TestRunTimesOut(t *testing.T) {
 	}
 	if got := stderr.String(); got != "spawngate: <stdin>: timed out after 1ns (limit --timeout)\n" {
 		t.Fatalf("stderr %q", got)
+	}
+}
+
+// A file name is text from outside too: it must not put a terminal escape
+// on stderr.
+func TestStderrEscapesFileNames(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "x\x1b[31mred\u202e.yaml")
+	if err := os.WriteFile(name, []byte("plan: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), []string{"check", name}, strings.NewReader(""), &stdout, &stderr)
+	if code != report.ExitError {
+		t.Fatalf("exit %d", code)
+	}
+	if strings.ContainsAny(stderr.String(), "\x1b\u202e") || !strings.Contains(stderr.String(), `x\u001b[31mred\u202e.yaml`) {
+		t.Fatalf("stderr %q", stderr.String())
 	}
 }
