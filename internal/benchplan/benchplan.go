@@ -1,0 +1,96 @@
+// Package benchplan generates large spawn plans for the benchmarks and the
+// comparison script: the fan-out of an orchestrator that splits a backlog
+// into many tasks, each child made from one of a few role templates, with a
+// few percent of children that ask for too much.
+package benchplan
+
+import (
+	"bytes"
+	"strconv"
+)
+
+// Options shape a generated plan.
+type Options struct {
+	// Children is how many children the plan lists.
+	Children int
+	// RefusedEvery makes every n-th child ask for too much (a write tool,
+	// a path out of the workspace, a budget over the cap); 0 for none.
+	RefusedEvery int
+	// Shards is how many distinct task directories the children share;
+	// 0 gives every child its own, so no two children are granted alike.
+	Shards int
+}
+
+// Default is the benchmark's plan: 3% of children refused, 64 task
+// directories.
+func Default(children int) Options {
+	return Options{Children: children, RefusedEvery: 33, Shards: 64}
+}
+
+type template struct {
+	role   string
+	tools  string
+	paths  string
+	budget int
+}
+
+var templates = []template{
+	{"doc-reader", `["fs.read"]`, `"/repo/workspace/docs"`, 40000},
+	{"code-reader", `["fs.read","http.get"]`, `"/repo/workspace/src"`, 80000},
+	{"researcher", `["http.get","mcp__github__get_issue","mcp__github__get_pull_request"]`, ``, 60000},
+	{"summarizer", `["fs.read"]`, `"docs/summaries"`, 20000},
+	{"test-reader", `["fs.read"]`, `"/repo/workspace/tests","/repo/workspace/src"`, 50000},
+	{"triager", `["mcp__github__get_issue","http.get"]`, ``, 30000},
+}
+
+// Policy is the operator policy the generated plans are judged by, in
+// JSON.
+const Policy = `{"allowed_tools": ["fs.read", "fs.write", "http.get", "mcp__github__get_*"], "workspace_root": "/repo/workspace", "budget_cap_tokens": 200000}`
+
+// Generate writes a plan as JSON.
+func Generate(o Options) []byte {
+	var b bytes.Buffer
+	b.Grow(o.Children * 200)
+	b.WriteString(`{"plan":[`)
+	for i := 0; i < o.Children; i++ {
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		t := templates[i%len(templates)]
+		shard := i
+		if o.Shards > 0 {
+			shard = i % o.Shards
+		}
+		tools, paths, budget := t.tools, t.paths, t.budget
+		if o.RefusedEvery > 0 && i%o.RefusedEvery == o.RefusedEvery-1 {
+			switch (i / o.RefusedEvery) % 3 {
+			case 0:
+				tools = `["fs.read","shell.run"]`
+			case 1:
+				paths = `"~/.ssh"`
+			case 2:
+				budget = 5000000
+			}
+		}
+		b.WriteString(`{"id":"task-`)
+		b.WriteString(strconv.Itoa(i))
+		b.WriteString(`","role":"`)
+		b.WriteString(t.role)
+		b.WriteString(`","brief":"Work through item `)
+		b.WriteString(strconv.Itoa(i))
+		b.WriteString(` of the backlog.","tools":`)
+		b.WriteString(tools)
+		b.WriteString(`,"paths":[`)
+		if paths != "" {
+			b.WriteString(paths)
+			b.WriteString(",")
+		}
+		b.WriteString(`"/repo/workspace/tasks/`)
+		b.WriteString(strconv.Itoa(shard))
+		b.WriteString(`"],"budget_tokens":`)
+		b.WriteString(strconv.Itoa(budget))
+		b.WriteString("}")
+	}
+	b.WriteString("]}\n")
+	return b.Bytes()
+}

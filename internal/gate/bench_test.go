@@ -1,0 +1,25 @@
+package gate_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+
+	"github.com/spawngate/spawngate/internal/benchplan"
+)
+
+// BenchmarkEvaluate is the Rego step alone, on plans already loaded.
+func BenchmarkEvaluate(b *testing.B) {
+	e := builtin(b)
+	operator := mustPolicy(b, benchplan.Policy)
+	for _, n := range []int{1000, 10000, 100000} {
+		p := mustPlan(b, string(benchplan.Generate(benchplan.Default(n))))
+		b.Run("children="+strconv.Itoa(n), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := e.Evaluate(context.Background(), operator, p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
