@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/open-policy-agent/opa/v1/ast"
+
+	"github.com/spawngate/spawngate/internal/plan"
 )
 
 // Check describes one rule the gate reports under, as its package METADATA
@@ -130,4 +132,32 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// readsNoAbstractedField refuses a policy that mentions a child key the
+// gate judges only by type and length (id, brief, model, metadata: see
+// plan.Abstracted). Children that differ only in those keys are evaluated
+// once, so a check reading one would see another child's value.
+func readsNoAbstractedField(c *ast.Compiler) error {
+	names, err := plan.Abstracted()
+	if err != nil {
+		return err
+	}
+	forbidden := map[string]bool{}
+	for _, n := range names {
+		forbidden[n] = true
+	}
+	for _, name := range sortedKeys(c.Modules) {
+		var found string
+		ast.WalkTerms(c.Modules[name], func(t *ast.Term) bool {
+			if s, ok := t.Value.(ast.String); ok && forbidden[string(s)] && found == "" {
+				found = string(s)
+			}
+			return found != ""
+		})
+		if found != "" {
+			return fmt.Errorf("%s mentions %q: checks may not read a child's %s, which grants nothing (the gate judges children that differ only in %s once)", name, found, strings.Join(names, ", "), strings.Join(names, ", "))
+		}
+	}
+	return nil
 }

@@ -66,6 +66,9 @@ func New(ctx context.Context, modules []policy.Module, opts ...Option) (*Engine,
 	if err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
+	if err := readsNoAbstractedField(compiler); err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
 	var q strings.Builder
 	for i, chk := range checks {
 		if i > 0 {
@@ -129,14 +132,27 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 	if len(policies) == 0 {
 		return report.Result{}, ErrNoPolicy
 	}
+	// Children the schema and the checks cannot tell apart are evaluated
+	// once (plan/group.go): the checks see one representative per group.
+	reps, group := p.Reps, p.Group
+	if reps == nil {
+		reps, group = make([]int, len(p.Children)), make([]int, len(p.Children))
+		for i := range reps {
+			reps[i], group[i] = i, i
+		}
+	}
+	judged := make([]any, len(reps))
+	for k, i := range reps {
+		judged[k] = p.Children[i]
+	}
 	input := map[string]any{
 		"policies":       policies,
-		"children":       p.Children,
-		"float_literals": floatLiterals(p.Children),
+		"children":       judged,
+		"float_literals": floatLiterals(judged),
 	}
 	if e.resolvePaths {
 		planRoot, _ := policies[names[len(names)-1]].(map[string]any)["workspace_root"].(string)
-		r, err := resolution(policies, planRoot, p.Children)
+		r, err := resolution(policies, planRoot, judged)
 		if err != nil {
 			return report.Result{}, err
 		}
@@ -158,19 +174,32 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 	if len(rs) != 1 {
 		return report.Result{}, fmt.Errorf("evaluating the policy: the result is undefined (%d results)", len(rs))
 	}
-	found := make([][]report.Violation, len(p.Children))
+	byGroup := make([][]report.Violation, len(reps))
 	for i, chk := range e.checks {
 		deny, ok := rs[0].Bindings[binding(i)].([]any)
 		if !ok {
 			return report.Result{}, fmt.Errorf("check %s: deny is not a set", chk.ID)
 		}
 		for _, raw := range deny {
-			child, v, err := violation(chk, raw, len(p.Children))
+			k, v, err := violation(chk, raw, len(reps))
 			if err != nil {
 				return report.Result{}, fmt.Errorf("check %s: %w", chk.ID, err)
 			}
-			found[child] = append(found[child], v)
+			byGroup[k] = append(byGroup[k], v)
 		}
+	}
+	found := make([][]report.Violation, len(p.Children))
+	for i, k := range group {
+		if len(byGroup[k]) == 0 {
+			continue
+		}
+		prefix := "/plan/" + strconv.Itoa(i)
+		vs := make([]report.Violation, len(byGroup[k]))
+		for j, v := range byGroup[k] {
+			v.Path = prefix + v.Path
+			vs[j] = v
+		}
+		found[i] = vs
 	}
 	return assemble(p, names, found), nil
 }
@@ -199,7 +228,7 @@ func violation(chk Check, raw any, children int) (int, report.Violation, error) 
 		Rule:     chk.ID,
 		Severity: chk.Severity,
 		Message:  msg,
-		Path:     "/plan/" + strconv.Itoa(child) + field,
+		Path:     field, // relative to the child until it is known which
 	}, nil
 }
 

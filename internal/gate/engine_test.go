@@ -100,6 +100,7 @@ func TestNewRefusesPoliciesItCannotTrust(t *testing.T) {
 		{"network built-in", []policy.Module{module("spawngate.checks.a", goodMeta, `deny contains v if { v := http.send({"method": "get", "url": "http://x"}) }`)}, "http.send"},
 		{"clock built-in", []policy.Module{module("spawngate.checks.a", goodMeta, "deny contains v if { v := time.now_ns() }")}, "time.now_ns"},
 		{"random built-in", []policy.Module{module("spawngate.checks.a", goodMeta, `deny contains v if { v := rand.intn("x", 2) }`)}, "rand.intn"},
+		{"reads a field that grants nothing", []policy.Module{module("spawngate.checks.a", goodMeta, `deny contains v if { some child in input.children; v := child.metadata }`)}, `mentions "metadata": checks may not read a child's brief, id, metadata, model`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Plan is a spawn plan read from one document.
@@ -22,6 +23,10 @@ type Plan struct {
 	// Issues are schema violations inside children, in child and pointer
 	// order. Each refuses its child.
 	Issues []Issue
+	// Reps holds, for each group of children the schema and the checks
+	// cannot tell apart, the index of its first child; Group holds each
+	// child's group. See group.go.
+	Reps, Group []int
 }
 
 // Policy is a validated policy object (see schemas/policy.schema.json).
@@ -41,13 +46,31 @@ type Loader struct {
 	schemas *schemaSet
 }
 
-// NewLoader compiles the embedded schemas.
+// NewLoader returns a loader that reads with the given limits.
 func NewLoader(lim Limits) (*Loader, error) {
-	s, err := compileSchemas()
+	s, err := embeddedSchemas()
 	if err != nil {
-		return nil, fmt.Errorf("compiling the embedded schemas: %w", err)
+		return nil, err
 	}
 	return &Loader{limits: lim, schemas: s}, nil
+}
+
+// The embedded schemas are compiled once per process, by whoever needs
+// them first.
+var (
+	schemasOnce     sync.Once
+	compiledSchemas *schemaSet
+	schemasErr      error
+)
+
+func embeddedSchemas() (*schemaSet, error) {
+	schemasOnce.Do(func() {
+		compiledSchemas, schemasErr = compileSchemas()
+		if schemasErr != nil {
+			schemasErr = fmt.Errorf("compiling the embedded schemas: %w", schemasErr)
+		}
+	})
+	return compiledSchemas, schemasErr
 }
 
 // Limits returns the limits the loader reads with.
@@ -61,10 +84,38 @@ func (l *Loader) Plan(source string, data []byte) (*Plan, error) {
 		return nil, err
 	}
 	p := &Plan{Source: source}
+	shell := doc
+	var members [][]int
+	if children, ok := doc["plan"].([]any); ok {
+		if len(children) > l.limits.MaxChildren {
+			return nil, &Error{Source: source, Pointer: "/plan", Msg: fmt.Sprintf("%d children, more than %d (limit --max-children)", len(children), l.limits.MaxChildren)}
+		}
+		// The document is validated with one representative per group of
+		// children the schema cannot tell apart (group.go); what the
+		// schema says of a representative it says of every member.
+		g := grouper{abstract: l.schemas.abstract}
+		p.Children = children
+		p.Reps, p.Group = g.group(children)
+		members = make([][]int, len(p.Reps))
+		for i, k := range p.Group {
+			members[k] = append(members[k], i)
+		}
+		reps := make([]any, len(p.Reps))
+		for k, i := range p.Reps {
+			reps[k] = children[i]
+		}
+		shell = make(map[string]any, len(doc))
+		for k, v := range doc {
+			shell[k] = v
+		}
+		shell["plan"] = reps
+	}
 	var docProblems []problem
-	for _, pr := range l.schemas.validate(l.schemas.plan, doc) {
-		if child, field, ok := splitChild(pr.pointer); ok {
-			p.Issues = append(p.Issues, Issue{Child: child, Field: field, Message: pr.msg})
+	for _, pr := range l.schemas.validate(l.schemas.plan, shell) {
+		if rep, field, ok := splitChild(pr.pointer); ok {
+			for _, child := range members[rep] {
+				p.Issues = append(p.Issues, Issue{Child: child, Field: field, Message: pr.msg})
+			}
 			continue
 		}
 		if pr.pointer == "/plan" && pr.msg == "must not be empty" {
@@ -74,10 +125,6 @@ func (l *Loader) Plan(source string, data []byte) (*Plan, error) {
 	}
 	if len(docProblems) > 0 {
 		return nil, documentError(source, docProblems)
-	}
-	p.Children = doc["plan"].([]any)
-	if len(p.Children) > l.limits.MaxChildren {
-		return nil, &Error{Source: source, Pointer: "/plan", Msg: fmt.Sprintf("%d children, more than %d (limit --max-children)", len(p.Children), l.limits.MaxChildren)}
 	}
 	if pol, ok := doc["policy"].(map[string]any); ok {
 		p.Policy = pol
@@ -170,7 +217,7 @@ func duplicateIDs(children []any) []Issue {
 	byID := map[string][]int{}
 	for i, c := range children {
 		if obj, ok := c.(map[string]any); ok {
-			if id, ok := obj["id"].(string); ok {
+			if id, ok := obj["id"].(string); ok && id != "" { // an empty id is refused as empty
 				byID[id] = append(byID[id], i)
 			}
 		}
@@ -195,4 +242,20 @@ func duplicateIDs(children []any) []Issue {
 		}
 	}
 	return issues
+}
+
+// Abstracted lists the child keys whose values the schema sees only by type
+// and length, so that children differing only in them are judged once (see
+// group.go). No check may read them.
+func Abstracted() ([]string, error) {
+	s, err := embeddedSchemas()
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(s.abstract))
+	for name := range s.abstract {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names, nil
 }

@@ -246,11 +246,10 @@ plan:
 		{5, "/id", `id "c" is not unique: child 6 also uses it`},
 		{6, "/id", `id "c" is not unique: child 5 also uses it`},
 	}},
+	// An empty id is refused as empty; that it repeats adds nothing.
 	{name: "duplicate empty ids", in: planOf(child(map[string]string{"id": `""`}), child(map[string]string{"id": `""`})), children: 2, issues: []plan.Issue{
 		{0, "/id", "must not be empty"},
-		{0, "/id", `id "" is not unique: child 1 also uses it`},
 		{1, "/id", "must not be empty"},
-		{1, "/id", `id "" is not unique: child 0 also uses it`},
 	}},
 	{name: "duplicate id beside other issues", in: planOf(
 		child(map[string]string{"id": `"x"`, "role": "1", "zz": "1"}), child(map[string]string{"id": `"x"`, "budget_tokens": "0"}),

@@ -27,24 +27,50 @@ func ReadFile(path string, max int64) ([]byte, error) {
 	if info.IsDir() {
 		return nil, &Error{Source: path, Msg: "is a directory, not a document"}
 	}
+	if info.Mode().IsRegular() {
+		if info.Size() > max {
+			return nil, tooLarge(path, max)
+		}
+		return readSized(f, path, max, int(info.Size()))
+	}
 	return Read(f, path, max)
 }
 
 // Read reads a whole document from r, refusing more than max bytes without
 // reading much past the limit.
 func Read(r io.Reader, source string, max int64) ([]byte, error) {
+	return readSized(r, source, max, 512)
+}
+
+// readSized reads like Read into a buffer of the expected size, so a large
+// file is read without copying it as the buffer grows. It reads at most one
+// byte past the limit.
+func readSized(r io.Reader, source string, max int64, expect int) ([]byte, error) {
 	limit := max
 	if limit < math.MaxInt64 {
 		limit++ // one byte past the limit tells a document over it
 	}
-	data, err := io.ReadAll(io.LimitReader(r, limit))
-	if err != nil {
-		return nil, &Error{Source: source, Msg: "cannot read: " + reason(err)}
+	buf := make([]byte, 0, min(int64(expect)+1, limit, math.MaxInt32))
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)] // room to grow
+		}
+		room := buf[len(buf):cap(buf)]
+		if over := limit - int64(len(buf)); int64(len(room)) > over {
+			room = room[:over]
+		}
+		n, err := r.Read(room)
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > max {
+			return nil, tooLarge(source, max)
+		}
+		if errors.Is(err, io.EOF) {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, &Error{Source: source, Msg: "cannot read: " + reason(err)}
+		}
 	}
-	if int64(len(data)) > max {
-		return nil, tooLarge(source, max)
-	}
-	return data, nil
 }
 
 func tooLarge(source string, max int64) *Error {

@@ -35,6 +35,9 @@ type schemaSet struct {
 	compiler *jsonschema.Compiler
 	plan     *jsonschema.Schema
 	policy   *jsonschema.Schema
+	// abstract holds the child properties whose values the schema sees
+	// only by type and length (see group.go).
+	abstract map[string]*jsonschema.Schema
 
 	mu  sync.Mutex
 	sub map[string]*jsonschema.Schema // sub-schemas, compiled when a message needs one
@@ -70,6 +73,18 @@ func compileSchemas() (*schemaSet, error) {
 	if s.policy, err = c.Compile(schemas.BaseURL + "policy.schema.json"); err != nil {
 		return nil, err
 	}
+	child, err := c.Compile(schemas.BaseURL + "child.schema.json")
+	if err != nil {
+		return nil, err
+	}
+	if err := c.AddResource(schemas.BaseURL+"neutral.schema.json", strings.NewReader("{}")); err != nil {
+		return nil, err
+	}
+	neutral, err := c.Compile(schemas.BaseURL + "neutral.schema.json")
+	if err != nil {
+		return nil, err
+	}
+	s.abstract = abstractable(child, neutral)
 	return s, nil
 }
 

@@ -1,0 +1,168 @@
+package plan
+
+import (
+	"encoding/json"
+	"reflect"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+)
+
+// Children that neither the schema nor the checks can tell apart are
+// judged once. Two children fall in one group when they have the same keys
+// and the same values, except for the keys whose schema constrains a value
+// only by its type and length (id, brief, model, metadata: the fields that
+// grant nothing). For those, the group records only the type, and for a
+// string whether it is long enough. The schema gives every child of a group
+// the same verdict and the same messages, and the checks may not read such
+// keys (gate.New refuses a check that does), so one representative per
+// group is validated and evaluated, and its findings hold for all members.
+
+// abstractable finds the properties of an object schema that constrain a
+// value only by type and minimum length, comparing each property's schema
+// with a schema that constrains nothing. It reads the compiled schema, so it
+// follows the schema files: give a property a pattern, an enum or a format,
+// and its values count again.
+func abstractable(obj, neutral *jsonschema.Schema) map[string]*jsonschema.Schema {
+	out := map[string]*jsonschema.Schema{}
+	for name, s := range obj.Properties {
+		if onlyTypeAndMinLength(s, neutral) {
+			out[name] = s
+		}
+	}
+	return out
+}
+
+func onlyTypeAndMinLength(s, neutral *jsonschema.Schema) bool {
+	sv, nv := reflect.ValueOf(s).Elem(), reflect.ValueOf(neutral).Elem()
+	for i := 0; i < sv.NumField(); i++ {
+		f := sv.Type().Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		switch f.Name {
+		case "Location", "Draft", "Types", "MinLength",
+			"Title", "Description", "Default", "Comment", "ReadOnly", "WriteOnly", "Examples", "Deprecated":
+			continue
+		}
+		if !reflect.DeepEqual(sv.Field(i).Interface(), nv.Field(i).Interface()) {
+			return false
+		}
+	}
+	// Whether a number is an integer depends on its value, not its type.
+	return !slices.Contains(s.Types, "integer")
+}
+
+// grouper assigns children to groups.
+type grouper struct {
+	abstract map[string]*jsonschema.Schema
+	buf      []byte
+	keys     []string
+	index    map[string]int
+}
+
+// group returns, for each group, the index of its first child (the
+// representative), and for each child its group.
+func (g *grouper) group(children []any) (reps, group []int) {
+	g.index = make(map[string]int, len(children)/4+1)
+	group = make([]int, len(children))
+	for i, c := range children {
+		g.buf = g.buf[:0]
+		g.child(c)
+		k, ok := g.index[string(g.buf)]
+		if !ok {
+			k = len(reps)
+			g.index[string(g.buf)] = k
+			reps = append(reps, i)
+		}
+		group[i] = k
+	}
+	return reps, group
+}
+
+func (g *grouper) child(c any) {
+	obj, ok := c.(map[string]any)
+	if !ok {
+		g.value(c)
+		return
+	}
+	keys := g.keys[:0]
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	g.keys = keys
+	g.buf = append(g.buf, 'o')
+	g.buf = strconv.AppendInt(g.buf, int64(len(keys)), 10)
+	for _, k := range keys {
+		g.str(k)
+		if s, ok := g.abstract[k]; ok {
+			g.class(obj[k], s)
+		} else {
+			g.value(obj[k])
+		}
+	}
+}
+
+// class records what the schema can see of an abstracted value.
+func (g *grouper) class(v any, s *jsonschema.Schema) {
+	switch v := v.(type) {
+	case string:
+		long := s.MinLength < 0 || utf8.RuneCountInString(v) >= s.MinLength
+		g.buf = append(g.buf, 'C', 's', map[bool]byte{true: '1', false: '0'}[long])
+	case json.Number:
+		g.buf = append(g.buf, 'C', 'n')
+	case bool:
+		g.buf = append(g.buf, 'C', 'b')
+	case nil:
+		g.buf = append(g.buf, 'C', 'z')
+	case []any:
+		g.buf = append(g.buf, 'C', 'a')
+	case map[string]any:
+		g.buf = append(g.buf, 'C', 'o')
+	}
+}
+
+// value records a value exactly, numbers as written.
+func (g *grouper) value(v any) {
+	switch v := v.(type) {
+	case string:
+		g.str(v)
+	case json.Number:
+		g.buf = append(g.buf, 'n')
+		g.buf = strconv.AppendInt(g.buf, int64(len(v)), 10)
+		g.buf = append(g.buf, ':')
+		g.buf = append(g.buf, v...)
+	case bool:
+		g.buf = append(g.buf, map[bool]byte{true: 't', false: 'f'}[v])
+	case nil:
+		g.buf = append(g.buf, 'z')
+	case []any:
+		g.buf = append(g.buf, 'a')
+		g.buf = strconv.AppendInt(g.buf, int64(len(v)), 10)
+		for _, x := range v {
+			g.value(x)
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		g.buf = append(g.buf, 'o')
+		g.buf = strconv.AppendInt(g.buf, int64(len(keys)), 10)
+		for _, k := range keys {
+			g.str(k)
+			g.value(v[k])
+		}
+	}
+}
+
+func (g *grouper) str(s string) {
+	g.buf = append(g.buf, 's')
+	g.buf = strconv.AppendInt(g.buf, int64(len(s)), 10)
+	g.buf = append(g.buf, ':')
+	g.buf = append(g.buf, s...)
+}
