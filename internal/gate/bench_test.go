@@ -22,4 +22,16 @@ func BenchmarkEvaluate(b *testing.B) {
 			}
 		})
 	}
+	// The worst case: every child has a task directory of its own, so no
+	// two are alike and every one is evaluated.
+	o := benchplan.Default(10000)
+	o.Shards = 0
+	p := mustPlan(b, string(benchplan.Generate(o)))
+	b.Run("children=10000/distinct", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := e.Evaluate(context.Background(), operator, p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -3,10 +3,12 @@ package gate
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/open-policy-agent/opa/v1/ast"
+	"gopkg.in/yaml.v3"
 
 	"github.com/spawngate/spawngate/internal/plan"
 )
@@ -62,14 +64,15 @@ func discoverChecks(c *ast.Compiler) ([]Check, error) {
 			byPkg[pkg] = chk
 			order = append(order, pkg)
 		}
-		for _, a := range mod.Annotations {
-			if a.Scope != "package" {
-				continue
-			}
+		meta, err := packageMetadata(mod)
+		if err != nil {
+			return nil, fmt.Errorf("%s: package %s: %w", name, pkg, err)
+		}
+		if meta != nil {
 			if chk.ID != "" {
 				return nil, fmt.Errorf("%s: package %s has METADATA in more than one module", name, pkg)
 			}
-			if err := fromAnnotations(chk, a); err != nil {
+			if err := fromMetadata(chk, meta); err != nil {
 				return nil, fmt.Errorf("%s: package %s: %w", name, pkg, err)
 			}
 		}
@@ -97,7 +100,55 @@ func discoverChecks(c *ast.Compiler) ([]Check, error) {
 	return checks, nil
 }
 
-func fromAnnotations(chk *Check, a *ast.Annotations) error {
+// metadata is a package's # METADATA block, the fields the gate reads.
+type metadata struct {
+	Scope       string         `yaml:"scope"`
+	Title       string         `yaml:"title"`
+	Description string         `yaml:"description"`
+	Custom      map[string]any `yaml:"custom"`
+}
+
+// packageMetadata reads the # METADATA block right above a module's package
+// statement, or returns nil when there is none. The gate reads it itself:
+// OPA's annotation processing reads every comment of every module and was
+// a sixth of start-up. TestPackageMetadataMatchesOPA keeps the two readings
+// equal for the built-in checks.
+func packageMetadata(mod *ast.Module) (*metadata, error) {
+	row := mod.Package.Location.Row
+	var lines []string
+	for i := len(mod.Comments) - 1; i >= 0; i-- {
+		c := mod.Comments[i]
+		if c.Location.Row >= row {
+			continue
+		}
+		if c.Location.Row != row-1-len(lines) {
+			break
+		}
+		lines = append(lines, string(c.Text))
+	}
+	slices.Reverse(lines)
+	for len(lines) > 0 && strings.TrimSpace(lines[0]) != "METADATA" {
+		lines = lines[1:]
+	}
+	if len(lines) == 0 {
+		return nil, nil
+	}
+	var body strings.Builder
+	for _, l := range lines[1:] {
+		body.WriteString(strings.TrimPrefix(l, " "))
+		body.WriteByte('\n')
+	}
+	var meta metadata
+	if err := yaml.Unmarshal([]byte(body.String()), &meta); err != nil {
+		return nil, fmt.Errorf("METADATA is not YAML: %w", err)
+	}
+	if meta.Scope != "" && meta.Scope != "package" {
+		return nil, nil
+	}
+	return &meta, nil
+}
+
+func fromMetadata(chk *Check, a *metadata) error {
 	id, _ := a.Custom["id"].(string)
 	severity, _ := a.Custom["severity"].(string)
 	switch {

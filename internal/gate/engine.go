@@ -5,11 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/open-policy-agent/opa/v1/ast"
-	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/storage"
+	"github.com/open-policy-agent/opa/v1/storage/inmem"
+	"github.com/open-policy-agent/opa/v1/topdown"
 
 	"github.com/spawngate/spawngate/internal/jsonpointer"
 	"github.com/spawngate/spawngate/internal/plan"
@@ -20,8 +24,10 @@ import (
 // Engine judges plans. Build one per process with New; Evaluate may then be
 // called for many plans, also concurrently.
 type Engine struct {
-	query        rego.PreparedEvalQuery
-	checks       []Check // in the order of the query's bindings
+	compiler     *ast.Compiler
+	query        ast.Body      // compiled: deny0 = data.spawngate.checks.<a>.deny; ...
+	store        storage.Store // empty: the checks read only input
+	checks       []Check       // in the order of the query's bindings
 	resolvePaths bool
 }
 
@@ -34,6 +40,36 @@ type Option func(*Engine)
 // workspace root. A root that does not exist on this machine makes the
 // plan impossible to evaluate.
 func ResolvePaths(on bool) Option { return func(e *Engine) { e.resolvePaths = on } }
+
+// parseModules parses the modules on every core: parsing is a third of
+// start-up. METADATA is read by packageMetadata, not by the parser.
+func parseModules(modules []policy.Module) (map[string]*ast.Module, error) {
+	parsed := make([]*ast.Module, len(modules))
+	errs := make([]error, len(modules))
+	var wg sync.WaitGroup
+	next := make(chan int, len(modules))
+	for i := range modules {
+		next <- i
+	}
+	close(next)
+	for range min(runtime.GOMAXPROCS(0), len(modules)) {
+		wg.Go(func() {
+			for i := range next {
+				m := modules[i]
+				parsed[i], errs[i] = ast.ParseModuleWithOpts(m.Name, m.Source, ast.ParserOptions{RegoVersion: ast.RegoV1})
+			}
+		})
+	}
+	wg.Wait()
+	out := make(map[string]*ast.Module, len(modules))
+	for i, m := range modules {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		out[m.Name] = parsed[i]
+	}
+	return out, nil
+}
 
 // Built-ins a policy may not call: they reach the network or depend on the
 // clock or chance, and the same plan must always get the same answer.
@@ -50,15 +86,19 @@ var forbiddenBuiltins = map[string]bool{
 // New compiles the modules (policy.Modules() for the built-in checks) and
 // prepares the one query that evaluates every check.
 func New(ctx context.Context, modules []policy.Module, opts ...Option) (*Engine, error) {
-	parsed := make(map[string]*ast.Module, len(modules))
-	for _, m := range modules {
-		mod, err := ast.ParseModuleWithOpts(m.Name, m.Source, ast.ParserOptions{ProcessAnnotation: true, RegoVersion: ast.RegoV1})
-		if err != nil {
-			return nil, fmt.Errorf("policy: %w", err)
-		}
-		parsed[m.Name] = mod
+	parsed, err := parseModules(modules)
+	if err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
 	}
-	compiler := ast.NewCompiler().WithCapabilities(capabilities()).WithEnablePrintStatements(false)
+	// OPA's type checker is a fifth of compiling, and finds nothing the
+	// evaluation would not: a type error in a check is a built-in error at
+	// run time, and built-in errors are strict, so the plan is not
+	// evaluated (exit 2). TestBuiltinsTypeCheck runs it on the built-in
+	// checks, so their type errors are caught before release.
+	compiler := ast.NewCompiler().
+		WithCapabilities(capabilities()).
+		WithEnablePrintStatements(false).
+		WithSkipStages(ast.StageCheckTypes)
 	if compiler.Compile(parsed); compiler.Failed() {
 		return nil, fmt.Errorf("policy: %w", compiler.Errors)
 	}
@@ -69,22 +109,18 @@ func New(ctx context.Context, modules []policy.Module, opts ...Option) (*Engine,
 	if err := readsNoAbstractedField(compiler); err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
-	var q strings.Builder
+	// One query binds every check's deny set. OPA's topdown evaluator is
+	// used directly: the rego package around it would add bundle, wasm and
+	// planner code to the binary, and their start-up, for nothing.
+	var query ast.Body
 	for i, chk := range checks {
-		if i > 0 {
-			q.WriteString("; ")
-		}
-		fmt.Fprintf(&q, "%s = %s", binding(i), denyRef(chk.Package))
+		query = append(query, ast.Equality.Expr(ast.VarTerm(binding(i)), ast.NewTerm(denyRef(chk.Package))))
 	}
-	query, err := rego.New(
-		rego.Compiler(compiler),
-		rego.Query(q.String()),
-		rego.StrictBuiltinErrors(true),
-	).PrepareForEval(ctx)
+	query, err = compiler.QueryCompiler().Compile(query)
 	if err != nil {
 		return nil, fmt.Errorf("policy: preparing the query: %w", err)
 	}
-	e := &Engine{query: query, checks: checks}
+	e := &Engine{compiler: compiler, query: query, store: inmem.New(), checks: checks}
 	for _, opt := range opts {
 		opt(e)
 	}
@@ -145,9 +181,15 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 	for k, i := range reps {
 		judged[k] = p.Children[i]
 	}
+	members := make([]any, len(reps))
+	for _, k := range group {
+		n, _ := members[k].(int)
+		members[k] = n + 1
+	}
 	input := map[string]any{
 		"policies":       policies,
 		"children":       judged,
+		"members":        members,
 		"float_literals": floatLiterals(judged),
 	}
 	if e.resolvePaths {
@@ -162,7 +204,7 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 	if err != nil {
 		return report.Result{}, fmt.Errorf("building the policy input: %w", err)
 	}
-	rs, err := e.query.Eval(ctx, rego.EvalParsedInput(value))
+	rs, err := e.eval(ctx, value)
 	if err == nil {
 		// OPA notices cancellation asynchronously, so a short evaluation
 		// can finish after its deadline passed; that is a timeout too.
@@ -176,16 +218,28 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 	}
 	byGroup := make([][]report.Violation, len(reps))
 	for i, chk := range e.checks {
-		deny, ok := rs[0].Bindings[binding(i)].([]any)
-		if !ok {
+		deny, ok := rs[0][ast.Var(binding(i))]
+		set, isSet := ast.Value(nil), false
+		if ok {
+			set, isSet = deny.Value.(ast.Set)
+		}
+		if !isSet {
 			return report.Result{}, fmt.Errorf("check %s: deny is not a set", chk.ID)
 		}
-		for _, raw := range deny {
+		var bad error
+		set.(ast.Set).Foreach(func(raw *ast.Term) {
+			if bad != nil {
+				return
+			}
 			k, v, err := violation(chk, raw, len(reps))
 			if err != nil {
-				return report.Result{}, fmt.Errorf("check %s: %w", chk.ID, err)
+				bad = fmt.Errorf("check %s: %w", chk.ID, err)
+				return
 			}
 			byGroup[k] = append(byGroup[k], v)
+		})
+		if bad != nil {
+			return report.Result{}, bad
 		}
 	}
 	found := make([][]report.Violation, len(p.Children))
@@ -204,23 +258,56 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 	return assemble(p, names, found), nil
 }
 
+// eval runs the query on one input, stopping when the context ends.
+func (e *Engine) eval(ctx context.Context, input ast.Value) (topdown.QueryResultSet, error) {
+	txn, err := e.store.NewTransaction(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer e.store.Abort(ctx, txn)
+	cancel := topdown.NewCancel()
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-ctx.Done():
+			cancel.Cancel()
+		case <-done:
+		}
+	}()
+	return topdown.NewQuery(e.query).
+		WithCompiler(e.compiler).
+		WithStore(e.store).
+		WithTransaction(txn).
+		WithInput(ast.NewTerm(input)).
+		WithStrictBuiltinErrors(true).
+		WithCancel(cancel).
+		Run(ctx)
+}
+
 // violation reads one element of a deny set, which must be exactly
 // {"child": <index>, "field": <pointer>, "message": <text>}.
-func violation(chk Check, raw any, children int) (int, report.Violation, error) {
-	obj, ok := raw.(map[string]any)
-	if !ok || len(obj) != 3 {
+func violation(chk Check, raw *ast.Term, children int) (int, report.Violation, error) {
+	obj, ok := raw.Value.(ast.Object)
+	if !ok || obj.Len() != 3 {
 		return 0, report.Violation{}, fmt.Errorf("malformed violation %v: want {child, field, message}", raw)
 	}
-	num, _ := obj["child"].(json.Number)
-	child, err := strconv.Atoi(string(num))
-	if err != nil || child < 0 || child >= children {
+	child := -1
+	if t := obj.Get(ast.InternedTerm("child")); t != nil {
+		if n, ok := t.Value.(ast.Number); ok {
+			if i, ok := n.Int(); ok && i >= 0 && i < children && n.String() == strconv.Itoa(i) {
+				child = i
+			}
+		}
+	}
+	if child < 0 {
 		return 0, report.Violation{}, fmt.Errorf("malformed violation %v: child is not an index of the plan", raw)
 	}
-	field, ok := obj["field"].(string)
+	field, ok := stringAt(obj, "field")
 	if !ok || (field != "" && field[0] != '/') {
 		return 0, report.Violation{}, fmt.Errorf("malformed violation %v: field is not a JSON pointer", raw)
 	}
-	msg, ok := obj["message"].(string)
+	msg, ok := stringAt(obj, "message")
 	if !ok || strings.TrimSpace(msg) == "" {
 		return 0, report.Violation{}, fmt.Errorf("malformed violation %v: message is empty", raw)
 	}
@@ -230,6 +317,15 @@ func violation(chk Check, raw any, children int) (int, report.Violation, error) 
 		Message:  msg,
 		Path:     field, // relative to the child until it is known which
 	}, nil
+}
+
+func stringAt(obj ast.Object, key string) (string, bool) {
+	t := obj.Get(ast.InternedTerm(key))
+	if t == nil {
+		return "", false
+	}
+	s, ok := t.Value.(ast.String)
+	return string(s), ok
 }
 
 // assemble merges the checks' violations with the schema step's issues and

@@ -3,6 +3,8 @@ package gate_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -303,6 +305,8 @@ func TestEvaluateRefusesMalformedResults(t *testing.T) {
 		{"not an object", `deny contains "x" if true`, "malformed violation"},
 		{"missing message", `deny contains {"child": 0, "field": ""} if true`, "malformed violation"},
 		{"extra key", `deny contains {"child": 0, "field": "", "message": "m", "x": 1} if true`, "malformed violation"},
+		{"other keys", `deny contains {"a": 0, "b": "", "c": "m"} if true`, "child is not an index"},
+		{"child written 0.0", `deny contains {"child": 0.0, "field": "", "message": "m"} if true`, "child is not an index"},
 		{"empty message", `deny contains {"child": 0, "field": "", "message": " "} if true`, "message is empty"},
 		{"child out of range", `deny contains {"child": 1, "field": "", "message": "m"} if true`, "child is not an index"},
 		{"child negative", `deny contains {"child": -1, "field": "", "message": "m"} if true`, "child is not an index"},
@@ -361,6 +365,41 @@ func TestEvaluateIsDeterministic(t *testing.T) {
 			if v != first.Children[0].Violations[i] {
 				t.Fatalf("run differs at violation %d: %+v vs %+v", i, v, first.Children[0].Violations[i])
 			}
+		}
+	}
+}
+
+// A check of the whole plan sees one child per group and must weigh it by
+// input.members: here, a limit of two children counts three identical ones.
+func TestPlanWideCheckWeighsGroupsByMembers(t *testing.T) {
+	mods, err := policy.Modules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := module("spawngate.checks.plan_size", strings.Replace(goodMeta, "x.ok", "plan.size", 1),
+		`deny contains {"child": 0, "field": "", "message": sprintf("%d children, more than 2", [n])} if {
+	n := sum(input.members)
+	n > 2
+}`)
+	e, err := gate.New(context.Background(), append(mods, limit))
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := `{"role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 1, "id": "%s"}`
+	p := mustPlan(t, `{"plan": [`+fmt.Sprintf(child, "a")+`,`+fmt.Sprintf(child, "b")+`,`+fmt.Sprintf(child, "c")+`]}`)
+	if len(p.Reps) != 1 {
+		t.Fatalf("%d groups, want the three children in one", len(p.Reps))
+	}
+	res, err := e.Evaluate(context.Background(), mustPolicy(t, operatorPolicy), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range res.Children {
+		if got := rules(c); got != "plan.size /plan/"+strconv.Itoa(i) {
+			t.Errorf("child %d: %q", i, got)
+		}
+		if c.Violations[0].Message != "3 children, more than 2" {
+			t.Errorf("child %d: %q", i, c.Violations[0].Message)
 		}
 	}
 }
