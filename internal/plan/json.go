@@ -34,12 +34,14 @@ func parseJSON(source string, data []byte, lim Limits) (any, error) {
 }
 
 type jsonParser struct {
-	src    []byte
-	pos    int
-	depth  int
-	values int
-	lim    Limits
-	path   []segment // where the parser is, for error messages
+	strings map[string]any // short strings seen so far, shared
+	numbers map[string]any // numbers seen so far, checked once, shared
+	src     []byte
+	pos     int
+	depth   int
+	values  int
+	lim     Limits
+	path    []segment // where the parser is, for error messages
 }
 
 // segment is one step of a JSON pointer: an object key or an array index.
@@ -74,6 +76,28 @@ func (p *jsonParser) fail(format string, args ...any) error {
 
 func (p *jsonParser) failAt(offset int, format string, args ...any) error {
 	return &jsonError{offset: offset, pointer: segmentsPointer(p.path), msg: fmt.Sprintf(format, args...)}
+}
+
+// intern returns the string for b as a value, sharing one copy of the
+// short strings a plan repeats (keys, roles, tools, paths) instead of
+// allocating the string and its interface box each time. The table stops
+// growing at a few thousand entries, so unique strings (ids, briefs) cost no
+// more than before.
+func (p *jsonParser) intern(b []byte) any {
+	if len(b) > 64 {
+		return string(b)
+	}
+	if v, ok := p.strings[string(b)]; ok {
+		return v
+	}
+	var v any = string(b)
+	if len(p.strings) < 4096 {
+		if p.strings == nil {
+			p.strings = make(map[string]any, 256)
+		}
+		p.strings[string(b)] = v
+	}
+	return v
 }
 
 func (p *jsonParser) skipSpace() {
@@ -145,8 +169,8 @@ func (p *jsonParser) object() (any, error) {
 	if err := p.enter(); err != nil {
 		return nil, err
 	}
-	p.pos++ // {
-	obj := map[string]any{}
+	p.pos++                        // {
+	obj := make(map[string]any, 8) // a child's keys fit without growing
 	p.skipSpace()
 	if p.pos < len(p.src) && p.src[p.pos] == '}' {
 		p.pos++
@@ -203,7 +227,7 @@ func (p *jsonParser) array() (any, error) {
 		return nil, err
 	}
 	p.pos++ // [
-	arr := []any{}
+	arr := make([]any, 0, 4)
 	p.skipSpace()
 	if p.pos < len(p.src) && p.src[p.pos] == ']' {
 		p.pos++
@@ -247,7 +271,7 @@ func (p *jsonParser) string() (any, error) {
 				return nil, p.failAt(p.pos, "string longer than %d bytes (limit --max-string-bytes)", p.lim.MaxStringBytes)
 			}
 			p.pos = i + 1
-			return string(p.src[start:i]), nil
+			return p.intern(p.src[start:i]), nil
 		case c == '\\':
 			return p.escapedString(start, i)
 		case c < 0x20:
@@ -387,7 +411,18 @@ func (p *jsonParser) number() (any, error) {
 		}
 	}
 	p.pos = i
-	return checkNumber(string(p.src[start:i]), func(msg string) error { return p.failAt(start, "%s", msg) })
+	literal := p.src[start:i]
+	if v, ok := p.numbers[string(literal)]; ok {
+		return v, nil
+	}
+	v, err := checkNumber(string(literal), func(msg string) error { return p.failAt(start, "%s", msg) })
+	if err == nil && len(p.numbers) < 4096 {
+		if p.numbers == nil {
+			p.numbers = make(map[string]any, 64)
+		}
+		p.numbers[string(literal)] = v
+	}
+	return v, err
 }
 
 // checkNumber refuses numbers that some consumers cannot hold: a literal

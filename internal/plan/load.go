@@ -214,19 +214,32 @@ func splitChild(ptr string) (child int, field string, ok bool) {
 // duplicateIDs refuses every child whose id another child also uses: an
 // orchestrator that addresses children by id could mean either.
 func duplicateIDs(children []any) []Issue {
-	byID := map[string][]int{}
+	first := make(map[string]int, len(children))
+	var repeated map[string][]int // only ids used more than once
 	for i, c := range children {
-		if obj, ok := c.(map[string]any); ok {
-			if id, ok := obj["id"].(string); ok && id != "" { // an empty id is refused as empty
-				byID[id] = append(byID[id], i)
-			}
-		}
-	}
-	var issues []Issue
-	for id, idx := range byID {
-		if len(idx) < 2 {
+		obj, ok := c.(map[string]any)
+		if !ok {
 			continue
 		}
+		id, ok := obj["id"].(string)
+		if !ok || id == "" { // an empty id is refused as empty
+			continue
+		}
+		j, seen := first[id]
+		if !seen {
+			first[id] = i
+			continue
+		}
+		if repeated == nil {
+			repeated = map[string][]int{}
+		}
+		if repeated[id] == nil {
+			repeated[id] = []int{j}
+		}
+		repeated[id] = append(repeated[id], i)
+	}
+	var issues []Issue
+	for id, idx := range repeated {
 		for _, i := range idx {
 			var others []string
 			for _, j := range idx {

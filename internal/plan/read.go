@@ -39,7 +39,16 @@ func ReadFile(path string, max int64) ([]byte, error) {
 // Read reads a whole document from r, refusing more than max bytes without
 // reading much past the limit.
 func Read(r io.Reader, source string, max int64) ([]byte, error) {
-	return readSized(r, source, max, 512)
+	expect := 512
+	switch r := r.(type) {
+	case interface{ Len() int }: // a bytes.Reader, a strings.Reader
+		expect = r.Len()
+	case *os.File: // standard input redirected from a file
+		if info, err := r.Stat(); err == nil && info.Mode().IsRegular() {
+			expect = int(min(info.Size(), max))
+		}
+	}
+	return readSized(r, source, max, expect)
 }
 
 // readSized reads like Read into a buffer of the expected size, so a large
