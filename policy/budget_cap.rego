@@ -12,8 +12,7 @@ package spawngate.checks.budget_cap
 import data.spawngate.lib
 
 deny contains lib.violation(i, "/budget_tokens", explain(budget)) if {
-	some i, child in lib.children
-	budget := lib.budget(i, child)
+	some i, budget in lib.budgets
 	not within_every_cap(budget)
 }
 

@@ -13,7 +13,7 @@ import data.spawngate.lib
 
 deny contains lib.violation(i, "/budget_tokens", problem(i, child)) if {
 	some i, child in lib.children
-	not lib.budget(i, child)
+	not lib.budgets[i]
 }
 
 problem(i, child) := "budget_tokens is missing: give the child a token budget" if {

@@ -6,13 +6,34 @@
 #   how a violation is shaped. Defaults of the policy format live here too.
 package spawngate.lib
 
-# The children to judge, by their index in the plan. A child that is not an
-# object is refused by the schema step; the checks only read objects. (A
-# comprehension, not a partial rule: OPA builds a partial object rule of n
-# keys in time n squared.)
+# The children to judge, by their index in input.children. A child that is
+# not an object is refused by the schema step; the checks only read objects.
+# (A comprehension, not a partial rule: OPA builds a partial object rule of
+# n keys in time n squared.)
+#
+# input.children holds one child for each group of plan children that
+# differ only in what grants nothing (id, brief, model, metadata), and
+# input.members[i] says how many plan children input.children[i] stands
+# for. A check of one child at a time needs neither; a check of the whole
+# plan (a count, a sum) must weigh each child by its members.
 children := {i: child |
 	some i, child in input.children
 	is_object(child)
+}
+
+# Every distinct tool and path the children request, so that a check
+# judges each once however many children ask for it.
+requested_tools := {tool |
+	some child in children
+	is_array(child.tools)
+	some tool in child.tools
+}
+
+requested_paths := {path |
+	some child in children
+	is_array(child.paths)
+	some path in child.paths
+	is_string(path)
 }
 
 # The policies that apply, by where they come from: "operator" (--policy)
@@ -25,6 +46,15 @@ policies := object.get(input, "policies", {})
 plan_root := policies.plan.workspace_root if {
 	policies.plan
 } else := policies.operator.workspace_root
+
+# What an absolute path, with a slash appended, starts with when it lies
+# inside a root ("/repo/ws/" for /repo/ws, "/" for /), by policy; and what
+# a relative path is read against.
+root_prefixes := {source: concat("", [trim_suffix(policy.workspace_root, "/"), "/"]) |
+	some source, policy in policies
+}
+
+plan_prefix := concat("", [trim_suffix(plan_root, "/"), "/"])
 
 # A tool name is exact and plain: letters, digits and _ . : - only,
 # starting and ending with a letter, digit or underscore. A pattern (fs:*,
@@ -60,10 +90,11 @@ float_literals := object.get(input, "float_literals", {})
 
 float_literal(i, field) := float_literals[sprintf("/%d%s", [i, field])]
 
-# The budget of child i when it is a positive whole number written as one.
-# The index is an argument so that two children whose budgets are equal in
-# value but written differently never share a cached answer.
-budget(i, child) := b if {
+# The budget of each child whose budget is a positive whole number written
+# as one, by index: computed once for both budget checks. (By index, so that
+# two budgets equal in value but written differently never share an answer.)
+budgets := {i: b |
+	some i, child in children
 	b := child.budget_tokens
 	is_number(b)
 	round(b) == b

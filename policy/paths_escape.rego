@@ -24,15 +24,28 @@ deny contains lib.violation(i, sprintf("/paths/%d", [j]), explain(path)) if {
 	some i, child in lib.children
 	is_array(child.paths)
 	some j, path in child.paths
-	is_string(path)
+	path in escaping
+}
+
+# The requested paths not provably inside, each judged once.
+escaping := {path |
+	some path in lib.requested_paths
 	not contained(path)
 }
 
+# A path is contained when it is plain and the path it names, with a slash
+# appended, starts with every root's prefix: "/repo/ws" and "/repo/ws/docs"
+# are inside /repo/ws, "/repo/ws-evil" is not. It names itself when
+# absolute, else it is read against the plan's own root; a trailing slash
+# counts for nothing. (Written with few function calls: it runs once per
+# distinct path, and a call costs more in OPA than the work in it.)
 contained(path) if {
 	plain(path)
 	count(lib.policies) > 0
-	every policy in lib.policies {
-		inside_root(path, policy)
+	count(lib.root_prefixes) == count(lib.policies)
+	named := concat("", [{true: "", false: lib.plan_prefix}[startswith(path, "/")], trim_suffix(path, "/"), "/"])
+	every prefix in lib.root_prefixes {
+		startswith(named, prefix)
 	}
 	resolves_inside(path)
 }
@@ -80,51 +93,38 @@ plain(path) if {
 # COM1, LPT1 and the rest, in any case, with or without an extension.
 windows_device := `(?i)(^|/)(con|prn|aux|nul|com[1-9]|lpt[1-9])(\.[^/]*)?(/|$)`
 
-# Why a path cannot be judged as plain text. The rules run in order and the
-# first that matches explains the refusal; a path none of them matches is
-# made only of A-Z a-z 0-9 . _ - @ segments separated by single slashes.
-ambiguity(path) := "is empty (it would mean the current directory)" if {
-	path == ""
-} else := "is longer than 4096 bytes" if {
+# Why a path cannot be judged as plain text: the reason of the first row
+# whose pattern matches, in this order. A path no row matches is made only
+# of A-Z a-z 0-9 . _ - @ segments separated by single slashes.
+ambiguities := [
+	[`^$`, "is empty (it would mean the current directory)"],
+	[`[\x00-\x20\x7f]`, "contains whitespace or a control character (a path is judged as written, never trimmed)"],
+	[`[\x{2024}\x{2025}\x{2026}\x{FE52}\x{FF0E}\x{3002}\x{FF61}\x{2215}\x{2044}\x{FF0F}\x{29F8}\x{2571}\x{1735}\x{2AFB}\x{2216}\x{29F5}\x{29F9}\x{FE68}\x{FF3C}]`, "contains a Unicode look-alike of '.', '/' or '\\'"],
+	[`[^\x00-\x7f]`, "contains a non-ASCII character"],
+	[`~`, "contains '~' (home directory expansion)"],
+	["[$`]", "contains '$' or '`' (variable or command expansion)"],
+	[`%`, "contains '%' (percent-encoding such as %2e or %2f, or %VAR% expansion)"],
+	[`[*?\[\]{}]`, "contains a glob character (* ? [ ] { })"],
+	[`\\`, "contains a backslash (a Windows separator or an escape)"],
+	[`^[A-Za-z]:`, "starts with a drive letter"],
+	[`^[A-Za-z][A-Za-z0-9+.-]*:`, "starts with a URL scheme"],
+	[`^//`, "starts with // (a network path on Windows and some POSIX systems)"],
+	[`(^|/)\.\.(/|$)`, "has a '..' segment (refused even when it would normalize back inside: with symlinks, lexical normalization is unsafe)"],
+	[`(^|/)\.+(/|$)`, "has a segment made only of dots (write the path in normalized form)"],
+	[`[^/.]\.+(/|$)`, "has a segment ending in '.' (Windows drops trailing dots, so \"a.\" names \"a\")"],
+	[windows_device, "names a Windows device (CON, PRN, AUX, NUL, COM1-9, LPT1-9)"],
+	[`//`, "has an empty segment (//)"],
+	[`^-`, "starts with '-' (a tool could read it as an option)"],
+	[`^@`, "starts with '@' (many tools read @file as a file of arguments)"],
+]
+
+ambiguity(path) := "is longer than 4096 bytes" if {
 	count(path) > 4096
-} else := "contains whitespace or a control character (a path is judged as written, never trimmed)" if {
-	regex.match(`[\x00-\x20\x7f]`, path)
-} else := "contains a Unicode look-alike of '.', '/' or '\\'" if {
-	regex.match(`[\x{2024}\x{2025}\x{2026}\x{FE52}\x{FF0E}\x{3002}\x{FF61}\x{2215}\x{2044}\x{FF0F}\x{29F8}\x{2571}\x{1735}\x{2AFB}\x{2216}\x{29F5}\x{29F9}\x{FE68}\x{FF3C}]`, path)
-} else := "contains a non-ASCII character" if {
-	regex.match(`[^\x00-\x7f]`, path)
-} else := "contains '~' (home directory expansion)" if {
-	contains(path, "~")
-} else := "contains '$' or '`' (variable or command expansion)" if {
-	regex.match("[$`]", path)
-} else := "contains '%' (percent-encoding such as %2e or %2f, or %VAR% expansion)" if {
-	contains(path, "%")
-} else := "contains a glob character (* ? [ ] { })" if {
-	regex.match(`[*?\[\]{}]`, path)
-} else := "contains a backslash (a Windows separator or an escape)" if {
-	contains(path, "\\")
-} else := "starts with a drive letter" if {
-	regex.match(`^[A-Za-z]:`, path)
-} else := "starts with a URL scheme" if {
-	regex.match(`^[A-Za-z][A-Za-z0-9+.-]*:`, path)
-} else := "starts with // (a network path on Windows and some POSIX systems)" if {
-	startswith(path, "//")
-} else := "has a '..' segment (refused even when it would normalize back inside: with symlinks, lexical normalization is unsafe)" if {
-	regex.match(`(^|/)\.\.(/|$)`, path)
-} else := "has a segment made only of dots (write the path in normalized form)" if {
-	regex.match(`(^|/)\.+(/|$)`, path)
-} else := "has a segment ending in '.' (Windows drops trailing dots, so \"a.\" names \"a\")" if {
-	regex.match(`[^/.]\.+(/|$)`, path)
-} else := "names a Windows device (CON, PRN, AUX, NUL, COM1-9, LPT1-9)" if {
-	regex.match(windows_device, path)
-} else := "has an empty segment (//)" if {
-	contains(path, "//")
+} else := reasons[0] if {
+	reasons := [reason | some [pattern, reason] in ambiguities; regex.match(pattern, path)]
+	count(reasons) > 0
 } else := sprintf("contains %q, which is outside A-Z a-z 0-9 . _ - @ and /", [regex.find_n(`[^A-Za-z0-9._@/-]`, path, 1)[0]]) if {
 	regex.match(`[^A-Za-z0-9._@/-]`, path)
-} else := "starts with '-' (a tool could read it as an option)" if {
-	startswith(path, "-")
-} else := "starts with '@' (many tools read @file as a file of arguments)" if {
-	startswith(path, "@")
 }
 
 # The path the plan means: absolute as written, or read against the plan's

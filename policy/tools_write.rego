@@ -14,12 +14,18 @@ package spawngate.checks.tools_write
 import data.spawngate.lib
 
 deny contains lib.violation(i, sprintf("/tools/%d", [j]), explain(tool)) if {
+	count(withholding) > 0
 	some i, child in lib.children
 	is_array(child.tools)
 	some j, tool in child.tools
+	tool in writing
+}
+
+# The requested tools that write, each judged once.
+writing := {tool |
+	some tool in lib.requested_tools
 	lib.is_tool_name(tool)
 	writes(tool)
-	count(withholding) > 0
 }
 
 # The tool writes if any policy says so: a policy's write_tools can only
