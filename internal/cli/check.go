@@ -29,7 +29,7 @@ type checkOptions struct {
 }
 
 // DefaultTimeout bounds the judging of one plan.
-const DefaultTimeout = 10 * time.Second
+const DefaultTimeout = 30 * time.Second
 
 // maxDepthCeiling caps --max-depth: the readers recurse once per level, and
 // a deeper document would overflow the stack instead of being refused.
@@ -263,7 +263,10 @@ func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Wri
 	fail := func(err error) {
 		fmt.Fprintf(stderr, "spawngate: %s\n", report.Clean(oneLine(err.Error())))
 	}
-	engine, loader, err := prepared(ctx, opts)
+	// The Rego is compiled on one core while the schemas are compiled and
+	// the operator policy is read on the other.
+	pending := startEngine(ctx, opts.resolve)
+	loader, err := preparedLoader(opts.limits)
 	if err != nil {
 		rep.Error = "internal error: " + err.Error()
 		fail(errors.New(rep.Error))
@@ -278,6 +281,12 @@ func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Wri
 			fail(err)
 			return rep
 		}
+	}
+	engine, err := pending.wait()
+	if err != nil {
+		rep.Error = "internal error: " + err.Error()
+		fail(errors.New(rep.Error))
+		return rep
 	}
 	for _, name := range opts.plans {
 		res, err := judgeWithin(ctx, opts.timeout, engine, loader, operator, name, stdin)
@@ -299,31 +308,56 @@ var (
 	preparedLoaders sync.Map // plan.Limits -> *plan.Loader
 )
 
-func prepared(ctx context.Context, opts *checkOptions) (*gate.Engine, *plan.Loader, error) {
-	var engine *gate.Engine
-	if e, ok := preparedEngines.Load(opts.resolve); ok {
-		engine = e.(*gate.Engine)
-	} else {
+// pendingEngine is an engine being built in the background.
+type pendingEngine struct {
+	done   chan struct{}
+	engine *gate.Engine
+	err    error
+	panic  any
+}
+
+// startEngine builds the engine for these options, or finds the one this
+// process built before.
+func startEngine(ctx context.Context, resolve bool) *pendingEngine {
+	p := &pendingEngine{done: make(chan struct{})}
+	if e, ok := preparedEngines.Load(resolve); ok {
+		p.engine = e.(*gate.Engine)
+		close(p.done)
+		return p
+	}
+	go func() {
+		defer close(p.done)
+		defer func() { p.panic = recover() }() // re-raised by wait, where Run recovers it
 		modules, err := policy.Modules()
 		if err != nil {
-			return nil, nil, fmt.Errorf("reading the built-in policy: %w", err)
+			p.err = fmt.Errorf("reading the built-in policy: %w", err)
+			return
 		}
-		if engine, err = gate.New(ctx, modules, gate.ResolvePaths(opts.resolve)); err != nil {
-			return nil, nil, err
+		if p.engine, p.err = gate.New(ctx, modules, gate.ResolvePaths(resolve)); p.err == nil {
+			preparedEngines.Store(resolve, p.engine)
 		}
-		preparedEngines.Store(opts.resolve, engine)
+	}()
+	return p
+}
+
+func (p *pendingEngine) wait() (*gate.Engine, error) {
+	<-p.done
+	if p.panic != nil {
+		panic(p.panic)
 	}
-	var loader *plan.Loader
-	if l, ok := preparedLoaders.Load(opts.limits); ok {
-		loader = l.(*plan.Loader)
-	} else {
-		var err error
-		if loader, err = plan.NewLoader(opts.limits); err != nil {
-			return nil, nil, err
-		}
-		preparedLoaders.Store(opts.limits, loader)
+	return p.engine, p.err
+}
+
+func preparedLoader(limits plan.Limits) (*plan.Loader, error) {
+	if l, ok := preparedLoaders.Load(limits); ok {
+		return l.(*plan.Loader), nil
 	}
-	return engine, loader, nil
+	loader, err := plan.NewLoader(limits)
+	if err != nil {
+		return nil, err
+	}
+	preparedLoaders.Store(limits, loader)
+	return loader, nil
 }
 
 // readPolicyWithin reads the operator policy within the timeout.
@@ -371,6 +405,10 @@ func judge(ctx context.Context, engine *gate.Engine, loader *plan.Loader, operat
 	data, err := read(ctx, name, source, loader.Limits().MaxBytes, stdin)
 	if err != nil {
 		return report.Result{}, err
+	}
+	if len(data) > largeDocument && onLargeDocument != nil {
+		onLargeDocument()
+		onLargeDocument = nil
 	}
 	if err := ctx.Err(); err != nil {
 		return report.Result{}, err
