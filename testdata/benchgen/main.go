@@ -1,0 +1,26 @@
+// Command benchgen writes a generated spawn plan (see internal/benchplan)
+// for .ci/bench: go run ./testdata/benchgen -children 100000 > plan.json.
+// With -policy it writes the operator policy the plan is judged by.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/spawngate/spawngate/internal/benchplan"
+)
+
+func main() {
+	children := flag.Int("children", 100000, "children in the plan")
+	shards := flag.Int("shards", 64, "distinct task directories; 0 gives every child its own")
+	policy := flag.Bool("policy", false, "write the operator policy instead of a plan")
+	flag.Parse()
+	if *policy {
+		fmt.Println(benchplan.Policy)
+		return
+	}
+	o := benchplan.Default(*children)
+	o.Shards = *shards
+	os.Stdout.Write(benchplan.Generate(o))
+}
