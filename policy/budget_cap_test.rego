@@ -15,6 +15,11 @@ test_budget_beyond_two_to_the_53_denied if {
 	count(budget_cap.deny) == 1 with input as fixtures.plan([fixtures.child({"budget_tokens": 9007199254740993})])
 }
 
+test_budget_beyond_two_to_the_64_is_over_the_cap_denied if {
+	deny := budget_cap.deny with input as fixtures.plan([fixtures.child({"budget_tokens": 18446744073709551617})])
+	deny == {{"child": 0, "field": "/budget_tokens", "message": "budget_tokens 18446744073709551617 exceeds the cap of 200000 tokens set by the operator policy"}}
+}
+
 test_lower_plan_cap_holds_denied if {
 	policy := object.union(fixtures.operator, {"budget_cap_tokens": 10000})
 	deny := budget_cap.deny with input as fixtures.plan_with(policy, [fixtures.child({"budget_tokens": 40000})])

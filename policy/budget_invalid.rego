@@ -23,5 +23,5 @@ problem(i, child) := "budget_tokens is missing: give the child a token budget" i
 } else := sprintf("budget_tokens %s must be written as a whole number, without a fraction or exponent", [literal]) if {
 	literal := lib.float_literal(i, "/budget_tokens")
 } else := sprintf("budget_tokens must be a whole number, not %v", [child.budget_tokens]) if {
-	round(child.budget_tokens) != child.budget_tokens
+	not lib.whole(child.budget_tokens)
 } else := sprintf("budget_tokens must be positive, not %v", [child.budget_tokens])

@@ -97,10 +97,14 @@ budgets := {i: b |
 	some i, child in children
 	b := child.budget_tokens
 	is_number(b)
-	round(b) == b
+	whole(b)
 	b > 0
 	not float_literal(i, "/budget_tokens")
 }
+
+# A whole number by value, exactly, however large (round() would go
+# through a float and call 2^64+1 a fraction).
+whole(n) if regex.match(`^-?[0-9]+$`, sprintf("%v", [n]))
 
 # How a value appears in a message: strings quoted with escapes (so control
 # characters cannot reach a terminal), long strings cut short, numbers by

@@ -33,22 +33,33 @@ escaping := {path |
 	not contained(path)
 }
 
-# A path is contained when it is plain and the path it names, with a slash
-# appended, starts with every root's prefix: "/repo/ws" and "/repo/ws/docs"
-# are inside /repo/ws, "/repo/ws-evil" is not. It names itself when
-# absolute, else it is read against the plan's own root; a trailing slash
-# counts for nothing. (Written with few function calls: it runs once per
-# distinct path, and a call costs more in OPA than the work in it.)
+# A path is contained when it is plain and the path it names starts with
+# every root's prefix (lib.root_prefixes): "/repo/ws/" and "/repo/ws/docs/"
+# start with "/repo/ws/", "/repo/ws-evil/" does not.
 contained(path) if {
 	plain(path)
 	count(lib.policies) > 0
 	count(lib.root_prefixes) == count(lib.policies)
-	named := concat("", [{true: "", false: lib.plan_prefix}[startswith(path, "/")], trim_suffix(path, "/"), "/"])
+	name := named(path)
 	every prefix in lib.root_prefixes {
-		startswith(named, prefix)
+		startswith(name, prefix)
 	}
 	resolves_inside(path)
 }
+
+# The path a plain path names, with a slash appended: itself when absolute,
+# else read against the plan's own root; a trailing slash counts for
+# nothing. Under the root /repo/ws, "docs/" names "/repo/ws/docs/". (One
+# expression: it runs once per distinct path, and in OPA a function call
+# costs more than the work in it.)
+named(path) := concat("", [{true: "", false: lib.plan_prefix}[startswith(path, "/")], trim_suffix(path, "/"), "/"])
+
+# The path a plain path names, as a message shows it.
+absolute(path) := {true: "/", false: trim_suffix(name, "/")}[name == "/"] if name := named(path)
+
+# Whether a path lies inside a root by the same rule: the root itself or
+# under root + "/".
+within(path, root) if startswith(concat("", [trim_suffix(path, "/"), "/"]), concat("", [trim_suffix(root, "/"), "/"]))
 
 # Without --resolve-paths there is nothing more to check. With it, the gate
 # hands over every root resolved and every path resolved (symlinks followed
@@ -59,22 +70,17 @@ resolves_inside(path) if {
 	count(input.resolution.roots) == count(lib.policies)
 	resolved := input.resolution.paths[path].path
 	every root in input.resolution.roots {
-		inside(resolved, root)
+		within(resolved, root)
 	}
 }
 
 # The resolved roots a resolved path falls outside of.
 resolved_refusing(path) := {source |
 	some source, root in input.resolution.roots
-	not inside(input.resolution.paths[path].path, root)
+	not within(input.resolution.paths[path].path, root)
 }
 
-resolved_roots(sources) := sprintf("the workspace %s %s", [noun, concat(" and ", named)]) if {
-	named := [sprintf("%q (%s policy, resolved)", [input.resolution.roots[source], source]) | some source in sort(sources)]
-	noun := {true: "root", false: "roots"}[count(named) == 1]
-}
-
-inside_root(path, policy) if inside(absolute(path), policy.workspace_root)
+resolved_roots(sources) := root_list([sprintf("%q (%s policy, resolved)", [input.resolution.roots[source], source]) | some source in sort(sources)])
 
 # A plain path is what the rules below leave: segments made of
 # A-Z a-z 0-9 . _ - @, not ending in a dot, not naming a Windows device,
@@ -127,40 +133,18 @@ ambiguity(path) := "is longer than 4096 bytes" if {
 	regex.match(`[^A-Za-z0-9._@/-]`, path)
 }
 
-# The path the plan means: absolute as written, or read against the plan's
-# own root. One trailing slash is allowed and carries no meaning.
-absolute(path) := trim_slash(path) if {
-	startswith(path, "/")
-} else := trim_slash(concat("/", [lib.plan_root, path])) if {
-	lib.plan_root != "/"
-} else := trim_slash(concat("", ["/", path])) if {
-	lib.plan_root == "/"
-}
-
-trim_slash(path) := path if {
-	path == "/"
-} else := trim_suffix(path, "/")
-
-inside(path, root) if path == root
-
-inside(path, root) if {
-	root != "/"
-	startswith(path, concat("", [root, "/"]))
-}
-
-inside(path, "/") if startswith(path, "/")
-
-# The roots a clean path falls outside of.
+# The policies whose root a plain path falls outside of.
 refusing(path) := {source |
-	some source, policy in lib.policies
-	not inside_root(path, policy)
+	some source, prefix in lib.root_prefixes
+	not startswith(named(path), prefix)
 }
 
 # "the workspace root "/r" (operator policy)", or both roots, named.
-roots(sources) := sprintf("the workspace root %s", [concat(" and ", named)]) if {
-	named := [sprintf("%q (%s policy)", [lib.policies[source].workspace_root, source]) | some source in sort(sources)]
+roots(sources) := root_list([sprintf("%q (%s policy)", [lib.policies[source].workspace_root, source]) | some source in sort(sources)])
+
+root_list(named) := sprintf("the workspace root %s", [named[0]]) if {
 	count(named) == 1
-} else := sprintf("the workspace roots %s", [concat(" and ", [sprintf("%q (%s policy)", [lib.policies[source].workspace_root, source]) | some source in sort(sources)])])
+} else := sprintf("the workspace roots %s", [concat(" and ", named)])
 
 # A relative path, shown with the absolute path it was read as.
 shown(path) := lib.show(path) if {

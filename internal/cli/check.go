@@ -28,8 +28,8 @@ type checkOptions struct {
 	plans   []string
 }
 
-// DefaultTimeout bounds the judging of one plan.
-const DefaultTimeout = 30 * time.Second
+// defaultTimeout bounds the judging of one plan.
+const defaultTimeout = 30 * time.Second
 
 // maxDepthCeiling caps --max-depth: the readers recurse once per level, and
 // a deeper document would overflow the stack instead of being refused.
@@ -55,7 +55,7 @@ func parseCheck(args []string, help io.Writer) (*checkOptions, error) {
 	fs.IntVar(&opts.limits.MaxValues, "max-values", plan.DefaultLimits.MaxValues, "most `values` (of any kind) in one document")
 	fs.IntVar(&opts.limits.MaxChildren, "max-children", plan.DefaultLimits.MaxChildren, "most `children` in one plan")
 	fs.BoolVar(&opts.resolve, "resolve-paths", false, "also resolve every path on this machine's filesystem, following symlinks; the workspace roots must exist")
-	fs.DurationVar(&opts.timeout, "timeout", DefaultTimeout, "longest time to judge one plan (read, validate, evaluate), as a `duration` such as 500ms or 10s")
+	fs.DurationVar(&opts.timeout, "timeout", defaultTimeout, "longest time to judge one plan (read, validate, evaluate), as a `duration` such as 500ms or 10s")
 
 	// Flags may come before, between and after plans; "--" ends them.
 	flagArgs, rest := args, []string(nil)
@@ -71,8 +71,8 @@ func parseCheck(args []string, help io.Writer) (*checkOptions, error) {
 				// Help is an answer only when it is all that was asked:
 				// "-h" among plans, or a file a glob named "--help=x",
 				// must never turn a check into exit 0.
-				if len(args) != 1 {
-					return nil, &usageError{"-h and --help take no other arguments; to check a file named like a flag, put it after --"}
+				if len(args) != 1 || (args[0] != "-h" && args[0] != "-help" && args[0] != "--help") {
+					return nil, &usageError{"-h and --help take no value and no other arguments; to check a file named like a flag, put it after --"}
 				}
 				printCheckHelp(help, fs)
 				return nil, err
@@ -234,9 +234,7 @@ func check(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if err != nil {
 		fmt.Fprintf(stderr, "spawngate: %s (see spawngate check -h)\n", err)
 		if wantsJSON(args) {
-			rep := &report.Report{Error: err.Error(), Results: []report.Result{}}
-			rep.Finish()
-			report.JSON{}.Render(stdout, rep)
+			writeJSONError(stdout, err.Error())
 		}
 		return report.ExitError
 	}
@@ -256,6 +254,13 @@ func check(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	return rep.Verdict.ExitCode()
 }
 
+// writeJSONError writes the JSON report of a run that judged nothing.
+func writeJSONError(w io.Writer, msg string) {
+	rep := &report.Report{Error: msg, Results: []report.Result{}}
+	rep.Finish()
+	report.JSON{}.Render(w, rep)
+}
+
 // run judges every plan. Errors are written to stderr as they happen, one
 // line each, and recorded in the report.
 func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Writer) *report.Report {
@@ -265,8 +270,8 @@ func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Wri
 	}
 	// The Rego is compiled on one core while the schemas are compiled and
 	// the operator policy is read on the other.
-	pending := startEngine(ctx, opts.resolve)
-	loader, err := preparedLoader(opts.limits)
+	pending := startEngine(opts.resolve)
+	loader, err := plan.NewLoader(opts.limits)
 	if err != nil {
 		rep.Error = "internal error: " + err.Error()
 		fail(errors.New(rep.Error))
@@ -274,7 +279,9 @@ func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Wri
 	}
 	var operator plan.Policy
 	if opts.policy != "" {
-		operator, err = readPolicyWithin(ctx, opts.timeout, loader, opts.policy)
+		operator, err = within(ctx, opts.timeout, opts.policy, func(ctx context.Context) (plan.Policy, error) {
+			return readPolicy(ctx, loader, opts.policy)
+		})
 		if err != nil {
 			err = fmt.Errorf("--policy %w", err)
 			rep.Error = oneLine(err.Error())
@@ -289,7 +296,9 @@ func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Wri
 		return rep
 	}
 	for _, name := range opts.plans {
-		res, err := judgeWithin(ctx, opts.timeout, engine, loader, operator, name, stdin)
+		res, err := within(ctx, opts.timeout, sourceName(name), func(ctx context.Context) (report.Result, error) {
+			return judge(ctx, engine, loader, operator, name, stdin)
+		})
 		if err != nil {
 			fail(err)
 			res = report.Failed(sourceName(name), errors.New(oneLine(err.Error())))
@@ -299,14 +308,11 @@ func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Wri
 	return rep
 }
 
-// preparedEngines and preparedLoaders keep what is compiled once per process:
-// the Rego query and the schemas. A process that runs check once, as the
-// command does, builds each once; a test or fuzz target calling Run many
-// times does not pay for them again.
-var (
-	preparedEngines sync.Map // bool (resolve paths) -> *gate.Engine
-	preparedLoaders sync.Map // plan.Limits -> *plan.Loader
-)
+// preparedEngines keeps the engines this process compiled, by whether they
+// resolve paths: a test or fuzz target calling Run many times compiles the
+// Rego once, as the command does. (The schemas are compiled once by the
+// plan package.)
+var preparedEngines sync.Map // bool -> *gate.Engine
 
 // pendingEngine is an engine being built in the background.
 type pendingEngine struct {
@@ -318,7 +324,7 @@ type pendingEngine struct {
 
 // startEngine builds the engine for these options, or finds the one this
 // process built before.
-func startEngine(ctx context.Context, resolve bool) *pendingEngine {
+func startEngine(resolve bool) *pendingEngine {
 	p := &pendingEngine{done: make(chan struct{})}
 	if e, ok := preparedEngines.Load(resolve); ok {
 		p.engine = e.(*gate.Engine)
@@ -333,7 +339,7 @@ func startEngine(ctx context.Context, resolve bool) *pendingEngine {
 			p.err = fmt.Errorf("reading the built-in policy: %w", err)
 			return
 		}
-		if p.engine, p.err = gate.New(ctx, modules, gate.ResolvePaths(resolve)); p.err == nil {
+		if p.engine, p.err = gate.New(modules, gate.ResolvePaths(resolve)); p.err == nil {
 			preparedEngines.Store(resolve, p.engine)
 		}
 	}()
@@ -348,30 +354,26 @@ func (p *pendingEngine) wait() (*gate.Engine, error) {
 	return p.engine, p.err
 }
 
-func preparedLoader(limits plan.Limits) (*plan.Loader, error) {
-	if l, ok := preparedLoaders.Load(limits); ok {
-		return l.(*plan.Loader), nil
-	}
-	loader, err := plan.NewLoader(limits)
-	if err != nil {
-		return nil, err
-	}
-	preparedLoaders.Store(limits, loader)
-	return loader, nil
-}
-
-// readPolicyWithin reads the operator policy within the timeout.
-func readPolicyWithin(ctx context.Context, timeout time.Duration, loader *plan.Loader, name string) (plan.Policy, error) {
+// within runs f with the timeout. Running out of time, or a signal, is an
+// error like any other, also when f finished anyway: the plan or policy is
+// then not evaluated, never passed.
+func within[T any](ctx context.Context, timeout time.Duration, name string, f func(context.Context) (T, error)) (T, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	pol, err := readPolicy(ctx, loader, name)
-	if errors.Is(err, context.DeadlineExceeded) {
-		return nil, fmt.Errorf("%s: timed out after %s (limit --timeout)", name, timeout)
+	v, err := f(ctx)
+	if err == nil {
+		err = ctx.Err() // whatever finished, it finished too late
 	}
-	if errors.Is(err, context.Canceled) {
-		return nil, fmt.Errorf("%s: interrupted", name)
+	var zero T
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return zero, fmt.Errorf("%s: timed out after %s (limit --timeout)", name, timeout)
+	case errors.Is(err, context.Canceled):
+		return zero, fmt.Errorf("%s: interrupted", name)
+	case err != nil:
+		return zero, err
 	}
-	return pol, err
+	return v, nil
 }
 
 func readPolicy(ctx context.Context, loader *plan.Loader, name string) (plan.Policy, error) {
@@ -382,33 +384,14 @@ func readPolicy(ctx context.Context, loader *plan.Loader, name string) (plan.Pol
 	return loader.Policy(name, data)
 }
 
-// judgeWithin judges one plan within the timeout. Running out of time is an
-// error like any other: the plan is not evaluated, never passed.
-func judgeWithin(ctx context.Context, timeout time.Duration, engine *gate.Engine, loader *plan.Loader, operator plan.Policy, name string, stdin io.Reader) (report.Result, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	res, err := judge(ctx, engine, loader, operator, name, stdin)
-	if err == nil {
-		err = ctx.Err() // whatever finished, it finished too late
-	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return report.Result{}, fmt.Errorf("%s: timed out after %s (limit --timeout)", sourceName(name), timeout)
-	}
-	if errors.Is(err, context.Canceled) {
-		return report.Result{}, fmt.Errorf("%s: interrupted", sourceName(name))
-	}
-	return res, err
-}
-
 func judge(ctx context.Context, engine *gate.Engine, loader *plan.Loader, operator plan.Policy, name string, stdin io.Reader) (report.Result, error) {
 	source := sourceName(name)
 	data, err := read(ctx, name, source, loader.Limits().MaxBytes, stdin)
 	if err != nil {
 		return report.Result{}, err
 	}
-	if len(data) > largeDocument && onLargeDocument != nil {
-		onLargeDocument()
-		onLargeDocument = nil
+	if len(data) > largeDocument {
+		largeDocumentSeen()
 	}
 	if err := ctx.Err(); err != nil {
 		return report.Result{}, err

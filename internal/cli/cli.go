@@ -8,9 +8,10 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"strings"
+	"sync"
 	"syscall"
 
+	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
 )
 
@@ -43,15 +44,16 @@ func tuneGC() {
 	}
 	debug.SetGCPercent(-1)
 	debug.SetMemoryLimit(128 << 20)
-	onLargeDocument = func() {
+	largeDocumentSeen = sync.OnceFunc(func() {
 		debug.SetGCPercent(50)
 		debug.SetMemoryLimit(math.MaxInt64)
-	}
+	})
 }
 
-// onLargeDocument, when set, is called once a document of more than
-// largeDocument bytes has been read.
-var onLargeDocument func()
+// largeDocumentSeen is called when a document of more than largeDocument
+// bytes has been read. Main sets it; run in process, Run leaves the
+// collector alone.
+var largeDocumentSeen = func() {}
 
 const largeDocument = 1 << 20
 
@@ -69,9 +71,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			if len(args) > 0 && args[0] == "check" && wantsJSON(args) {
 				// The report is written in one piece at the very end, so
 				// nothing of it is on stdout yet: say the error in JSON.
-				rep := &report.Report{Error: msg, Results: []report.Result{}}
-				rep.Finish()
-				report.JSON{}.Render(stdout, rep)
+				writeJSONError(stdout, msg)
 			}
 			code = report.ExitError
 		}
@@ -84,7 +84,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "check":
 		return check(ctx, args[1:], stdin, stdout, stderr)
 	case "rules":
-		return rules(ctx, args[1:], stdout, stderr)
+		return rules(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return report.ExitPass
@@ -114,6 +114,4 @@ Run 'spawngate check -h' for the flags of check.
 `
 
 // oneLine keeps an error on one line of stderr.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
-}
+func oneLine(s string) string { return plan.OneLine(s) }

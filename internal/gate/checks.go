@@ -9,8 +9,6 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"gopkg.in/yaml.v3"
-
-	"github.com/spawngate/spawngate/internal/plan"
 )
 
 // Check describes one rule the gate reports under, as its package METADATA
@@ -77,7 +75,7 @@ func discoverChecks(c *ast.Compiler) ([]Check, error) {
 			}
 		}
 	}
-	ids := map[string]string{SchemaCheck.ID: "the schema step"}
+	ids := map[string]string{} // "schema" cannot collide: a check ID has a dot
 	var checks []Check
 	for _, pkg := range order {
 		chk := byPkg[pkg]
@@ -187,13 +185,10 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // readsNoAbstractedField refuses a policy that mentions a child key the
 // gate judges only by type and length (id, brief, model, metadata: see
-// plan.Abstracted). Children that differ only in those keys are evaluated
-// once, so a check reading one would see another child's value.
-func readsNoAbstractedField(c *ast.Compiler) error {
-	names, err := plan.Abstracted()
-	if err != nil {
-		return err
-	}
+// plan.Abstracted). The checks never see those keys (Evaluate removes
+// them), so a check reading one would silently read nothing; this says so
+// at start-up instead.
+func readsNoAbstractedField(c *ast.Compiler, names []string) error {
 	forbidden := map[string]bool{}
 	for _, n := range names {
 		forbidden[n] = true

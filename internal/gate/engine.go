@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/storage"
@@ -28,6 +29,7 @@ type Engine struct {
 	query        ast.Body      // compiled: deny0 = data.spawngate.checks.<a>.deny; ...
 	store        storage.Store // empty: the checks read only input
 	checks       []Check       // in the order of the query's bindings
+	abstracted   []string      // child keys no check may see (plan.Abstracted)
 	resolvePaths bool
 }
 
@@ -56,7 +58,14 @@ func parseModules(modules []policy.Module) (map[string]*ast.Module, error) {
 		wg.Go(func() {
 			for i := range next {
 				m := modules[i]
-				parsed[i], errs[i] = ast.ParseModuleWithOpts(m.Name, m.Source, ast.ParserOptions{RegoVersion: ast.RegoV1})
+				func() {
+					defer func() {
+						if r := recover(); r != nil { // a parser panic is a module that cannot be read
+							errs[i] = fmt.Errorf("%s: the Rego parser failed: %v", m.Name, r)
+						}
+					}()
+					parsed[i], errs[i] = ast.ParseModuleWithOpts(m.Name, m.Source, ast.ParserOptions{RegoVersion: ast.RegoV1})
+				}()
 			}
 		})
 	}
@@ -71,21 +80,20 @@ func parseModules(modules []policy.Module) (map[string]*ast.Module, error) {
 	return out, nil
 }
 
-// Built-ins a policy may not call: they reach the network or depend on the
-// clock or chance, and the same plan must always get the same answer.
+// Built-ins a policy may not call beside those OPA marks nondeterministic
+// (http.send, time.now_ns, rand.intn, io.jwt.encode_sign and the rest):
+// the same plan must always get the same answer, without the network, the
+// clock or chance.
 var forbiddenBuiltins = map[string]bool{
-	"http.send":          true,
-	"net.lookup_ip_addr": true,
-	"opa.runtime":        true,
-	"rand.intn":          true,
-	"time.now_ns":        true,
-	"uuid.rfc4122":       true,
-	"trace":              true,
+	"io.jwt.decode_verify": true, // reads the clock when no time is given
+	"net.lookup_ip_addr":   true,
+	"opa.runtime":          true,
+	"trace":                true,
 }
 
 // New compiles the modules (policy.Modules() for the built-in checks) and
 // prepares the one query that evaluates every check.
-func New(ctx context.Context, modules []policy.Module, opts ...Option) (*Engine, error) {
+func New(modules []policy.Module, opts ...Option) (*Engine, error) {
 	parsed, err := parseModules(modules)
 	if err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
@@ -106,7 +114,11 @@ func New(ctx context.Context, modules []policy.Module, opts ...Option) (*Engine,
 	if err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
-	if err := readsNoAbstractedField(compiler); err != nil {
+	abstracted, err := plan.Abstracted()
+	if err != nil {
+		return nil, err
+	}
+	if err := readsNoAbstractedField(compiler, abstracted); err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
 	// One query binds every check's deny set. OPA's topdown evaluator is
@@ -120,7 +132,7 @@ func New(ctx context.Context, modules []policy.Module, opts ...Option) (*Engine,
 	if err != nil {
 		return nil, fmt.Errorf("policy: preparing the query: %w", err)
 	}
-	e := &Engine{compiler: compiler, query: query, store: inmem.New(), checks: checks}
+	e := &Engine{compiler: compiler, query: query, store: inmem.New(), checks: checks, abstracted: abstracted}
 	for _, opt := range opts {
 		opt(e)
 	}
@@ -133,7 +145,7 @@ func capabilities() *ast.Capabilities {
 	caps := ast.CapabilitiesForThisVersion()
 	kept := caps.Builtins[:0]
 	for _, b := range caps.Builtins {
-		if !forbiddenBuiltins[b.Name] {
+		if !b.Nondeterministic && !forbiddenBuiltins[b.Name] {
 			kept = append(kept, b)
 		}
 	}
@@ -177,9 +189,11 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 			reps[i], group[i] = i, i
 		}
 	}
+	// The checks see each representative without the keys its members may
+	// differ in, so no check can judge one member by another's values.
 	judged := make([]any, len(reps))
 	for k, i := range reps {
-		judged[k] = p.Children[i]
+		judged[k] = e.without(p.Children[i])
 	}
 	members := make([]any, len(reps))
 	for _, k := range group {
@@ -258,6 +272,33 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 	return assemble(p, names, found), nil
 }
 
+// without returns a child without the abstracted keys, or the child itself
+// when it has none of them or is not an object.
+func (e *Engine) without(child any) any {
+	obj, ok := child.(map[string]any)
+	if !ok {
+		return child
+	}
+	found := false
+	for _, k := range e.abstracted {
+		if _, ok := obj[k]; ok {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return child
+	}
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		out[k] = v
+	}
+	for _, k := range e.abstracted {
+		delete(out, k)
+	}
+	return out
+}
+
 // eval runs the query on one input, stopping when the context ends.
 func (e *Engine) eval(ctx context.Context, input ast.Value) (topdown.QueryResultSet, error) {
 	txn, err := e.store.NewTransaction(ctx)
@@ -281,6 +322,7 @@ func (e *Engine) eval(ctx context.Context, input ast.Value) (topdown.QueryResult
 		WithTransaction(txn).
 		WithInput(ast.NewTerm(input)).
 		WithStrictBuiltinErrors(true).
+		WithTime(time.Unix(0, 0)). // no built-in left reads it; never the clock
 		WithCancel(cancel).
 		Run(ctx)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,7 +21,7 @@ func builtin(t testing.TB) *gate.Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := gate.New(context.Background(), mods)
+	e, err := gate.New(mods)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,11 +103,13 @@ func TestNewRefusesPoliciesItCannotTrust(t *testing.T) {
 		{"network built-in", []policy.Module{module("spawngate.checks.a", goodMeta, `deny contains v if { v := http.send({"method": "get", "url": "http://x"}) }`)}, "http.send"},
 		{"clock built-in", []policy.Module{module("spawngate.checks.a", goodMeta, "deny contains v if { v := time.now_ns() }")}, "time.now_ns"},
 		{"random built-in", []policy.Module{module("spawngate.checks.a", goodMeta, `deny contains v if { v := rand.intn("x", 2) }`)}, "rand.intn"},
+		{"signing with randomness", []policy.Module{module("spawngate.checks.a", goodMeta, `deny contains v if { v := io.jwt.encode_sign({"alg": "HS256"}, {}, {"kty": "oct", "k": "a"}) }`)}, "io.jwt.encode_sign"},
+		{"verifying against the clock", []policy.Module{module("spawngate.checks.a", goodMeta, `deny contains v if { v := io.jwt.decode_verify("x", {"secret": "s"}) }`)}, "io.jwt.decode_verify"},
 		{"reads a field that grants nothing", []policy.Module{module("spawngate.checks.a", goodMeta, `deny contains v if { some child in input.children; v := child.metadata }`)}, `mentions "metadata": checks may not read a child's brief, id, metadata, model`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := gate.New(context.Background(), tt.modules)
+			_, err := gate.New(tt.modules)
 			if err == nil {
 				t.Fatalf("New succeeded, want an error containing %q", tt.want)
 			}
@@ -129,7 +132,7 @@ deny contains lib.violation(i, "/tools", "no http here") if {
 	some i, child in lib.children
 	"http.get" in child.tools
 }`)
-	e, err := gate.New(context.Background(), append(mods, extra))
+	e, err := gate.New(append(mods, extra))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,7 +324,7 @@ func TestEvaluateRefusesMalformedResults(t *testing.T) {
 	p := mustPlan(t, `{"plan": [{"role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 1}]}`)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e, err := gate.New(context.Background(), []policy.Module{module("spawngate.checks.bad", goodMeta, tt.body)})
+			e, err := gate.New([]policy.Module{module("spawngate.checks.bad", goodMeta, tt.body)})
 			if err != nil {
 				t.Fatalf("New: %v", err)
 			}
@@ -356,15 +359,16 @@ func TestEvaluateIsDeterministic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(first.Children[0].Violations) < 8 {
+		t.Fatalf("only %d violations: the plan should be refused many ways", len(first.Children[0].Violations))
+	}
 	for range 20 {
 		again, err := e.Evaluate(context.Background(), pol, mustPlan(t, doc))
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i, v := range again.Children[0].Violations {
-			if v != first.Children[0].Violations[i] {
-				t.Fatalf("run differs at violation %d: %+v vs %+v", i, v, first.Children[0].Violations[i])
-			}
+		if !reflect.DeepEqual(again, first) {
+			t.Fatalf("runs differ:\n%+v\n%+v", again, first)
 		}
 	}
 }
@@ -381,7 +385,7 @@ func TestPlanWideCheckWeighsGroupsByMembers(t *testing.T) {
 	n := sum(input.members)
 	n > 2
 }`)
-	e, err := gate.New(context.Background(), append(mods, limit))
+	e, err := gate.New(append(mods, limit))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,5 +405,38 @@ func TestPlanWideCheckWeighsGroupsByMembers(t *testing.T) {
 		if c.Violations[0].Message != "3 children, more than 2" {
 			t.Errorf("child %d: %q", i, c.Violations[0].Message)
 		}
+	}
+}
+
+// A check that reads a child as a whole must not judge one member of a
+// group by another's values: the keys members differ in are gone before
+// any check sees the child.
+func TestChecksNeverSeeWhatMembersDifferIn(t *testing.T) {
+	mods, err := policy.Modules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := module("spawngate.checks.whole", strings.Replace(goodMeta, "x.ok", "x.whole", 1),
+		`import data.spawngate.lib
+
+deny contains lib.violation(i, "", "the child says secret") if {
+	some i, child in lib.children
+	contains(json.marshal(child), "secret")
+}`)
+	e, err := gate.New(append(mods, whole))
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := `{"role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 1, "brief": "%s"}`
+	p := mustPlan(t, `{"plan": [`+fmt.Sprintf(child, "ok")+`,`+fmt.Sprintf(child, "secret")+`]}`)
+	res, err := e.Evaluate(context.Background(), mustPolicy(t, operatorPolicy), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Children[0].Verdict != res.Children[1].Verdict {
+		t.Fatalf("members of one group judged differently: %s and %s", res.Children[0].Verdict, res.Children[1].Verdict)
+	}
+	if res.Verdict != report.Pass {
+		t.Fatalf("a check saw the brief: %+v", res.Children)
 	}
 }

@@ -96,7 +96,7 @@ func TestBuiltinsTypeCheck(t *testing.T) {
 
 func TestTypeErrorsAreStillRefusedAtRunTime(t *testing.T) {
 	const meta = "# METADATA\n# title: T\n# description: D\n# custom:\n#   id: x.ok\n#   severity: low\n"
-	e, err := New(context.Background(), []policy.Module{{Name: "a.rego", Source: meta + "package spawngate.checks.a\n\ndeny contains {\"child\": 0, \"field\": \"\", \"message\": m} if { m := concat(\"\", 5) }\n"}})
+	e, err := New([]policy.Module{{Name: "a.rego", Source: meta + "package spawngate.checks.a\n\ndeny contains {\"child\": 0, \"field\": \"\", \"message\": m} if { m := concat(\"\", 5) }\n"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/spawngate/spawngate/internal/plan"
 )
 
 // resolution is what --resolve-paths learned from the filesystem, in the
@@ -19,7 +21,7 @@ func resolution(policies map[string]any, planRoot string, children []any) (map[s
 		root, _ := policies[source].(map[string]any)["workspace_root"].(string)
 		real, err := filepath.EvalSymlinks(root)
 		if err != nil {
-			return nil, fmt.Errorf("--resolve-paths: the workspace root %q of the %s policy cannot be resolved on this machine: %s", root, source, reason(err))
+			return nil, fmt.Errorf("--resolve-paths: the workspace root %q of the %s policy cannot be resolved on this machine: %s", root, source, plan.Reason(err))
 		}
 		roots[source] = real
 	}
@@ -70,11 +72,11 @@ func resolvePath(abs string) (string, error) {
 			// Nothing exists from here on: nothing below can be a link.
 			return filepath.Join(append([]string{cur}, segments[i:]...)...), nil
 		case err != nil:
-			return "", fmt.Errorf("%s: %s", next, reason(err))
+			return "", fmt.Errorf("%s: %s", next, plan.Reason(err))
 		case info.Mode()&fs.ModeSymlink != 0:
 			target, err := filepath.EvalSymlinks(next)
 			if err != nil {
-				return "", fmt.Errorf("symlink %s leads nowhere: %s", next, reason(err))
+				return "", fmt.Errorf("symlink %s leads nowhere: %s", next, plan.Reason(err))
 			}
 			next = target
 		case i < len(segments)-1 && !info.IsDir():
@@ -83,12 +85,4 @@ func resolvePath(abs string) (string, error) {
 		cur = next
 	}
 	return cur, nil
-}
-
-func reason(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
 }

@@ -68,7 +68,7 @@ func resolvingEngine(t *testing.T) *gate.Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := gate.New(context.Background(), mods, gate.ResolvePaths(true))
+	e, err := gate.New(mods, gate.ResolvePaths(true))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,9 @@ const (
 	// else YAML. It is used for standard input and names without an
 	// extension, such as /dev/fd/63 from a shell's process substitution.
 	Sniff Syntax = iota
+	// JSON is RFC 8259, read by parseJSON.
 	JSON
+	// YAML is one YAML document, read through yaml.v3 by parseYAML.
 	YAML
 )
 

@@ -32,13 +32,14 @@ func (e *Error) Error() string {
 		b.WriteString(showPointer(e.Pointer))
 		b.WriteString(": ")
 	}
-	b.WriteString(oneLine(e.Msg))
+	b.WriteString(OneLine(e.Msg))
 	return b.String()
 }
 
-// oneLine keeps a message on one line whatever a parser or a document put
-// into it.
-func oneLine(s string) string {
+// OneLine keeps a message on one line whatever a parser, a document or a
+// panic put into it: line breaks, and the spaces around them, become one
+// space.
+func OneLine(s string) string {
 	if !strings.ContainsAny(s, "\r\n") {
 		return s
 	}

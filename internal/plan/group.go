@@ -20,39 +20,51 @@ import (
 // keys (gate.New refuses a check that does), so one representative per
 // group is validated and evaluated, and its findings hold for all members.
 
-// abstractable finds the properties of an object schema that constrain a
+// abstractable finds the properties of the child schema that constrain a
 // value only by type and minimum length, comparing each property's schema
-// with a schema that constrains nothing. It reads the compiled schema, so it
-// follows the schema files: give a property a pattern, an enum or a format,
-// and its values count again.
-func abstractable(obj, neutral *jsonschema.Schema) map[string]*jsonschema.Schema {
+// with a schema that constrains nothing. It reads the compiled schemas, so
+// it follows the schema files: give a property a pattern, an enum or a
+// format, and its values count again. It abstracts nothing when anything
+// else could constrain a child: a keyword of the child schema beyond type,
+// required, properties and additionalProperties (allOf, if, dependencies,
+// patternProperties...), or a keyword beside the $ref to it in the plan
+// schema's items.
+func abstractable(items, neutral *jsonschema.Schema) map[string]*jsonschema.Schema {
 	out := map[string]*jsonschema.Schema{}
-	for name, s := range obj.Properties {
-		if onlyTypeAndMinLength(s, neutral) {
+	if items == nil || items.Ref == nil || !constrainsOnly(items, neutral, "Ref") {
+		return out
+	}
+	child := items.Ref
+	if !constrainsOnly(child, neutral, "Types", "Required", "Properties", "AdditionalProperties") {
+		return out
+	}
+	for name, s := range child.Properties {
+		// Whether a number is an integer depends on its value, not its type.
+		if constrainsOnly(s, neutral, "Types", "MinLength") && !slices.Contains(s.Types, "integer") {
 			out[name] = s
 		}
 	}
 	return out
 }
 
-func onlyTypeAndMinLength(s, neutral *jsonschema.Schema) bool {
+// constrainsOnly tells whether a schema has no keyword but the given ones
+// (and annotations) set differently from a schema that constrains nothing.
+func constrainsOnly(s, neutral *jsonschema.Schema, keywords ...string) bool {
 	sv, nv := reflect.ValueOf(s).Elem(), reflect.ValueOf(neutral).Elem()
 	for i := 0; i < sv.NumField(); i++ {
 		f := sv.Type().Field(i)
-		if !f.IsExported() {
+		if !f.IsExported() || slices.Contains(keywords, f.Name) {
 			continue
 		}
 		switch f.Name {
-		case "Location", "Draft", "Types", "MinLength",
-			"Title", "Description", "Default", "Comment", "ReadOnly", "WriteOnly", "Examples", "Deprecated":
+		case "Location", "Draft", "Title", "Description", "Default", "Comment", "ReadOnly", "WriteOnly", "Examples", "Deprecated":
 			continue
 		}
 		if !reflect.DeepEqual(sv.Field(i).Interface(), nv.Field(i).Interface()) {
 			return false
 		}
 	}
-	// Whether a number is an integer depends on its value, not its type.
-	return !slices.Contains(s.Types, "integer")
+	return true
 }
 
 // grouper assigns children to groups.

@@ -32,7 +32,7 @@ func TestGroups(t *testing.T) {
 		{"an empty id is another group", []string{child(`, "id": "a"`), child(`, "id": ""`)}, []int{0, 1}},
 		{"an id of another type is another group", []string{child(`, "id": "a"`), child(`, "id": 5`), child(`, "id": 6`)}, []int{0, 1, 1}},
 		{"metadata of any value is one group", []string{child(`, "metadata": {"a": 1}`), child(`, "metadata": {"b": [2]}`)}, []int{0, 0}},
-		{"role counts", []string{child(`, "role": "s"`)[0:0] + `{"role": "s", "tools": ["fs.read"], "paths": [], "budget_tokens": 1}`, child("")}, []int{0, 1}},
+		{"role counts", []string{`{"role": "s", "tools": ["fs.read"], "paths": [], "budget_tokens": 1}`, child("")}, []int{0, 1}},
 		{"numbers count as written", []string{child(""), `{"role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 1.0}`, `{"role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 1e0}`}, []int{0, 1, 2}},
 		{"order of keys does not count", []string{child(""), `{"budget_tokens": 1, "paths": [], "tools": ["fs.read"], "role": "r"}`}, []int{0, 0}},
 		{"unknown keys count with their values", []string{child(`, "x": 1`), child(`, "x": 2`), child(`, "x": 1`)}, []int{0, 1, 0}},

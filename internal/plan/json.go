@@ -206,20 +206,31 @@ func (p *jsonParser) object() (any, error) {
 		}
 		p.path = p.path[:len(p.path)-1]
 		obj[key] = v
-		p.skipSpace()
-		if p.pos < len(p.src) {
-			switch p.src[p.pos] {
-			case ',':
-				p.pos++
-				continue
-			case '}':
-				p.pos++
-				p.depth--
-				return obj, nil
+		if more, err := p.separator('}', "a member"); !more {
+			if err != nil {
+				return nil, err
 			}
+			return obj, nil
 		}
-		return nil, p.fail("unexpected %s: expected ',' or '}' after a member", p.describe())
 	}
+}
+
+// separator reads what follows a member or an element: a comma when more
+// follow, or the closing bracket, which ends the object or array.
+func (p *jsonParser) separator(closing byte, after string) (more bool, err error) {
+	p.skipSpace()
+	if p.pos < len(p.src) {
+		switch p.src[p.pos] {
+		case ',':
+			p.pos++
+			return true, nil
+		case closing:
+			p.pos++
+			p.depth--
+			return false, nil
+		}
+	}
+	return false, p.fail("unexpected %s: expected ',' or '%c' after %s", p.describe(), closing, after)
 }
 
 func (p *jsonParser) array() (any, error) {
@@ -246,19 +257,12 @@ func (p *jsonParser) array() (any, error) {
 		}
 		p.path = p.path[:len(p.path)-1]
 		arr = append(arr, v)
-		p.skipSpace()
-		if p.pos < len(p.src) {
-			switch p.src[p.pos] {
-			case ',':
-				p.pos++
-				continue
-			case ']':
-				p.pos++
-				p.depth--
-				return arr, nil
+		if more, err := p.separator(']', "an element"); !more {
+			if err != nil {
+				return nil, err
 			}
+			return arr, nil
 		}
-		return nil, p.fail("unexpected %s: expected ',' or ']' after an element", p.describe())
 	}
 }
 

@@ -2,14 +2,13 @@ package plan
 
 import (
 	"fmt"
-
-	"github.com/spawngate/spawngate/internal/jsonpointer"
-
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/spawngate/spawngate/internal/jsonpointer"
 )
 
 // Plan is a spawn plan read from one document.

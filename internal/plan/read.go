@@ -17,12 +17,12 @@ const Stdin = "<stdin>"
 func ReadFile(path string, max int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, &Error{Source: path, Msg: "cannot read: " + reason(err)}
+		return nil, &Error{Source: path, Msg: "cannot read: " + Reason(err)}
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return nil, &Error{Source: path, Msg: "cannot read: " + reason(err)}
+		return nil, &Error{Source: path, Msg: "cannot read: " + Reason(err)}
 	}
 	if info.IsDir() {
 		return nil, &Error{Source: path, Msg: "is a directory, not a document"}
@@ -77,7 +77,7 @@ func readSized(r io.Reader, source string, max int64, expect int) ([]byte, error
 			return buf, nil
 		}
 		if err != nil {
-			return nil, &Error{Source: source, Msg: "cannot read: " + reason(err)}
+			return nil, &Error{Source: source, Msg: "cannot read: " + Reason(err)}
 		}
 	}
 }
@@ -86,9 +86,9 @@ func tooLarge(source string, max int64) *Error {
 	return &Error{Source: source, Msg: fmt.Sprintf("document is larger than %d bytes (limit --max-bytes)", max)}
 }
 
-// reason is the part of an I/O error worth showing: the path is already in
-// the message.
-func reason(err error) string {
+// Reason is the part of an I/O error worth showing when the message names
+// the path already: "no such file or directory".
+func Reason(err error) string {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err.Error()

@@ -73,10 +73,6 @@ func compileSchemas() (*schemaSet, error) {
 	if s.policy, err = c.Compile(schemas.BaseURL + "policy.schema.json"); err != nil {
 		return nil, err
 	}
-	child, err := c.Compile(schemas.BaseURL + "child.schema.json")
-	if err != nil {
-		return nil, err
-	}
 	if err := c.AddResource(schemas.BaseURL+"neutral.schema.json", strings.NewReader("{}")); err != nil {
 		return nil, err
 	}
@@ -84,7 +80,11 @@ func compileSchemas() (*schemaSet, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.abstract = abstractable(child, neutral)
+	var items *jsonschema.Schema
+	if plan := s.plan.Properties["plan"]; plan != nil {
+		items = plan.Items2020
+	}
+	s.abstract = abstractable(items, neutral)
 	return s, nil
 }
 

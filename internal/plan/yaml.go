@@ -106,23 +106,75 @@ func (t *sourceText) line(n int) []rune {
 }
 
 // tagged tells whether a node is written with a tag, including the
-// non-specific "!" that yaml.v3 drops without marking the node: a tag may
-// follow an anchor.
+// non-specific "!" that yaml.v3 drops without marking the node. A tag may
+// follow an anchor, also on a later line, after a comment.
 func (t *sourceText) tagged(n *yaml.Node) bool {
-	line := t.line(n.Line)
-	i := n.Column - 1
-	if i < 0 || i >= len(line) {
+	line, i := n.Line, n.Column-1
+	text := t.line(line)
+	if i < 0 || i >= len(text) {
 		return false
 	}
-	if line[i] == '&' {
-		for i < len(line) && line[i] != ' ' && line[i] != '\t' {
+	if text[i] == '&' {
+		for i < len(text) && text[i] != ' ' && text[i] != '\t' {
 			i++
 		}
-		for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+		line, i = t.nextToken(line, i)
+		text = t.line(line)
+	}
+	return i < len(text) && text[i] == '!'
+}
+
+// nextToken finds the next character that is not a space, a tab, a comment
+// or a line break, from a position on a line.
+func (t *sourceText) nextToken(line, i int) (int, int) {
+	for line <= len(t.lines) {
+		text := t.line(line)
+		for i < len(text) && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r') {
 			i++
+		}
+		if i < len(text) && text[i] != '#' {
+			return line, i
+		}
+		line, i = line+1, 0
+	}
+	return line, 0
+}
+
+// explicitKey tells whether a key is written after the "?" indicator, which
+// YAML parsers read differently in flow collections. The indicator may end
+// an earlier line, before comments and blank lines.
+func (t *sourceText) explicitKey(k *yaml.Node) bool {
+	line, i := k.Line, k.Column-2
+	for line >= 1 {
+		text := t.line(line)
+		if i >= len(text) {
+			i = len(text) - 1
+		}
+		for i >= 0 && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r') {
+			i--
+		}
+		if i >= 0 {
+			// An indicator starts a token: "?" after a space, a flow
+			// indicator or nothing. "why?" is text.
+			return text[i] == '?' && (i == 0 || strings.ContainsRune(" \t{[,", text[i-1]))
+		}
+		line--
+		i = commentStart(t.line(line)) - 1
+	}
+	return false
+}
+
+// commentStart is where a "#" comment starts on a line (a "#" at the start
+// or after a space or tab), or the line's length. Quotes are not followed:
+// a "#" inside quotes ends the search early, which only makes explicitKey
+// look at less of the line.
+func commentStart(text []rune) int {
+	for i, r := range text {
+		if r == '#' && (i == 0 || text[i-1] == ' ' || text[i-1] == '\t') {
+			return i
 		}
 	}
-	return i < len(line) && line[i] == '!'
+	return len(text)
 }
 
 // startsWithItsFirstKey tells whether a block mapping begins where its first
@@ -130,17 +182,6 @@ func (t *sourceText) tagged(n *yaml.Node) bool {
 func startsWithItsFirstKey(n *yaml.Node) bool {
 	return n.Kind == yaml.MappingNode && len(n.Content) > 0 &&
 		n.Content[0].Line == n.Line && n.Content[0].Column == n.Column
-}
-
-// explicitKey tells whether a key is written after the "?" indicator,
-// which YAML parsers read differently in flow collections.
-func (t *sourceText) explicitKey(k *yaml.Node) bool {
-	line := t.line(k.Line)
-	i := k.Column - 2
-	for i >= 0 && i < len(line) && (line[i] == ' ' || line[i] == '\t') {
-		i--
-	}
-	return i >= 0 && i < len(line) && line[i] == '?'
 }
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
