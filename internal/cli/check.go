@@ -40,13 +40,16 @@ type usageError struct{ msg string }
 
 func (e *usageError) Error() string { return e.msg }
 
+// parseCheck reads the command line of check. On a usage error it still
+// returns the options parsed so far, so that the error can be reported in
+// the format the flags asked for (see errorFormat).
 func parseCheck(args []string, help io.Writer) (*checkOptions, error) {
-	opts := &checkOptions{limits: plan.DefaultLimits}
+	opts := &checkOptions{limits: plan.DefaultLimits, format: report.Formats[0]}
 	fs := flag.NewFlagSet("spawngate check", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {} // errors are reported once, below; help only on -h
-	fs.Var(&onceString{value: &opts.policy}, "policy", "the operator's policy `FILE` (.yaml, .yml or .json); at most once")
-	formatName := fs.String("format", report.Formats[0].Name, "output `format`: "+formatHelp())
+	fs.Var(policyFlag{&opts.policy}, "policy", "the operator's policy `FILE` (.yaml, .yml or .json)")
+	fs.Var(formatFlag{&opts.format}, "format", "output `format`: "+formatHelp())
 	fs.Int64Var(&opts.limits.MaxBytes, "max-bytes", plan.DefaultLimits.MaxBytes, "largest plan or policy document, in `bytes`")
 	fs.Int64Var(&opts.limits.MaxYAMLBytes, "max-yaml-bytes", plan.DefaultLimits.MaxYAMLBytes, "largest YAML document, in `bytes` (YAML takes far more memory to parse than JSON)")
 	fs.IntVar(&opts.limits.MaxDepth, "max-depth", plan.DefaultLimits.MaxDepth, "deepest nesting of lists and mappings, in `levels`")
@@ -56,6 +59,10 @@ func parseCheck(args []string, help io.Writer) (*checkOptions, error) {
 	fs.IntVar(&opts.limits.MaxChildren, "max-children", plan.DefaultLimits.MaxChildren, "most `children` in one plan")
 	fs.BoolVar(&opts.resolve, "resolve-paths", false, "also resolve every path on this machine's filesystem, following symlinks; the workspace roots must exist")
 	fs.DurationVar(&opts.timeout, "timeout", defaultTimeout, "longest time to judge one plan (read, validate, evaluate), as a `duration` such as 500ms or 10s")
+	// Every flag may be given once. A second --policy would silently drop
+	// the first; a second --resolve-paths=false or --max-* would silently
+	// undo a safety setting an earlier part of the command line made.
+	fs.VisitAll(func(f *flag.Flag) { f.Value = &onceValue{Value: f.Value} })
 
 	// Flags may come before, between and after plans; "--" ends them.
 	flagArgs, rest := args, []string(nil)
@@ -72,12 +79,12 @@ func parseCheck(args []string, help io.Writer) (*checkOptions, error) {
 				// "-h" among plans, or a file a glob named "--help=x",
 				// must never turn a check into exit 0.
 				if len(args) != 1 || (args[0] != "-h" && args[0] != "-help" && args[0] != "--help") {
-					return nil, &usageError{"-h and --help take no value and no other arguments; to check a file named like a flag, put it after --"}
+					return opts, &usageError{"-h and --help take no value and no other arguments; to check a file named like a flag, put it after --"}
 				}
 				printCheckHelp(help, fs)
 				return nil, err
 			}
-			return nil, &usageError{flagError(err)}
+			return opts, &usageError{flagError(err)}
 		}
 		if fs.NArg() == 0 {
 			break
@@ -87,11 +94,6 @@ func parseCheck(args []string, help io.Writer) (*checkOptions, error) {
 	}
 	opts.plans = append(opts.plans, rest...)
 
-	format, err := report.FormatNamed(*formatName)
-	if err != nil {
-		return nil, &usageError{"--format: " + err.Error()}
-	}
-	opts.format = format
 	switch {
 	case len(opts.plans) == 0:
 		return opts, &usageError{"no PLAN given: name a plan file, or - for standard input"}
@@ -126,36 +128,69 @@ func parseCheck(args []string, help io.Writer) (*checkOptions, error) {
 	return opts, nil
 }
 
-// onceString is a string flag that refuses to be set twice: with two
-// --policy flags, silently applying only the last would drop the first.
-type onceString struct {
-	value *string
-	set   bool
+// onceValue is a flag that refuses to be set twice: whichever of two
+// values were applied, the other would be dropped without a word.
+type onceValue struct {
+	flag.Value
+	set bool
 }
 
-func (o *onceString) String() string {
-	if o.value == nil {
-		return ""
-	}
-	return *o.value
-}
-
-func (o *onceString) Set(s string) error {
+func (o *onceValue) Set(s string) error {
 	if o.set {
 		return errors.New("given more than once")
 	}
+	o.set = true
+	return o.Value.Set(s)
+}
+
+// IsBoolFlag keeps --resolve-paths a flag without a value.
+func (o *onceValue) IsBoolFlag() bool {
+	b, ok := o.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// policyFlag is --policy. An empty value (an unset $POLICY) must not mean
+// "no operator policy".
+type policyFlag struct{ value *string }
+
+func (p policyFlag) String() string {
+	if p.value == nil {
+		return ""
+	}
+	return *p.value
+}
+
+func (p policyFlag) Set(s string) error {
 	if s == "" {
-		// An unset $POLICY must not mean "no operator policy".
 		return errors.New("is empty: name the operator's policy file")
 	}
-	*o.value, o.set = s, true
+	*p.value = s
+	return nil
+}
+
+// formatFlag is --format, chosen from report.Formats.
+type formatFlag struct{ value *report.Format }
+
+func (f formatFlag) String() string {
+	if f.value == nil {
+		return report.Formats[0].Name
+	}
+	return f.value.Name
+}
+
+func (f formatFlag) Set(s string) error {
+	format, err := report.FormatNamed(s)
+	if err != nil {
+		return err
+	}
+	*f.value = format
 	return nil
 }
 
 var (
 	unknownFlag  = regexp.MustCompile(`^flag provided but not defined: -+(.*)$`)
 	missingValue = regexp.MustCompile(`^flag needs an argument: -+(.*)$`)
-	badValue     = regexp.MustCompile(`^invalid value "(.*)" for flag -+([^:]*): (.*)$`)
+	badValue     = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for (?:flag )?-+([^:]*): (.*)$`)
 )
 
 // flagError says a flag package error the way the flags are documented,
@@ -197,6 +232,8 @@ func printCheckHelp(w io.Writer, fs *flag.FlagSet) {
 		}
 		fmt.Fprintln(w)
 	})
+	fmt.Fprint(w, "\nEvery flag may be given at most once; flags may come before or after the\n"+
+		"plans, and -- ends them.\n")
 	fmt.Fprint(w, "\nExamples:\n"+
 		"  spawngate check --policy examples/policy.yaml examples/refused-plan.yaml\n"+
 		"  generate-plan | spawngate check --policy policy.yaml --format json -\n")
@@ -210,20 +247,12 @@ func formatHelp() string {
 	return strings.Join(parts, "; ")
 }
 
-// wantsJSON tells whether the arguments ask for JSON output, for reporting
-// a usage error in the format the caller will parse.
+// wantsJSON tells whether the arguments of check ask for JSON output, for
+// reporting an error in the format the caller will parse. It asks the flag
+// parser itself, so it reads the command line exactly as check does.
 func wantsJSON(args []string) bool {
-	for i, a := range args {
-		switch {
-		case a == "--":
-			return false
-		case a == "--format=json" || a == "-format=json":
-			return true
-		case (a == "--format" || a == "-format") && i+1 < len(args) && args[i+1] == "json":
-			return true
-		}
-	}
-	return false
+	opts, _ := parseCheck(args, io.Discard)
+	return opts != nil && opts.format.Name == "json"
 }
 
 func check(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -233,7 +262,7 @@ func check(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "spawngate: %s (see spawngate check -h)\n", err)
-		if wantsJSON(args) {
+		if opts != nil && opts.format.Name == "json" {
 			writeJSONError(stdout, err.Error())
 		}
 		return report.ExitError

@@ -68,7 +68,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			if os.Getenv("SPAWNGATE_TRACEBACK") != "" {
 				stderr.Write(debug.Stack())
 			}
-			if len(args) > 0 && args[0] == "check" && wantsJSON(args) {
+			if len(args) > 0 && args[0] == "check" && wantsJSON(args[1:]) {
 				// The report is written in one piece at the very end, so
 				// nothing of it is on stdout yet: say the error in JSON.
 				writeJSONError(stdout, msg)
@@ -86,10 +86,29 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "rules":
 		return rules(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
-		fmt.Fprint(stdout, usage)
-		return report.ExitPass
+		return help(args, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "spawngate: unknown command %q (see spawngate help)\n", args[0])
+	return report.ExitError
+}
+
+// help answers a help word. Help is an answer only when it is all that was
+// asked: "help" or "help check" alone. Anything else after a help word (a
+// policy, a plan, a flag) is a usage error, so that a command line that
+// also names plans can never end in exit 0 without judging them.
+func help(args []string, stdout, stderr io.Writer) int {
+	switch {
+	case len(args) == 1:
+		fmt.Fprint(stdout, usage)
+		return report.ExitPass
+	case len(args) == 2 && args[0] == "help" && args[1] == "check":
+		return check(context.Background(), []string{"-h"}, nil, stdout, stderr)
+	}
+	msg := fmt.Sprintf("%s takes no arguments but a command name (help check): nothing was checked", args[0])
+	fmt.Fprintf(stderr, "spawngate: %s\n", msg)
+	if len(args) > 2 && args[1] == "check" && wantsJSON(args[2:]) {
+		writeJSONError(stdout, msg)
+	}
 	return report.ExitError
 }
 

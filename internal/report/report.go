@@ -137,7 +137,7 @@ func FormatNamed(name string) (Format, error) {
 		}
 		names[i] = f.Name
 	}
-	return Format{}, fmt.Errorf("unknown format %q: choose %s", name, strings.Join(names, " or "))
+	return Format{}, fmt.Errorf("not a format: choose %s", strings.Join(names, " or "))
 }
 
 // Counts sums up a report: plans, children, and children by verdict.

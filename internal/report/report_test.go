@@ -160,7 +160,7 @@ func TestFormatNamed(t *testing.T) {
 			t.Errorf("FormatNamed(%q) = %v, %v", f.Name, got.Name, err)
 		}
 	}
-	if _, err := report.FormatNamed("sarif"); err == nil || err.Error() != `unknown format "sarif": choose text or json` {
+	if _, err := report.FormatNamed("sarif"); err == nil || err.Error() != `not a format: choose text or json` {
 		t.Errorf("FormatNamed(sarif) error = %v", err)
 	}
 }
