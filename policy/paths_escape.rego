@@ -40,11 +40,21 @@ contained(path) if {
 	plain(path)
 	count(lib.policies) > 0
 	count(lib.root_prefixes) == count(lib.policies)
+	count(crooked_roots) == 0
 	name := named(path)
 	every prefix in lib.root_prefixes {
 		startswith(name, prefix)
 	}
 	resolves_inside(path)
+}
+
+# The workspace roots that break the rules a path follows, by policy. The
+# schema refuses them already; this holds even if it did not, because a
+# relative path read against /repo/ws/nul would otherwise pass where the
+# absolute path it names, /repo/ws/nul/x, is refused.
+crooked_roots := {source |
+	some source, policy in lib.policies
+	not plain(policy.workspace_root)
 }
 
 # The path a plain path names, with a slash appended: itself when absolute,
@@ -155,6 +165,8 @@ shown(path) := lib.show(path) if {
 
 explain(path) := sprintf("path %s %s", [lib.show(path), reason]) if {
 	reason := ambiguity(path)
+} else := sprintf("path %s cannot be judged: %s is not a plain path", [lib.show(path), roots(crooked_roots)]) if {
+	count(crooked_roots) > 0
 } else := sprintf("path %s only shares a prefix with %s; it is outside", [shown(path), roots(sources)]) if {
 	sources := refusing(path)
 	count(sources) > 0

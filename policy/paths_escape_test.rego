@@ -151,6 +151,17 @@ test_filesystem_root_as_workspace_allowed if {
 	count(paths_escape.deny) == 0 with input as {"policies": {"operator": policy}, "children": [fixtures.child({"paths": ["/", "/etc", "etc"]})]}
 }
 
+test_root_that_breaks_the_path_rules_denied[root] if {
+	# Read against such a root, "x" would name a path the rules refuse.
+	some root in ["/repo/workspace/nul", "/repo/workspace/a.", "/repo/workspace/con.txt", "/repo/work space"]
+	policy := object.union(fixtures.operator, {"workspace_root": root})
+	deny := paths_escape.deny with input as fixtures.plan_with(policy, [fixtures.child({"paths": ["x", "/repo/workspace/x"]})])
+	{v.field | some v in deny} == {"/paths/0", "/paths/1"}
+	every v in deny {
+		v.message == sprintf("path %q cannot be judged: the workspace root %q (plan policy) is not a plain path", [["x", "/repo/workspace/x"][to_number(substring(v.field, 7, -1))], root])
+	}
+}
+
 test_no_policy_denied if {
 	deny := paths_escape.deny with input as {"policies": {}, "children": [fixtures.child({"paths": ["docs"]})]}
 	deny == {{"child": 0, "field": "/paths/0", "message": "path \"docs\" cannot be judged: no policy applies"}}

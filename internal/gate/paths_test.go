@@ -3,6 +3,8 @@ package gate_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"github.com/spawngate/spawngate/internal/gate"
 	"github.com/spawngate/spawngate/internal/mutate"
 	"github.com/spawngate/spawngate/internal/plan"
+	"github.com/spawngate/spawngate/internal/report"
 )
 
 // pathCases are judged under the root /repo/workspace. They seed
@@ -205,5 +208,41 @@ func TestFuzzPathRuleShort(t *testing.T) {
 	check := pathProperty(t)
 	for _, in := range mutate.Bytes(seeds, 5000, 1) {
 		check(t, string(in))
+	}
+}
+
+// A workspace root follows the path rules: a root the policy schema
+// accepts is one the checks read as plain, so a relative path read against
+// it gets the same verdict as the absolute path it names. (A root such as
+// /repo/ws/nul, accepted once, let "x" pass while /repo/ws/nul/x was
+// refused.)
+func TestRootsFollowThePathRules(t *testing.T) {
+	e, l := builtin(t), loader(t)
+	segments := []string{"ws", "nul", "NUL.txt", "con", "com1", "lpt9", "console", "nul2", "a.", "a.b", ".env", "..", ".", "...", "@x", "-x", "a b", "x~", "x$", "aux.tar.gz", "prn."}
+	rnd := rand.New(rand.NewPCG(7, 7))
+	accepted := 0
+	for n := 0; n < 300; n++ {
+		root := "/repo"
+		for range 1 + rnd.IntN(2) {
+			root += "/" + segments[rnd.IntN(len(segments))]
+		}
+		doc := fmt.Sprintf(`{"policy": {"allowed_tools": ["fs.read"], "workspace_root": %q, "budget_cap_tokens": 10},
+			"plan": [{"role": "r", "tools": ["fs.read"], "paths": ["x"], "budget_tokens": 1},
+			         {"role": "r", "tools": ["fs.read"], "paths": [%q], "budget_tokens": 1}]}`, root, root+"/x")
+		p, err := l.Plan("plan.json", []byte(doc))
+		if err != nil {
+			continue // the schema refuses the root: the plan is not evaluated
+		}
+		accepted++
+		res, err := e.Evaluate(context.Background(), nil, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rel, abs := res.Children[0].Verdict, res.Children[1].Verdict; rel != abs || rel != report.Pass {
+			t.Errorf("root %q accepted, but x is %s and %s/x is %s", root, rel, root, abs)
+		}
+	}
+	if accepted < 30 {
+		t.Fatalf("only %d of 300 roots accepted: the property was hardly tried", accepted)
 	}
 }

@@ -67,7 +67,7 @@ func planOf(children ...string) string {
 const (
 	childKeys    = "brief, budget_tokens, id, metadata, model, paths, role, tools"
 	policyKeys   = "allow_write, allowed_tools, budget_cap_tokens, workspace_root, write_tools"
-	rootTitle    = "an absolute, normalized POSIX path made of A-Z a-z 0-9 . _ - @ (no trailing /, no . or .. segments)"
+	rootTitle    = "an absolute, normalized POSIX path made of A-Z a-z 0-9 . _ - @ (no trailing /, no . or .. segments, no segment ending in a dot or naming a Windows device)"
 	wholeTitle   = "a positive whole number written without a fraction or exponent"
 	patternTitle = "a tool name or glob pattern made of A-Z a-z 0-9 _ . : - * ?"
 )
@@ -441,7 +441,7 @@ var policyCases = []policyCase{
 }
 
 // badRoots are workspace roots the policy schema refuses.
-var badRoots = []string{"repo", "", "/repo/", "/repo/./x", "/repo/../x", "/repo/.", "/repo/..", "/..", "//repo", "/repo//x", "~/repo", "/repo/~", `C:\\repo`, "/re po", "/répo", "./repo"}
+var badRoots = []string{"repo", "", "/repo/", "/repo/./x", "/repo/../x", "/repo/.", "/repo/..", "/..", "//repo", "/repo//x", "~/repo", "/repo/~", `C:\\repo`, "/re po", "/répo", "./repo", "/repo/nul", "/repo/NUL.txt", "/repo/com1/x", "/repo/a.", "/repo/a./b"}
 
 func init() {
 	for _, root := range badRoots {

@@ -188,7 +188,7 @@ func (s *schemaSet) explain(e *jsonschema.ValidationError, doc any) []problem {
 		if sch := s.subSchema(schemaAt); sch != nil && sch.MaxLength >= 0 {
 			return []problem{{at, fmt.Sprintf("must be at most %d characters long", sch.MaxLength)}}
 		}
-	case "pattern", "format":
+	case "pattern", "format", "not":
 		if sch := s.subSchema(schemaAt); sch != nil && sch.Title != "" {
 			return []problem{{at, fmt.Sprintf("must be %s, not %s", sch.Title, show(value))}}
 		}
