@@ -2,16 +2,21 @@ package policy_test
 
 import (
 	"context"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/storage/inmem"
 	"github.com/open-policy-agent/opa/v1/tester"
+	"github.com/open-policy-agent/opa/v1/topdown"
 
 	"github.com/spawngate/spawngate/policy"
+	"github.com/spawngate/spawngate/schemas"
 )
 
 // TestRego runs every *_test.rego in this directory against the modules,
@@ -50,7 +55,7 @@ func TestRego(t *testing.T) {
 	}
 }
 
-// TestEveryCheckIsTestedBothWays keeps the promise that each check has a
+// TestEveryCheckIsTestedBothWays keeps the promise that each module has a
 // _test.rego beside it with at least one allowed and one denied case.
 func TestEveryCheckIsTestedBothWays(t *testing.T) {
 	mods, err := policy.Modules()
@@ -58,9 +63,6 @@ func TestEveryCheckIsTestedBothWays(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range mods {
-		if m.Name == "lib.rego" {
-			continue
-		}
 		testFile := strings.TrimSuffix(m.Name, ".rego") + "_test.rego"
 		src, err := os.ReadFile(testFile)
 		if err != nil {
@@ -115,4 +117,44 @@ func parseDir(t *testing.T) map[string]*ast.Module {
 		t.Fatal(err)
 	}
 	return modules
+}
+
+// The write tools a policy gets when it lists none are written twice: in
+// lib.rego, which the checks use, and as the default in the policy schema,
+// which documents the format. They must say the same.
+func TestDefaultWriteToolsMatchTheSchema(t *testing.T) {
+	raw, err := schemas.FS.ReadFile("policy.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema struct {
+		Properties struct {
+			WriteTools struct {
+				Default []string `json:"default"`
+			} `json:"write_tools"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(raw, &schema); err != nil {
+		t.Fatal(err)
+	}
+	documented := schema.Properties.WriteTools.Default
+	if len(documented) == 0 {
+		t.Fatal("policy.schema.json gives write_tools no default")
+	}
+	compiler := ast.NewCompiler()
+	if compiler.Compile(parseDir(t)); compiler.Failed() {
+		t.Fatal(compiler.Errors)
+	}
+	rs, err := topdown.NewQuery(ast.MustParseBody("x = data.spawngate.lib.default_write_tools")).
+		WithCompiler(compiler).WithStore(inmem.New()).Run(context.Background())
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("evaluating lib.default_write_tools: %v (%d results)", err, len(rs))
+	}
+	var used []string
+	if err := ast.As(rs[0][ast.Var("x")].Value, &used); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(used, documented) {
+		t.Fatalf("lib.rego's default_write_tools is %q, the schema's default is %q", used, documented)
+	}
 }

@@ -1,5 +1,5 @@
 // Command benchgen writes a generated spawn plan (see internal/benchplan)
-// for .ci/bench: go run ./testdata/benchgen -children 100000 > plan.json.
+// for .ci/bench: go run ./internal/cmd/benchgen -children 100000 > plan.json.
 // With -policy it writes the operator policy the plan is judged by.
 package main
 

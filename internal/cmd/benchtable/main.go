@@ -1,6 +1,6 @@
 // Command benchtable prints hyperfine's JSON export (--export-json) as a
 // table of medians, each with its ratio to the first command, for
-// .ci/bench: go run ./testdata/benchtable results.json.
+// .ci/bench: go run ./internal/cmd/benchtable results.json.
 package main
 
 import (
