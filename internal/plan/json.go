@@ -429,12 +429,20 @@ func (p *jsonParser) number() (any, error) {
 	return v, err
 }
 
+// maxNumberLength is the longest number literal, anywhere in a document
+// (metadata included). No budget or cap needs more than 16 digits; beyond
+// some length, consumers that keep big numbers exactly (Python) and those
+// that round them to a float (JavaScript) stop agreeing on what was
+// written, and the gate keeps and compares every literal exactly, so the
+// length also bounds that cost. Longer values belong in a string.
+const maxNumberLength = 64
+
 // checkNumber refuses numbers that some consumers cannot hold: a literal
 // beyond float64's range (1e400) becomes infinity in some parsers and an
 // error in others.
 func checkNumber(literal string, fail func(string) error) (any, error) {
-	if len(literal) > 64 {
-		return nil, fail(fmt.Sprintf("number %s... has more than 64 characters", literal[:20]))
+	if len(literal) > maxNumberLength {
+		return nil, fail(fmt.Sprintf("number %s... has more than %d characters: write longer values as strings", literal[:20], maxNumberLength))
 	}
 	f, err := strconv.ParseFloat(literal, 64)
 	if err != nil || math.IsInf(f, 0) {

@@ -131,8 +131,8 @@ var jsonCases = []decodeCase{
 	jsonErr("beyond float64", `1e400`, "doc:1:1: number 1e400 is beyond the range of a 64-bit float"),
 	jsonErr("beyond float64 negative", `{"a":[-1e400]}`, "doc:1:7: /a/0: number -1e400 is beyond the range of a 64-bit float"),
 	jsonErr("just beyond the largest float64", `1.7976931348623159e308`, "doc:1:1: number 1.7976931348623159e308 is beyond the range of a 64-bit float"),
-	jsonErr("65-character number", "1"+strings.Repeat("0", 64), "doc:1:1: number 10000000000000000000... has more than 64 characters"),
-	jsonErr("long fraction", "[0."+strings.Repeat("1", 70)+"]", "doc:1:2: /0: number 0.111111111111111111... has more than 64 characters"),
+	jsonErr("65-character number", "1"+strings.Repeat("0", 64), "doc:1:1: number 10000000000000000000... has more than 64 characters: write longer values as strings"),
+	jsonErr("long fraction", "[0."+strings.Repeat("1", 70)+"]", "doc:1:2: /0: number 0.111111111111111111... has more than 64 characters: write longer values as strings"),
 
 	// strings
 	jsonErr("unknown escape", `"\x41"`, `doc:1:2: invalid escape \x`),
