@@ -12,10 +12,11 @@ package spawngate.lib
 # n keys in time n squared.)
 #
 # input.children holds one child for each group of plan children that
-# differ only in what grants nothing (id, brief, model, metadata), and
-# input.members[i] says how many plan children input.children[i] stands
-# for. A check of one child at a time needs neither; a check of the whole
-# plan (a count, a sum) must weigh each child by its members.
+# differ only in what grants nothing (id, brief, model, metadata). A check
+# judges each child on its own, and sees the children a batch at a time. A
+# check of the whole plan (a count, a sum) declares custom.scope: plan in
+# its METADATA: it sees every child at once, and input.members[i] says how
+# many plan children input.children[i] stands for.
 children := {i: child |
 	some i, child in input.children
 	is_object(child)

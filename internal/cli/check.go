@@ -20,12 +20,13 @@ import (
 
 // checkOptions are the flags and arguments of spawngate check.
 type checkOptions struct {
-	policy  string
-	format  report.Format
-	limits  plan.Limits
-	timeout time.Duration
-	resolve bool
-	plans   []string
+	policy    string
+	format    report.Format
+	limits    plan.Limits
+	maxListed int
+	timeout   time.Duration
+	resolve   bool
+	plans     []string
 }
 
 // defaultTimeout bounds the judging of one plan.
@@ -44,7 +45,7 @@ func (e *usageError) Error() string { return e.msg }
 // returns the options parsed so far, so that the error can be reported in
 // the format the flags asked for (see errorFormat).
 func parseCheck(args []string, help io.Writer) (*checkOptions, error) {
-	opts := &checkOptions{limits: plan.DefaultLimits, format: report.Formats[0]}
+	opts := &checkOptions{limits: plan.DefaultLimits, format: report.Formats[0], maxListed: report.DefaultMaxListed}
 	fs := flag.NewFlagSet("spawngate check", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {} // errors are reported once, below; help only on -h
@@ -54,9 +55,12 @@ func parseCheck(args []string, help io.Writer) (*checkOptions, error) {
 	fs.Int64Var(&opts.limits.MaxYAMLBytes, "max-yaml-bytes", plan.DefaultLimits.MaxYAMLBytes, "largest YAML document, in `bytes` (YAML takes far more memory to parse than JSON)")
 	fs.IntVar(&opts.limits.MaxDepth, "max-depth", plan.DefaultLimits.MaxDepth, "deepest nesting of lists and mappings, in `levels`")
 	fs.IntVar(&opts.limits.MaxAliasNodes, "max-alias-nodes", plan.DefaultLimits.MaxAliasNodes, "most `values` YAML aliases may expand to, per document")
+	fs.IntVar(&opts.limits.MaxAliasBytes, "max-alias-bytes", plan.DefaultLimits.MaxAliasBytes, "most `bytes` of strings and keys YAML aliases may expand to, per document")
 	fs.IntVar(&opts.limits.MaxStringBytes, "max-string-bytes", plan.DefaultLimits.MaxStringBytes, "longest string or key, in `bytes`")
 	fs.IntVar(&opts.limits.MaxValues, "max-values", plan.DefaultLimits.MaxValues, "most `values` (of any kind) in one document")
 	fs.IntVar(&opts.limits.MaxChildren, "max-children", plan.DefaultLimits.MaxChildren, "most `children` in one plan")
+	fs.IntVar(&opts.limits.MaxChildEntries, "max-child-entries", plan.DefaultLimits.MaxChildEntries, "most `entries` one child's tools, and one child's paths, may list")
+	fs.IntVar(&opts.maxListed, "max-listed", report.DefaultMaxListed, "most `violations` the report lists in all; the rest are counted per child, and verdicts and counts stay exact")
 	fs.BoolVar(&opts.resolve, "resolve-paths", false, "also resolve every path on this machine's filesystem, following symlinks; the workspace roots must exist")
 	fs.DurationVar(&opts.timeout, "timeout", defaultTimeout, "longest time to judge one plan (read, validate, evaluate), as a `duration` such as 500ms or 10s")
 	// Every flag may be given once. A second --policy would silently drop
@@ -105,6 +109,12 @@ func parseCheck(args []string, help io.Writer) (*checkOptions, error) {
 		return opts, &usageError{fmt.Sprintf("--max-depth must be between 1 and %d", maxDepthCeiling)}
 	case opts.limits.MaxAliasNodes < 0:
 		return opts, &usageError{"--max-alias-nodes must not be negative"}
+	case opts.limits.MaxAliasBytes < 0:
+		return opts, &usageError{"--max-alias-bytes must not be negative"}
+	case opts.limits.MaxChildEntries <= 0:
+		return opts, &usageError{"--max-child-entries must be positive"}
+	case opts.maxListed < 0:
+		return opts, &usageError{"--max-listed must not be negative"}
 	case opts.limits.MaxStringBytes <= 0:
 		return opts, &usageError{"--max-string-bytes must be positive"}
 	case opts.limits.MaxValues <= 0:
@@ -324,14 +334,16 @@ func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Wri
 		fail(errors.New(rep.Error))
 		return rep
 	}
+	left := opts.maxListed // the report lists at most this many violations in all
 	for _, name := range opts.plans {
 		res, err := within(ctx, opts.timeout, sourceName(name), func(ctx context.Context) (report.Result, error) {
-			return judge(ctx, engine, loader, operator, name, stdin)
+			return judge(ctx, engine, loader, operator, name, stdin, left)
 		})
 		if err != nil {
 			fail(err)
 			res = report.Failed(sourceName(name), errors.New(oneLine(err.Error())))
 		}
+		left = res.Trim(left)
 		rep.Results = append(rep.Results, res)
 	}
 	return rep
@@ -383,13 +395,52 @@ func (p *pendingEngine) wait() (*gate.Engine, error) {
 	return p.engine, p.err
 }
 
+// stopGrace is how long a step may run on after its deadline or a signal
+// before within stops waiting for it. Every step looks at its context
+// often, so it should never be needed; it makes "stops within a second"
+// a promise rather than a hope.
+const stopGrace = 500 * time.Millisecond
+
 // within runs f with the timeout. Running out of time, or a signal, is an
 // error like any other, also when f finished anyway: the plan or policy is
-// then not evaluated, never passed.
+// then not evaluated, never passed. Should f not stop when its context
+// ends, within gives up on it after stopGrace; it runs on, unheard, until
+// the process ends.
 func within[T any](ctx context.Context, timeout time.Duration, name string, f func(context.Context) (T, error)) (T, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	v, err := f(ctx)
+	type result struct {
+		v     T
+		err   error
+		panic any
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		defer func() {
+			// A panic belongs to the caller, whose recover turns it into an
+			// internal error; in this goroutine it would crash the process.
+			if p := recover(); p != nil {
+				done <- result{panic: p}
+			}
+		}()
+		r.v, r.err = f(ctx)
+		done <- r
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		select {
+		case r = <-done:
+		case <-time.After(stopGrace):
+			r.err = ctx.Err()
+		}
+	}
+	if r.panic != nil {
+		panic(r.panic)
+	}
+	err := r.err
 	if err == nil {
 		err = ctx.Err() // whatever finished, it finished too late
 	}
@@ -402,7 +453,7 @@ func within[T any](ctx context.Context, timeout time.Duration, name string, f fu
 	case err != nil:
 		return zero, err
 	}
-	return v, nil
+	return r.v, nil
 }
 
 func readPolicy(ctx context.Context, loader *plan.Loader, name string) (plan.Policy, error) {
@@ -410,10 +461,10 @@ func readPolicy(ctx context.Context, loader *plan.Loader, name string) (plan.Pol
 	if err != nil {
 		return nil, err
 	}
-	return loader.Policy(name, data)
+	return loader.Policy(ctx, name, data)
 }
 
-func judge(ctx context.Context, engine *gate.Engine, loader *plan.Loader, operator plan.Policy, name string, stdin io.Reader) (report.Result, error) {
+func judge(ctx context.Context, engine *gate.Engine, loader *plan.Loader, operator plan.Policy, name string, stdin io.Reader, maxListed int) (report.Result, error) {
 	source := sourceName(name)
 	data, err := read(ctx, name, source, loader.Limits().MaxBytes, stdin)
 	if err != nil {
@@ -425,14 +476,14 @@ func judge(ctx context.Context, engine *gate.Engine, loader *plan.Loader, operat
 	if err := ctx.Err(); err != nil {
 		return report.Result{}, err
 	}
-	p, err := loader.Plan(source, data)
+	p, err := loader.Plan(ctx, source, data)
 	if err != nil {
 		return report.Result{}, err
 	}
 	if err := ctx.Err(); err != nil {
 		return report.Result{}, err
 	}
-	res, err := engine.Evaluate(ctx, operator, p)
+	res, err := engine.Evaluate(ctx, operator, p, gate.ListAtMost(maxListed))
 	if err != nil {
 		return report.Result{}, fmt.Errorf("%s: %w", source, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
@@ -21,11 +22,26 @@ func Main() int {
 	tuneGC()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	finished := make(chan struct{})
+	defer close(finished)
 	go func() {
 		// The first signal cancels the run, which then exits 2; a second
 		// one finds the default handler and ends the process at once.
-		<-ctx.Done()
+		select {
+		case <-ctx.Done():
+		case <-finished:
+			return
+		}
 		stop()
+		// Every step stops soon after its context ends. Should one not,
+		// the process ends anyway, a second after the signal, with exit 2:
+		// a signal is never ignored, and never a pass.
+		select {
+		case <-finished:
+		case <-time.After(time.Second):
+			fmt.Fprintln(os.Stderr, "spawngate: interrupted, and the run did not stop within a second; exiting")
+			os.Exit(report.ExitError)
+		}
 	}()
 	return Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 }

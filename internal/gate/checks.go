@@ -19,7 +19,18 @@ type Check struct {
 	Title       string
 	Description string
 	Package     string // Rego package, such as spawngate.checks.paths_escape; "" for the schema step
+	// Scope says what the check sees: ScopeChild (the default) judges each
+	// child on its own, and sees the children in batches; ScopePlan sees
+	// every child at once, with input.members, to judge the plan as a
+	// whole (a count, a sum).
+	Scope string
 }
+
+// The scopes a check may declare in custom.scope.
+const (
+	ScopeChild = "child"
+	ScopePlan  = "plan"
+)
 
 // SchemaCheck is the rule of the schema step: a child that breaks
 // schemas/child.schema.json in a way no Rego check reports more exactly.
@@ -149,7 +160,13 @@ func packageMetadata(mod *ast.Module) (*metadata, error) {
 func fromMetadata(chk *Check, a *metadata) error {
 	id, _ := a.Custom["id"].(string)
 	severity, _ := a.Custom["severity"].(string)
+	scope := ScopeChild
+	if s, ok := a.Custom["scope"]; ok {
+		scope, _ = s.(string)
+	}
 	switch {
+	case scope != ScopeChild && scope != ScopePlan:
+		return fmt.Errorf("custom.scope %q is not child or plan", a.Custom["scope"])
 	case id == "":
 		return fmt.Errorf("METADATA has no custom.id")
 	case !ruleID.MatchString(id):
@@ -161,7 +178,7 @@ func fromMetadata(chk *Check, a *metadata) error {
 	case strings.TrimSpace(a.Description) == "":
 		return fmt.Errorf("METADATA has no description")
 	}
-	chk.ID, chk.Severity = id, severity
+	chk.ID, chk.Severity, chk.Scope = id, severity, scope
 	chk.Title, chk.Description = strings.TrimSpace(a.Title), strings.TrimSpace(a.Description)
 	return nil
 }

@@ -26,11 +26,18 @@ import (
 // called for many plans, also concurrently.
 type Engine struct {
 	compiler     *ast.Compiler
-	query        ast.Body      // compiled: deny0 = data.spawngate.checks.<a>.deny; ...
+	childQuery   *query        // the checks that judge each child on its own
+	planQuery    *query        // the checks that judge the plan as a whole; nil when none do
 	store        storage.Store // empty: the checks read only input
-	checks       []Check       // in the order of the query's bindings
+	checks       []Check       // every check, by ID
 	abstracted   []string      // child keys no check may see (plan.Abstracted)
 	resolvePaths bool
+}
+
+// query is one compiled query that binds the deny set of each of its checks.
+type query struct {
+	body   ast.Body // deny0 = data.spawngate.checks.<a>.deny; ...
+	checks []Check  // in the order of the bindings
 }
 
 // Option changes how an Engine judges.
@@ -121,22 +128,43 @@ func New(modules []policy.Module, opts ...Option) (*Engine, error) {
 	if err := readsNoAbstractedField(compiler, abstracted); err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
-	// One query binds every check's deny set. OPA's topdown evaluator is
-	// used directly: the rego package around it would add bundle, wasm and
-	// planner code to the binary, and their start-up, for nothing.
-	var query ast.Body
-	for i, chk := range checks {
-		query = append(query, ast.Equality.Expr(ast.VarTerm(binding(i)), ast.NewTerm(denyRef(chk.Package))))
+	e := &Engine{compiler: compiler, store: inmem.New(), checks: checks, abstracted: abstracted}
+	var byScope [2][]Check
+	for _, chk := range checks {
+		if chk.Scope == ScopePlan {
+			byScope[1] = append(byScope[1], chk)
+		} else {
+			byScope[0] = append(byScope[0], chk)
+		}
 	}
-	query, err = compiler.QueryCompiler().Compile(query)
-	if err != nil {
-		return nil, fmt.Errorf("policy: preparing the query: %w", err)
+	if e.childQuery, err = prepare(compiler, byScope[0]); err != nil {
+		return nil, err
 	}
-	e := &Engine{compiler: compiler, query: query, store: inmem.New(), checks: checks, abstracted: abstracted}
+	if len(byScope[1]) > 0 {
+		if e.planQuery, err = prepare(compiler, byScope[1]); err != nil {
+			return nil, err
+		}
+	}
 	for _, opt := range opts {
 		opt(e)
 	}
 	return e, nil
+}
+
+// prepare compiles the one query that binds the deny sets of the checks.
+// OPA's topdown evaluator is used directly: the rego package around it
+// would add bundle, wasm and planner code to the binary, and their
+// start-up, for nothing.
+func prepare(compiler *ast.Compiler, checks []Check) (*query, error) {
+	var body ast.Body
+	for i, chk := range checks {
+		body = append(body, ast.Equality.Expr(ast.VarTerm(binding(i)), ast.NewTerm(denyRef(chk.Package))))
+	}
+	body, err := compiler.QueryCompiler().Compile(body)
+	if err != nil {
+		return nil, fmt.Errorf("policy: preparing the query: %w", err)
+	}
+	return &query{body: body, checks: checks}, nil
 }
 
 func binding(i int) string { return "deny" + strconv.Itoa(i) }
@@ -157,16 +185,39 @@ func capabilities() *ast.Capabilities {
 // Checks lists the rules the engine reports under, by ID, the schema
 // step's included.
 func (e *Engine) Checks() []Check {
-	out := append([]Check{SchemaCheck}, e.checks...)
-	return out
+	return append([]Check{SchemaCheck}, e.checks...)
 }
 
 // ErrNoPolicy is returned for a plan that no policy applies to.
 var ErrNoPolicy = errors.New("no policy applies: pass --policy FILE, or give the plan a policy block")
 
+// EvalOption changes one evaluation.
+type EvalOption func(*evalOptions)
+
+type evalOptions struct {
+	maxListed int
+}
+
+// ListAtMost bounds how many violations the result lists, in report order
+// (report.DefaultMaxListed unless given). The rest are counted per child as
+// unlisted; no verdict depends on the bound.
+func ListAtMost(n int) EvalOption { return func(o *evalOptions) { o.maxListed = max(n, 0) } }
+
 // Evaluate judges one plan under the operator's policy (nil when there is
 // none) and the plan's own. An error means the plan could not be judged.
-func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Plan) (report.Result, error) {
+//
+// The checks see one representative per group of children that cannot be
+// told apart (plan/group.go), without the keys members may differ in, and
+// child checks see them in batches, evaluated on every core. Each group's
+// findings are kept once, however many members it has; the result lists at
+// most the bound of violations and counts the rest, so what a plan of
+// identical hostile children costs is bounded by the limits, the report's
+// size included.
+func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Plan, opts ...EvalOption) (report.Result, error) {
+	o := evalOptions{maxListed: report.DefaultMaxListed}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	policies := map[string]any{}
 	var names []string
 	if operator != nil {
@@ -180,8 +231,6 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 	if len(policies) == 0 {
 		return report.Result{}, ErrNoPolicy
 	}
-	// Children the schema and the checks cannot tell apart are evaluated
-	// once (plan/group.go): the checks see one representative per group.
 	reps, group := p.Reps, p.Group
 	if reps == nil {
 		reps, group = make([]int, len(p.Children)), make([]int, len(p.Children))
@@ -195,81 +244,128 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 	for k, i := range reps {
 		judged[k] = e.without(p.Children[i])
 	}
-	members := make([]any, len(reps))
-	for _, k := range group {
-		n, _ := members[k].(int)
-		members[k] = n + 1
+	in, err := e.newInputs(ctx, policies, names, judged)
+	if err != nil {
+		return report.Result{}, err
 	}
-	input := map[string]any{
-		"policies":       policies,
-		"children":       judged,
-		"members":        members,
-		"float_literals": floatLiterals(judged),
-	}
-	if e.resolvePaths {
-		planRoot, _ := policies[names[len(names)-1]].(map[string]any)["workspace_root"].(string)
-		r, err := resolution(policies, planRoot, judged)
+	f := newFindings(p, reps, o.maxListed)
+	if e.planQuery != nil {
+		// The plan checks see every representative at once, and how many
+		// children each stands for.
+		members := make([]any, len(reps))
+		for _, k := range group {
+			n, _ := members[k].(int)
+			members[k] = n + 1
+		}
+		found, err := e.evaluate(ctx, e.planQuery, in, judged, members)
 		if err != nil {
 			return report.Result{}, err
 		}
-		input["resolution"] = r
+		f.addPlan(found)
 	}
-	value, err := ast.InterfaceToValue(input)
+	if err := e.evaluateBatches(ctx, in, judged, f.fold); err != nil {
+		return report.Result{}, err
+	}
+	return f.assemble(ctx, names, group)
+}
+
+// inputs is what every evaluation of one plan shares: the policies, already
+// in OPA's form, and what --resolve-paths learned of the roots.
+type inputs struct {
+	policies ast.Value
+	roots    map[string]any // resolved roots by policy; nil without --resolve-paths
+	planRoot string         // the root relative paths are read against
+}
+
+func (e *Engine) newInputs(ctx context.Context, policies map[string]any, names []string, judged []any) (*inputs, error) {
+	pv, err := ast.InterfaceToValue(policies)
 	if err != nil {
-		return report.Result{}, fmt.Errorf("building the policy input: %w", err)
+		return nil, fmt.Errorf("building the policy input: %w", err)
 	}
-	rs, err := e.eval(ctx, value)
+	in := &inputs{policies: pv}
+	in.planRoot, _ = policies[names[len(names)-1]].(map[string]any)["workspace_root"].(string)
+	if e.resolvePaths {
+		if in.roots, err = resolveRoots(policies); err != nil {
+			return nil, err
+		}
+	}
+	return in, nil
+}
+
+// evaluate runs a query over a batch of representatives (all of them for
+// the plan query, which also gets members) and returns each one's
+// violations, by its index in the batch, with fields relative to it.
+func (e *Engine) evaluate(ctx context.Context, q *query, in *inputs, batch []any, members []any) ([][]report.Violation, error) {
+	input := ast.NewObject(
+		ast.Item(ast.InternedTerm("policies"), ast.NewTerm(in.policies)),
+	)
+	children, err := ast.InterfaceToValue(batch)
+	if err != nil {
+		return nil, fmt.Errorf("building the policy input: %w", err)
+	}
+	input.Insert(ast.InternedTerm("children"), ast.NewTerm(children))
+	literals, err := ast.InterfaceToValue(floatLiterals(batch))
+	if err != nil {
+		return nil, fmt.Errorf("building the policy input: %w", err)
+	}
+	input.Insert(ast.InternedTerm("float_literals"), ast.NewTerm(literals))
+	if members != nil {
+		m, err := ast.InterfaceToValue(members)
+		if err != nil {
+			return nil, fmt.Errorf("building the policy input: %w", err)
+		}
+		input.Insert(ast.InternedTerm("members"), ast.NewTerm(m))
+	}
+	if in.roots != nil {
+		paths, err := resolvePaths(ctx, in.planRoot, batch)
+		if err != nil {
+			return nil, err
+		}
+		r, err := ast.InterfaceToValue(map[string]any{"roots": in.roots, "paths": paths})
+		if err != nil {
+			return nil, fmt.Errorf("building the policy input: %w", err)
+		}
+		input.Insert(ast.InternedTerm("resolution"), ast.NewTerm(r))
+	}
+	rs, err := e.eval(ctx, q.body, input)
 	if err == nil {
 		// OPA notices cancellation asynchronously, so a short evaluation
 		// can finish after its deadline passed; that is a timeout too.
 		err = ctx.Err()
 	}
 	if err != nil {
-		return report.Result{}, fmt.Errorf("evaluating the policy: %w", err)
+		return nil, fmt.Errorf("evaluating the policy: %w", err)
 	}
 	if len(rs) != 1 {
-		return report.Result{}, fmt.Errorf("evaluating the policy: the result is undefined (%d results)", len(rs))
+		return nil, fmt.Errorf("evaluating the policy: the result is undefined (%d results)", len(rs))
 	}
-	byGroup := make([][]report.Violation, len(reps))
-	for i, chk := range e.checks {
+	found := make([][]report.Violation, len(batch))
+	for i, chk := range q.checks {
 		deny, ok := rs[0][ast.Var(binding(i))]
 		set, isSet := ast.Value(nil), false
 		if ok {
 			set, isSet = deny.Value.(ast.Set)
 		}
 		if !isSet {
-			return report.Result{}, fmt.Errorf("check %s: deny is not a set", chk.ID)
+			return nil, fmt.Errorf("check %s: deny is not a set", chk.ID)
 		}
 		var bad error
 		set.(ast.Set).Foreach(func(raw *ast.Term) {
 			if bad != nil {
 				return
 			}
-			k, v, err := violation(chk, raw, len(reps))
+			k, v, err := violation(chk, raw, len(batch))
 			if err != nil {
 				bad = fmt.Errorf("check %s: %w", chk.ID, err)
 				return
 			}
-			byGroup[k] = append(byGroup[k], v)
+			found[k] = append(found[k], v)
 		})
 		if bad != nil {
-			return report.Result{}, bad
+			return nil, bad
 		}
 	}
-	found := make([][]report.Violation, len(p.Children))
-	for i, k := range group {
-		if len(byGroup[k]) == 0 {
-			continue
-		}
-		prefix := "/plan/" + strconv.Itoa(i)
-		vs := make([]report.Violation, len(byGroup[k]))
-		for j, v := range byGroup[k] {
-			v.Path = prefix + v.Path
-			vs[j] = v
-		}
-		found[i] = vs
-	}
-	return assemble(p, names, found), nil
+	return found, nil
 }
 
 // without returns a child without the abstracted keys, or the child itself
@@ -299,8 +395,8 @@ func (e *Engine) without(child any) any {
 	return out
 }
 
-// eval runs the query on one input, stopping when the context ends.
-func (e *Engine) eval(ctx context.Context, input ast.Value) (topdown.QueryResultSet, error) {
+// eval runs a query on one input, stopping when the context ends.
+func (e *Engine) eval(ctx context.Context, body ast.Body, input ast.Value) (topdown.QueryResultSet, error) {
 	txn, err := e.store.NewTransaction(ctx)
 	if err != nil {
 		return nil, err
@@ -316,7 +412,7 @@ func (e *Engine) eval(ctx context.Context, input ast.Value) (topdown.QueryResult
 		case <-done:
 		}
 	}()
-	return topdown.NewQuery(e.query).
+	return topdown.NewQuery(body).
 		WithCompiler(e.compiler).
 		WithStore(e.store).
 		WithTransaction(txn).
@@ -368,48 +464,6 @@ func stringAt(obj ast.Object, key string) (string, bool) {
 	}
 	s, ok := t.Value.(ast.String)
 	return string(s), ok
-}
-
-// assemble merges the checks' violations with the schema step's issues and
-// settles each child's verdict. A schema issue at or under a place a check
-// already reported adds nothing and is left out; any other issue stands.
-func assemble(p *plan.Plan, policies []string, found [][]report.Violation) report.Result {
-	for _, is := range p.Issues {
-		path := "/plan/" + strconv.Itoa(is.Child) + is.Field
-		covered := false
-		for _, v := range found[is.Child] {
-			if jsonpointer.Within(path, v.Path) {
-				covered = true
-				break
-			}
-		}
-		if !covered {
-			found[is.Child] = append(found[is.Child], report.Violation{
-				Rule:     SchemaCheck.ID,
-				Severity: SchemaCheck.Severity,
-				Message:  is.Message,
-				Path:     path,
-			})
-		}
-	}
-	res := report.Result{Source: p.Source, Verdict: report.Pass, Policies: policies, Children: make([]report.Child, len(p.Children))}
-	for i, c := range p.Children {
-		vs := found[i]
-		if vs == nil {
-			vs = []report.Violation{}
-		}
-		report.SortViolations(vs)
-		ch := report.Child{Index: i, Verdict: report.Pass, Violations: vs}
-		if obj, ok := c.(map[string]any); ok {
-			ch.Role, _ = obj["role"].(string)
-		}
-		if len(vs) > 0 {
-			ch.Verdict = report.Block
-			res.Verdict = report.Block
-		}
-		res.Children[i] = ch
-	}
-	return res
 }
 
 // floatLiterals finds every number the children wrote with a fraction or

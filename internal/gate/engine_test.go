@@ -96,6 +96,7 @@ func TestNewRefusesPoliciesItCannotTrust(t *testing.T) {
 		{"no title", []policy.Module{module("spawngate.checks.a", "# description: D\n# custom:\n#   id: a.b\n#   severity: low\n", denyNone)}, "METADATA has no title"},
 		{"no description", []policy.Module{module("spawngate.checks.a", "# title: T\n# custom:\n#   id: a.b\n#   severity: low\n", denyNone)}, "METADATA has no description"},
 		{"no deny rule", []policy.Module{module("spawngate.checks.a", goodMeta, "allow := true")}, "no deny rule"},
+		{"unknown scope", []policy.Module{module("spawngate.checks.a", strings.Replace(goodMeta, "x.ok", "x.ok\n#   scope: tree", 1), denyNone)}, `custom.scope "tree" is not child or plan`},
 		{"duplicate id", []policy.Module{module("spawngate.checks.a", goodMeta, denyNone), module("spawngate.checks.b", goodMeta, denyNone)}, "rule ID x.ok is already used"},
 		{"reserved id", []policy.Module{module("spawngate.checks.a", strings.Replace(goodMeta, "x.ok", "schema", 1), denyNone)}, `custom.id "schema" is not a rule ID`},
 		{"nested package", []policy.Module{module("spawngate.checks.a.b", goodMeta, denyNone)}, "one level below spawngate.checks"},
@@ -148,7 +149,7 @@ deny contains lib.violation(i, "/tools", "no http here") if {
 
 func mustPlan(t testing.TB, doc string) *plan.Plan {
 	t.Helper()
-	p, err := loader(t).Plan("plan.json", []byte(doc))
+	p, err := loader(t).Plan(context.Background(), "plan.json", []byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +158,7 @@ func mustPlan(t testing.TB, doc string) *plan.Plan {
 
 func mustPolicy(t testing.TB, doc string) plan.Policy {
 	t.Helper()
-	p, err := loader(t).Policy("policy.json", []byte(doc))
+	p, err := loader(t).Policy(context.Background(), "policy.json", []byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,14 +374,15 @@ func TestEvaluateIsDeterministic(t *testing.T) {
 	}
 }
 
-// A check of the whole plan sees one child per group and must weigh it by
-// input.members: here, a limit of two children counts three identical ones.
+// A check of the whole plan (custom.scope: plan) sees every group at once,
+// one child per group, and must weigh it by input.members: here, a limit of
+// two children counts three identical ones.
 func TestPlanWideCheckWeighsGroupsByMembers(t *testing.T) {
 	mods, err := policy.Modules()
 	if err != nil {
 		t.Fatal(err)
 	}
-	limit := module("spawngate.checks.plan_size", strings.Replace(goodMeta, "x.ok", "plan.size", 1),
+	limit := module("spawngate.checks.plan_size", strings.Replace(goodMeta, "x.ok", "plan.size\n#   scope: plan", 1),
 		`deny contains {"child": 0, "field": "", "message": sprintf("%d children, more than 2", [n])} if {
 	n := sum(input.members)
 	n > 2

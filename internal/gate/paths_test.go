@@ -229,7 +229,7 @@ func TestRootsFollowThePathRules(t *testing.T) {
 		doc := fmt.Sprintf(`{"policy": {"allowed_tools": ["fs.read"], "workspace_root": %q, "budget_cap_tokens": 10},
 			"plan": [{"role": "r", "tools": ["fs.read"], "paths": ["x"], "budget_tokens": 1},
 			         {"role": "r", "tools": ["fs.read"], "paths": [%q], "budget_tokens": 1}]}`, root, root+"/x")
-		p, err := l.Plan("plan.json", []byte(doc))
+		p, err := l.Plan(context.Background(), "plan.json", []byte(doc))
 		if err != nil {
 			continue // the schema refuses the root: the plan is not evaluated
 		}

@@ -495,11 +495,11 @@ type comparer struct {
 func (c *comparer) judge(doc map[string]any) ([][]finding, error) {
 	var b bytes.Buffer
 	writeJSON(&b, doc)
-	p, err := c.loader.Plan("random.json", b.Bytes())
+	p, err := c.loader.Plan(context.Background(), "random.json", b.Bytes())
 	if err != nil {
 		return nil, err
 	}
-	res, err := c.engine.Evaluate(context.Background(), c.operator, p)
+	res, err := c.engine.Evaluate(context.Background(), c.operator, p, gate.ListAtMost(1<<30))
 	if err != nil {
 		return nil, err
 	}
@@ -633,6 +633,46 @@ func TestGateAgreesWithTheReferenceModel(t *testing.T) {
 	t.Logf("compared %d plans, %d children (%d drawn only from clean values, %d refused)", *refPlans, children, clean, refused)
 	if clean == 0 || refused == 0 {
 		t.Fatal("the generator produced no clean or no refused children")
+	}
+}
+
+// bigPlan joins the children of random plans that share a plan policy
+// into one plan of about n children, ids renumbered so none repeats: a
+// plan the engine evaluates in several batches, on several cores.
+func bigPlan(r *rand.Rand, n int) planCase {
+	big := randomPlan(r)
+	for {
+		children := big.doc["plan"].([]any)
+		if len(children) >= n {
+			break
+		}
+		more := randomPlan(r)
+		if fmt.Sprint(more.doc["policy"]) != fmt.Sprint(big.doc["policy"]) {
+			continue
+		}
+		big.doc["plan"] = append(children, more.doc["plan"].([]any)...)
+		big.clean = append(big.clean, more.clean...)
+	}
+	for i, c := range big.doc["plan"].([]any) {
+		if obj, ok := c.(map[string]any); ok {
+			if id, ok := obj["id"].(string); ok && id != "" {
+				obj["id"] = "c" + strconv.Itoa(i)
+			}
+		}
+	}
+	return big
+}
+
+// A plan of thousands of children is judged in batches on every core; the
+// batches must change nothing: each child gets what the reference says.
+func TestGateAgreesWithTheReferenceModelOnLargePlans(t *testing.T) {
+	c := &comparer{t: t, engine: builtin(t), loader: loader(t), operator: mustPolicy(t, operatorPolicy)}
+	r := rand.New(rand.NewPCG(*refSeed, 0xb16))
+	for n := 0; n < 3; n++ {
+		pc := bigPlan(r, 2500)
+		if d := c.disagreement(pc); d != "" {
+			t.Fatalf("large plan %d (seed %d, %d children): %s", n, *refSeed, len(pc.doc["plan"].([]any)), d)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,11 +12,9 @@ import (
 	"github.com/spawngate/spawngate/internal/plan"
 )
 
-// resolution is what --resolve-paths learned from the filesystem, in the
-// shape the Rego reads as input.resolution: every root resolved, and every
-// string path of the plan, as written, resolved or with the reason it
-// could not be.
-func resolution(policies map[string]any, planRoot string, children []any) (map[string]any, error) {
+// resolveRoots resolves the workspace root of every policy, for
+// --resolve-paths: the Rego reads them as input.resolution.roots.
+func resolveRoots(policies map[string]any) (map[string]any, error) {
 	roots := map[string]any{}
 	for _, source := range sortedKeys(policies) {
 		root, _ := policies[source].(map[string]any)["workspace_root"].(string)
@@ -25,6 +24,13 @@ func resolution(policies map[string]any, planRoot string, children []any) (map[s
 		}
 		roots[source] = real
 	}
+	return roots, nil
+}
+
+// resolvePaths resolves every string path the children list, as written,
+// or says why it cannot be: the Rego reads them as
+// input.resolution.paths. It stops when ctx ends.
+func resolvePaths(ctx context.Context, planRoot string, children []any) (map[string]any, error) {
 	paths := map[string]any{}
 	for _, c := range children {
 		obj, _ := c.(map[string]any)
@@ -37,6 +43,11 @@ func resolution(policies map[string]any, planRoot string, children []any) (map[s
 			if _, done := paths[s]; done {
 				continue
 			}
+			if len(paths)%256 == 0 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
 			abs := s
 			if !strings.HasPrefix(s, "/") {
 				abs = strings.TrimSuffix(planRoot, "/") + "/" + s
@@ -48,7 +59,7 @@ func resolution(policies map[string]any, planRoot string, children []any) (map[s
 			}
 		}
 	}
-	return map[string]any{"roots": roots, "paths": paths}, nil
+	return paths, nil
 }
 
 // resolvePath follows symlinks on the longest prefix of an absolute path

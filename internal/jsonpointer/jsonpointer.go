@@ -74,14 +74,32 @@ func Within(ptr, base string) bool {
 // Compare orders pointers segment by segment, array indexes by value, so
 // /plan/2 comes before /plan/10 and a pointer before those under it. It
 // returns -1, 0 or 1.
+// It allocates nothing: it sorts every report and every list of issues.
 func Compare(a, b string) int {
-	as, bs := split(a), split(b)
-	for i := 0; i < len(as) && i < len(bs); i++ {
-		if c := compareSegments(as[i], bs[i]); c != 0 {
+	for a != "" && b != "" {
+		var sa, sb string
+		sa, a = nextSegment(a)
+		sb, b = nextSegment(b)
+		if c := compareSegments(sa, sb); c != 0 {
 			return c
 		}
 	}
-	return cmp.Compare(len(as), len(bs))
+	switch {
+	case a == "" && b == "":
+		return 0
+	case a == "":
+		return -1
+	}
+	return 1
+}
+
+// nextSegment splits the first segment off a pointer that is not "": "/a/b"
+// gives "a" and "/b".
+func nextSegment(ptr string) (seg, rest string) {
+	if i := strings.IndexByte(ptr[1:], '/'); i >= 0 {
+		return ptr[1 : 1+i], ptr[1+i:]
+	}
+	return ptr[1:], ""
 }
 
 // compareSegments puts array indexes first, by value, then every other
@@ -117,11 +135,4 @@ func isIndex(seg string) bool {
 		}
 	}
 	return true
-}
-
-func split(ptr string) []string {
-	if ptr == "" {
-		return nil
-	}
-	return strings.Split(ptr[1:], "/")
 }

@@ -1,6 +1,7 @@
 package plan_test
 
 import (
+	"context"
 	"strconv"
 	"testing"
 
@@ -15,7 +16,7 @@ func BenchmarkDecode(b *testing.B) {
 		b.Run("children="+strconv.Itoa(n), func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {
-				if _, err := plan.Decode("plan.json", data, plan.JSON, plan.DefaultLimits); err != nil {
+				if _, err := plan.Decode(context.Background(), "plan.json", data, plan.JSON, plan.DefaultLimits); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -34,7 +35,7 @@ func BenchmarkLoadPlan(b *testing.B) {
 		b.Run("children="+strconv.Itoa(n), func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {
-				if _, err := l.Plan("plan.json", data); err != nil {
+				if _, err := l.Plan(context.Background(), "plan.json", data); err != nil {
 					b.Fatal(err)
 				}
 			}

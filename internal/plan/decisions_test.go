@@ -1,6 +1,7 @@
 package plan_test
 
 import (
+	"context"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -67,7 +68,7 @@ func TestParserDecisions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.decision, func(t *testing.T) {
-			v, err := plan.Decode("doc", []byte(tt.in), tt.syntax, plan.DefaultLimits)
+			v, err := plan.Decode(context.Background(), "doc", []byte(tt.in), tt.syntax, plan.DefaultLimits)
 			if tt.refuse != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.refuse) {
 					t.Fatalf("got %#v, %v; want a refusal containing %q", v, err, tt.refuse)

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -42,7 +43,8 @@ func SyntaxOf(name string) (Syntax, error) {
 // Decode parses one document into a JSON-shaped value: map[string]any,
 // []any, string, json.Number (as written), bool or nil. Anything that is
 // not exactly one well-formed document within the limits is an *Error.
-func Decode(source string, data []byte, syntax Syntax, lim Limits) (any, error) {
+// When ctx ends first, Decode stops and returns ctx.Err().
+func Decode(ctx context.Context, source string, data []byte, syntax Syntax, lim Limits) (any, error) {
 	if int64(len(data)) > lim.MaxBytes {
 		return nil, tooLarge(source, lim.MaxBytes)
 	}
@@ -59,12 +61,12 @@ func Decode(source string, data []byte, syntax Syntax, lim Limits) (any, error) 
 		}
 	}
 	if syntax == JSON {
-		return parseJSON(source, data, lim)
+		return parseJSON(ctx, source, data, lim)
 	}
 	if int64(len(data)) > lim.MaxYAMLBytes {
 		return nil, &Error{Source: source, Msg: fmt.Sprintf("YAML document is larger than %d bytes (limit --max-yaml-bytes; a JSON document may be up to --max-bytes)", lim.MaxYAMLBytes)}
 	}
-	return parseYAML(source, data, lim)
+	return parseYAML(ctx, source, data, lim)
 }
 
 // checkEncoding refuses anything but UTF-8 without a byte-order mark: a BOM

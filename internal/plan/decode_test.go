@@ -1,6 +1,7 @@
 package plan_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -43,11 +44,17 @@ func limits(maxBytes int64, maxDepth, maxAliasNodes int) *plan.Limits {
 	return &l
 }
 
+func aliasBytes(n int) *plan.Limits {
+	l := plan.DefaultLimits
+	l.MaxAliasBytes = n
+	return &l
+}
+
 func runDecodeCases(t *testing.T, cases []decodeCase) {
 	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := plan.Decode(src, []byte(tc.in), tc.syntax, tc.limits())
+			got, err := plan.Decode(context.Background(), src, []byte(tc.in), tc.syntax, tc.limits())
 			checkDecoded(t, tc, got, err)
 		})
 	}
@@ -237,7 +244,7 @@ func TestErrorQuotesLongText(t *testing.T) {
 				t.Fatal(err)
 			}
 			in := "{" + string(key) + ":1," + string(key) + ":2}"
-			_, err = plan.Decode(src, []byte(in), plan.JSON, plan.DefaultLimits)
+			_, err = plan.Decode(context.Background(), src, []byte(in), plan.JSON, plan.DefaultLimits)
 			want := "duplicate key " + tt.shown + ": consumers disagree on which value wins"
 			if err == nil || !strings.HasSuffix(err.Error(), ": "+want) {
 				t.Errorf("Decode(%s) error\n got %v\nwant ...: %s", in, err, want)

@@ -2,6 +2,7 @@ package plan_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"math"
@@ -61,7 +62,7 @@ func decodeProperty(t *testing.T, data []byte, asJSON bool) {
 	}
 	var v any
 	var err error
-	withinDeadline(t, data, func() { v, err = plan.Decode("fuzz.doc", data, syntax, plan.DefaultLimits) })
+	withinDeadline(t, data, func() { v, err = plan.Decode(context.Background(), "fuzz.doc", data, syntax, plan.DefaultLimits) })
 	if asJSON {
 		checkAgainstEncodingJSON(t, data, v, err)
 	}
@@ -108,7 +109,7 @@ func checkJSONRoundTrip(t *testing.T, v any) {
 	if err != nil {
 		t.Fatalf("json.Marshal(%#v): %v", v, err)
 	}
-	back, err := plan.Decode("roundtrip.json", data, plan.JSON, plan.DefaultLimits)
+	back, err := plan.Decode(context.Background(), "roundtrip.json", data, plan.JSON, plan.DefaultLimits)
 	if err != nil {
 		t.Fatalf("the JSON parser refuses what the YAML parser gave: %v\n%s", err, data)
 	}
@@ -145,7 +146,7 @@ func loadPlanProperty(l *plan.Loader) func(t *testing.T, data []byte, asJSON boo
 		}
 		var p *plan.Plan
 		var err error
-		withinDeadline(t, data, func() { p, err = l.Plan(source, data) })
+		withinDeadline(t, data, func() { p, err = l.Plan(context.Background(), source, data) })
 		if err != nil {
 			checkPlanError(t, err, source)
 			if p != nil {
@@ -155,7 +156,7 @@ func loadPlanProperty(l *plan.Loader) func(t *testing.T, data []byte, asJSON boo
 			checkPlan(t, p, source)
 		}
 
-		pol, err := l.Policy(source, data)
+		pol, err := l.Policy(context.Background(), source, data)
 		if err != nil {
 			checkPlanError(t, err, source)
 			if pol != nil {
@@ -207,7 +208,8 @@ func checkPlan(t *testing.T, p *plan.Plan, source string) {
 	if p.Policy != nil {
 		checkShape(t, map[string]any(p.Policy), "/policy")
 	}
-	for i, is := range p.Issues {
+	issues := p.ChildIssues()
+	for i, is := range issues {
 		if is.Child < 0 || is.Child >= len(p.Children) {
 			t.Fatalf("issue %d names child %d of %d: %+v", i, is.Child, len(p.Children), is)
 		}
@@ -218,7 +220,7 @@ func checkPlan(t *testing.T, p *plan.Plan, source string) {
 			t.Fatalf("issue %d message %q is empty or not one line", i, is.Message)
 		}
 		if i > 0 {
-			prev := p.Issues[i-1]
+			prev := issues[i-1]
 			if prev.Child > is.Child || (prev.Child == is.Child && jsonpointer.Compare(prev.Field, is.Field) > 0) {
 				t.Fatalf("issues out of order: %+v before %+v", prev, is)
 			}

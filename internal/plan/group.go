@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"context"
 	"encoding/json"
 	"reflect"
 	"slices"
@@ -77,10 +78,13 @@ type grouper struct {
 
 // group returns, for each group, the index of its first child (the
 // representative), and for each child its group.
-func (g *grouper) group(children []any) (reps, group []int) {
+func (g *grouper) group(ctx context.Context, children []any) (reps, group []int, err error) {
 	g.index = make(map[string]int, len(children)/4+1)
 	group = make([]int, len(children))
 	for i, c := range children {
+		if err := ctxErr(ctx, i); err != nil {
+			return nil, nil, err
+		}
 		g.buf = g.buf[:0]
 		g.child(c)
 		k, ok := g.index[string(g.buf)]
@@ -91,7 +95,7 @@ func (g *grouper) group(children []any) (reps, group []int) {
 		}
 		group[i] = k
 	}
-	return reps, group
+	return reps, group, nil
 }
 
 func (g *grouper) child(c any) {

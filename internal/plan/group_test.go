@@ -1,6 +1,7 @@
 package plan_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -40,7 +41,7 @@ func TestGroups(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := l.Plan("plan.json", []byte(`{"plan": [`+strings.Join(tt.children, ",")+`]}`))
+			p, err := l.Plan(context.Background(), "plan.json", []byte(`{"plan": [`+strings.Join(tt.children, ",")+`]}`))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -71,7 +72,7 @@ func TestGroupedIssuesEqualChildByChild(t *testing.T) {
 	for i := 0; i < 40; i++ {
 		children = append(children, fmt.Sprintf(variants[i%len(variants)], i))
 	}
-	p, err := l.Plan("plan.json", []byte(`{"plan": [`+strings.Join(children, ",")+`]}`))
+	p, err := l.Plan(context.Background(), "plan.json", []byte(`{"plan": [`+strings.Join(children, ",")+`]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,17 +80,17 @@ func TestGroupedIssuesEqualChildByChild(t *testing.T) {
 		t.Fatalf("%d groups for %d children: grouping did nothing", len(p.Reps), len(children))
 	}
 	for i, c := range children {
-		alone, err := l.Plan("plan.json", []byte(`{"plan": [`+c+`]}`))
+		alone, err := l.Plan(context.Background(), "plan.json", []byte(`{"plan": [`+c+`]}`))
 		if err != nil {
 			t.Fatal(err)
 		}
 		var got, want []string
-		for _, is := range p.Issues {
+		for _, is := range p.ChildIssues() {
 			if is.Child == i && !strings.Contains(is.Message, "is not unique") { // plan-wide, not per child
 				got = append(got, is.Field+" "+is.Message)
 			}
 		}
-		for _, is := range alone.Issues {
+		for _, is := range alone.ChildIssues() {
 			want = append(want, is.Field+" "+is.Message)
 		}
 		if !slices.Equal(got, want) {

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -16,8 +17,8 @@ import (
 // comments, no trailing commas, no NaN or Infinity, no duplicate keys, no
 // lone surrogates, and no number a float64 cannot hold. Numbers keep their
 // literal text. The input is already known to be valid UTF-8.
-func parseJSON(source string, data []byte, lim Limits) (any, error) {
-	p := &jsonParser{src: data, lim: lim}
+func parseJSON(ctx context.Context, source string, data []byte, lim Limits) (any, error) {
+	p := &jsonParser{src: data, lim: lim, ctx: ctx}
 	v, err := p.value()
 	if err == nil {
 		p.skipSpace()
@@ -26,7 +27,10 @@ func parseJSON(source string, data []byte, lim Limits) (any, error) {
 		}
 	}
 	if err != nil {
-		e := err.(*jsonError)
+		e, ok := err.(*jsonError)
+		if !ok {
+			return nil, err // the context ended
+		}
 		line, col := position(data, e.offset)
 		return nil, &Error{Source: source, Line: line, Column: col, Pointer: e.pointer, Msg: e.msg}
 	}
@@ -42,7 +46,13 @@ type jsonParser struct {
 	values  int
 	lim     Limits
 	path    []segment // where the parser is, for error messages
+	ctx     context.Context
 }
+
+// checkEvery is how many values a reader reads between two looks at its
+// context: often enough to stop within a millisecond or so, rarely enough
+// to cost nothing.
+const checkEvery = 1 << 12
 
 // segment is one step of a JSON pointer: an object key or an array index.
 type segment struct {
@@ -115,6 +125,11 @@ func (p *jsonParser) value() (any, error) {
 	p.values++
 	if p.values > p.lim.MaxValues {
 		return nil, p.fail("more than %d values in the document (limit --max-values)", p.lim.MaxValues)
+	}
+	if p.values%checkEvery == 0 {
+		if err := p.ctx.Err(); err != nil {
+			return nil, err
+		}
 	}
 	p.skipSpace()
 	if p.pos >= len(p.src) {

@@ -2,6 +2,7 @@ package plan_test
 
 import (
 	"bytes"
+	"context"
 	"runtime"
 	"strconv"
 	"strings"
@@ -94,7 +95,7 @@ func TestLimitsHoldWithMemoryBounded(t *testing.T) {
 				t.Fatal(err)
 			}
 			var derr error
-			n := allocated(func() { _, derr = plan.Decode(tt.source, tt.data, syntax, tt.lim) })
+			n := allocated(func() { _, derr = plan.Decode(context.Background(), tt.source, tt.data, syntax, tt.lim) })
 			if derr == nil || !strings.Contains(derr.Error(), tt.want) {
 				t.Fatalf("error %v, want it to contain %q", derr, tt.want)
 			}
@@ -128,10 +129,10 @@ func TestMaxChildren(t *testing.T) {
 		t.Fatal(err)
 	}
 	child := `{"role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 1}`
-	if _, err := l.Plan("three.json", []byte(`{"plan": [`+child+`,`+child+`,`+child+`]}`)); err != nil {
+	if _, err := l.Plan(context.Background(), "three.json", []byte(`{"plan": [`+child+`,`+child+`,`+child+`]}`)); err != nil {
 		t.Fatalf("three children at a limit of three: %v", err)
 	}
-	_, err = l.Plan("four.json", []byte(`{"plan": [`+child+`,`+child+`,`+child+`,`+child+`]}`))
+	_, err = l.Plan(context.Background(), "four.json", []byte(`{"plan": [`+child+`,`+child+`,`+child+`,`+child+`]}`))
 	if err == nil || err.Error() != "four.json: /plan: 4 children, more than 3 (limit --max-children)" {
 		t.Fatalf("four children at a limit of three: %v", err)
 	}
@@ -145,7 +146,7 @@ func TestLimitsAtTheirValuePass(t *testing.T) {
 		if !strings.HasPrefix(doc, "{") {
 			syntax = plan.YAML
 		}
-		if _, err := plan.Decode("doc", []byte(doc), syntax, lim); err != nil {
+		if _, err := plan.Decode(context.Background(), "doc", []byte(doc), syntax, lim); err != nil {
 			t.Errorf("%s at the limits: %v", doc, err)
 		}
 	}

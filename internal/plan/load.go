@@ -1,8 +1,10 @@
 package plan
 
 import (
+	"cmp"
+	"context"
 	"fmt"
-	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,13 +21,48 @@ type Plan struct {
 	Policy Policy
 	// Children are the children as written, each a JSON-shaped value.
 	Children []any
-	// Issues are schema violations inside children, in child and pointer
-	// order. Each refuses its child.
-	Issues []Issue
 	// Reps holds, for each group of children the schema and the checks
-	// cannot tell apart, the index of its first child; Group holds each
-	// child's group. See group.go.
+	// cannot tell apart, the index of its first child (its
+	// representative); Group holds each child's group. See group.go.
 	Reps, Group []int
+	// GroupIssues holds, for each group, the schema violations of its
+	// representative, which hold for every member of the group, in pointer
+	// order. (Child is the representative's index.) Kept by group, a
+	// violation repeated by 100,000 identical children is stored once.
+	GroupIssues [][]Issue
+	// Issues are the violations of one child alone: an id another child
+	// also uses. Each refuses its child.
+	Issues []Issue
+}
+
+// ChildIssues lists every issue of every child, the group issues repeated
+// for each member, in child and pointer order. It is for tests and small
+// plans: on a plan of many identical children it is as large as they are.
+func (p *Plan) ChildIssues() []Issue {
+	var out []Issue
+	for i, k := range p.Group {
+		for _, is := range p.GroupIssues[k] {
+			is.Child = i
+			out = append(out, is)
+		}
+	}
+	out = append(out, p.Issues...)
+	sortIssues(out)
+	return out
+}
+
+// sortIssues puts issues in child, pointer and message order; issues equal
+// in all three are equal, so the order does not depend on the input's.
+func sortIssues(issues []Issue) {
+	slices.SortFunc(issues, func(a, b Issue) int {
+		if a.Child != b.Child {
+			return cmp.Compare(a.Child, b.Child)
+		}
+		if c := jsonpointer.Compare(a.Field, b.Field); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Message, b.Message)
+	})
 }
 
 // Policy is a validated policy object (see schemas/policy.schema.json).
@@ -76,51 +113,53 @@ func embeddedSchemas() (*schemaSet, error) {
 func (l *Loader) Limits() Limits { return l.limits }
 
 // Plan reads a spawn plan. A document the gate cannot evaluate is an
-// *Error; a child that breaks the schema is an Issue of the plan.
-func (l *Loader) Plan(source string, data []byte) (*Plan, error) {
-	doc, err := l.object(source, data)
+// *Error; a child that breaks the schema is an Issue of the plan. When ctx
+// ends first, Plan stops and returns ctx.Err().
+func (l *Loader) Plan(ctx context.Context, source string, data []byte) (*Plan, error) {
+	doc, err := l.object(ctx, source, data)
 	if err != nil {
 		return nil, err
 	}
 	p := &Plan{Source: source}
-	shell := doc
-	var members [][]int
-	if children, ok := doc["plan"].([]any); ok {
+	children, isList := doc["plan"].([]any)
+	if isList {
 		if len(children) > l.limits.MaxChildren {
 			return nil, &Error{Source: source, Pointer: "/plan", Msg: fmt.Sprintf("%d children, more than %d (limit --max-children)", len(children), l.limits.MaxChildren)}
+		}
+		if err := l.checkEntries(source, children); err != nil {
+			return nil, err
 		}
 		// The document is validated with one representative per group of
 		// children the schema cannot tell apart (group.go); what the
 		// schema says of a representative it says of every member.
 		g := grouper{abstract: l.schemas.abstract}
 		p.Children = children
-		p.Reps, p.Group = g.group(children)
-		members = make([][]int, len(p.Reps))
-		for i, k := range p.Group {
-			members[k] = append(members[k], i)
+		if p.Reps, p.Group, err = g.group(ctx, children); err != nil {
+			return nil, err
 		}
-		reps := make([]any, len(p.Reps))
-		for k, i := range p.Reps {
-			reps[k] = children[i]
-		}
-		shell = make(map[string]any, len(doc))
-		for k, v := range doc {
-			shell[k] = v
-		}
-		shell["plan"] = reps
 	}
-	var docProblems []problem
-	for _, pr := range l.schemas.validate(l.schemas.plan, shell) {
-		if rep, field, ok := splitChild(pr.pointer); ok {
-			for _, child := range members[rep] {
-				p.Issues = append(p.Issues, Issue{Child: child, Field: field, Message: pr.msg})
-			}
-			continue
+	reps := make([]any, len(p.Reps))
+	for k, i := range p.Reps {
+		reps[k] = children[i]
+	}
+	docProblems, repProblems, err := l.schemas.validatePlan(ctx, doc, reps, isList)
+	if err != nil {
+		return nil, err
+	}
+	for k, i := range p.Reps {
+		if err := ctxErr(ctx, k); err != nil {
+			return nil, err
 		}
+		var issues []Issue
+		for _, pr := range repProblems[k] {
+			issues = append(issues, Issue{Child: i, Field: pr.pointer, Message: pr.msg})
+		}
+		p.GroupIssues = append(p.GroupIssues, issues)
+	}
+	for i, pr := range docProblems {
 		if pr.pointer == "/plan" && pr.msg == "must not be empty" {
-			pr.msg = "the plan lists no children: nothing to check"
+			docProblems[i].msg = "the plan lists no children: nothing to check"
 		}
-		docProblems = append(docProblems, pr)
 	}
 	if len(docProblems) > 0 {
 		return nil, documentError(source, docProblems)
@@ -128,21 +167,40 @@ func (l *Loader) Plan(source string, data []byte) (*Plan, error) {
 	if pol, ok := doc["policy"].(map[string]any); ok {
 		p.Policy = pol
 	}
-	p.Issues = append(p.Issues, duplicateIDs(p.Children)...)
-	sort.SliceStable(p.Issues, func(i, j int) bool {
-		a, b := p.Issues[i], p.Issues[j]
-		if a.Child != b.Child {
-			return a.Child < b.Child
-		}
-		return jsonpointer.Compare(a.Field, b.Field) < 0
-	})
+	p.Issues = duplicateIDs(p.Children)
+	sortIssues(p.Issues)
 	return p, nil
+}
+
+// checkEntries refuses a child whose tools or paths list more entries than
+// the limit: every entry is judged, and may be reported, on its own.
+func (l *Loader) checkEntries(source string, children []any) error {
+	for i, c := range children {
+		obj, ok := c.(map[string]any)
+		if !ok {
+			continue
+		}
+		for _, key := range []string{"paths", "tools"} {
+			if list, ok := obj[key].([]any); ok && len(list) > l.limits.MaxChildEntries {
+				return &Error{Source: source, Pointer: "/plan/" + strconv.Itoa(i) + "/" + key, Msg: fmt.Sprintf("%d entries, more than %d (limit --max-child-entries)", len(list), l.limits.MaxChildEntries)}
+			}
+		}
+	}
+	return nil
+}
+
+// ctxErr looks at the context every checkEvery steps of a loop.
+func ctxErr(ctx context.Context, step int) error {
+	if step%checkEvery != 0 {
+		return nil
+	}
+	return ctx.Err()
 }
 
 // Policy reads an operator policy: a document whose top level is the policy
 // object itself.
-func (l *Loader) Policy(source string, data []byte) (Policy, error) {
-	doc, err := l.object(source, data)
+func (l *Loader) Policy(ctx context.Context, source string, data []byte) (Policy, error) {
+	doc, err := l.object(ctx, source, data)
 	if err != nil {
 		return nil, err
 	}
@@ -153,12 +211,12 @@ func (l *Loader) Policy(source string, data []byte) (Policy, error) {
 }
 
 // object decodes a document whose top level must be an object.
-func (l *Loader) object(source string, data []byte) (map[string]any, error) {
+func (l *Loader) object(ctx context.Context, source string, data []byte) (map[string]any, error) {
 	syntax, err := SyntaxOf(source)
 	if err != nil {
 		return nil, err
 	}
-	v, err := Decode(source, data, syntax, l.limits)
+	v, err := Decode(ctx, source, data, syntax, l.limits)
 	if err != nil {
 		return nil, err
 	}
@@ -195,26 +253,12 @@ func documentError(source string, problems []problem) *Error {
 	return &Error{Source: source, Pointer: first.pointer, Msg: msg}
 }
 
-var childPointer = regexp.MustCompile(`^/plan/(0|[1-9][0-9]*)(/.*)?$`)
-
-// splitChild tells whether a pointer lies inside one child, and where.
-func splitChild(ptr string) (child int, field string, ok bool) {
-	m := childPointer.FindStringSubmatch(ptr)
-	if m == nil {
-		return 0, "", false
-	}
-	child, err := strconv.Atoi(m[1])
-	if err != nil {
-		return 0, "", false
-	}
-	return child, m[2], true
-}
-
 // duplicateIDs refuses every child whose id another child also uses: an
-// orchestrator that addresses children by id could mean either.
+// orchestrator that addresses children by id could mean either. The
+// message names a few of the others and counts the rest, so that 100,000
+// children sharing one id cost 100,000 short messages, not 10^10 names.
 func duplicateIDs(children []any) []Issue {
-	first := make(map[string]int, len(children))
-	var repeated map[string][]int // only ids used more than once
+	users := map[string][]int{}
 	for i, c := range children {
 		obj, ok := c.(map[string]any)
 		if !ok {
@@ -224,36 +268,38 @@ func duplicateIDs(children []any) []Issue {
 		if !ok || id == "" { // an empty id is refused as empty
 			continue
 		}
-		j, seen := first[id]
-		if !seen {
-			first[id] = i
-			continue
-		}
-		if repeated == nil {
-			repeated = map[string][]int{}
-		}
-		if repeated[id] == nil {
-			repeated[id] = []int{j}
-		}
-		repeated[id] = append(repeated[id], i)
+		users[id] = append(users[id], i)
 	}
 	var issues []Issue
-	for id, idx := range repeated {
-		for _, i := range idx {
-			var others []string
-			for _, j := range idx {
-				if j != i {
-					others = append(others, strconv.Itoa(j))
-				}
-			}
-			who := "child " + others[0] + " also uses it"
-			if len(others) > 1 {
-				who = "children " + strings.Join(others, ", ") + " also use it"
-			}
-			issues = append(issues, Issue{Child: i, Field: "/id", Message: fmt.Sprintf("id %s is not unique: %s", quote(id), who)})
+	for id, idx := range users {
+		if len(idx) < 2 {
+			continue
+		}
+		for n, i := range idx {
+			issues = append(issues, Issue{Child: i, Field: "/id", Message: fmt.Sprintf("id %s is not unique: %s", quote(id), others(idx, n))})
 		}
 	}
 	return issues
+}
+
+// others names the children of idx but the n-th: "child 3 also uses it",
+// "children 0, 4 and 9 also use it", or the first three and a count.
+func others(idx []int, n int) string {
+	const shown = 3
+	var names []string
+	for j, i := range idx {
+		if j != n && len(names) < shown {
+			names = append(names, strconv.Itoa(i))
+		}
+	}
+	rest := len(idx) - 1 - len(names)
+	switch {
+	case len(names) == 1:
+		return "child " + names[0] + " also uses it"
+	case rest > 0:
+		return fmt.Sprintf("children %s and %d more also use it", strings.Join(names, ", "), rest)
+	}
+	return "children " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1] + " also use it"
 }
 
 // Abstracted lists the child keys whose values the schema sees only by type

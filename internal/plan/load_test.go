@@ -1,6 +1,7 @@
 package plan_test
 
 import (
+	"context"
 	"errors"
 	"reflect"
 	"sort"
@@ -240,9 +241,9 @@ plan:
 		child(map[string]string{"id": `"a"`}), child(map[string]string{"id": `"b"`}), child(map[string]string{"id": `"a"`}),
 		okChild, child(map[string]string{"id": `"a"`}), child(map[string]string{"id": `"c"`}), child(map[string]string{"id": `"c"`}),
 	), children: 7, issues: []plan.Issue{
-		{0, "/id", `id "a" is not unique: children 2, 4 also use it`},
-		{2, "/id", `id "a" is not unique: children 0, 4 also use it`},
-		{4, "/id", `id "a" is not unique: children 0, 2 also use it`},
+		{0, "/id", `id "a" is not unique: children 2 and 4 also use it`},
+		{2, "/id", `id "a" is not unique: children 0 and 4 also use it`},
+		{4, "/id", `id "a" is not unique: children 0 and 2 also use it`},
 		{5, "/id", `id "c" is not unique: child 6 also uses it`},
 		{6, "/id", `id "c" is not unique: child 5 also uses it`},
 	}},
@@ -290,7 +291,7 @@ func TestLoaderPlan(t *testing.T) {
 			if source == "" {
 				source = "plan.json"
 			}
-			p, err := l.Plan(source, []byte(tc.in))
+			p, err := l.Plan(context.Background(), source, []byte(tc.in))
 			if tc.err != "" {
 				var pe *plan.Error
 				if !errors.As(err, &pe) || err.Error() != tc.err {
@@ -313,8 +314,8 @@ func TestLoaderPlan(t *testing.T) {
 			if !reflect.DeepEqual(p.Policy, tc.policy) {
 				t.Errorf("Policy\n got %#v\nwant %#v", p.Policy, tc.policy)
 			}
-			if !reflect.DeepEqual(p.Issues, tc.issues) {
-				t.Errorf("Issues\n got %s\nwant %s", showIssues(p.Issues), showIssues(tc.issues))
+			if got := p.ChildIssues(); !reflect.DeepEqual(got, tc.issues) {
+				t.Errorf("Issues\n got %s\nwant %s", showIssues(got), showIssues(tc.issues))
 			}
 		})
 	}
@@ -335,7 +336,7 @@ func showIssues(issues []plan.Issue) string {
 // TestLoaderPlanChildren checks that children come back as written, in order.
 func TestLoaderPlanChildren(t *testing.T) {
 	l := newLoader(t)
-	p, err := l.Plan("plan.yaml", []byte(okYAMLPlan))
+	p, err := l.Plan(context.Background(), "plan.yaml", []byte(okYAMLPlan))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,17 +360,17 @@ func TestLoaderPlanDeterministic(t *testing.T) {
 		child(map[string]string{"id": `"d"`, "x": "1", "y": "1", "z": "1"}),
 		child(map[string]string{"id": `"d"`}),
 	))
-	first, err := l.Plan("plan.json", in)
+	first, err := l.Plan(context.Background(), "plan.json", in)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 30; i++ {
-		again, err := l.Plan("plan.json", in)
+		again, err := l.Plan(context.Background(), "plan.json", in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(again.Issues, first.Issues) {
-			t.Fatalf("run %d gave other issues\n got %s\nwant %s", i, showIssues(again.Issues), showIssues(first.Issues))
+		if !reflect.DeepEqual(again.ChildIssues(), first.ChildIssues()) {
+			t.Fatalf("run %d gave other issues\n got %s\nwant %s", i, showIssues(again.ChildIssues()), showIssues(first.ChildIssues()))
 		}
 	}
 }
@@ -461,7 +462,7 @@ func TestLoaderPolicy(t *testing.T) {
 			if source == "" {
 				source = "policy.json"
 			}
-			got, err := l.Policy(source, []byte(tc.in))
+			got, err := l.Policy(context.Background(), source, []byte(tc.in))
 			if tc.err != "" {
 				var pe *plan.Error
 				if !errors.As(err, &pe) || err.Error() != tc.err {
@@ -492,7 +493,7 @@ func TestLoaderPlanPolicyMatchesPolicy(t *testing.T) {
 		}
 		t.Run(tc.name, func(t *testing.T) {
 			in := `{"plan":[` + okChild + `],"policy":` + tc.in + `}`
-			p, err := l.Plan("policy.json", []byte(in))
+			p, err := l.Plan(context.Background(), "policy.json", []byte(in))
 			if tc.err == "" {
 				if err != nil || !reflect.DeepEqual(p.Policy, tc.want) {
 					t.Fatalf("Plan(%s) = %v, %v; want policy %#v", in, p, err, tc.want)

@@ -1,12 +1,14 @@
 package plan
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,6 +40,10 @@ type schemaSet struct {
 	// abstract holds the child properties whose values the schema sees
 	// only by type and length (see group.go).
 	abstract map[string]*jsonschema.Schema
+	// child is the schema of one child, when the plan schema constrains
+	// its children only through it, so that they can be validated one at
+	// a time; nil when the whole document must be validated at once.
+	child *jsonschema.Schema
 
 	mu  sync.Mutex
 	sub map[string]*jsonschema.Schema // sub-schemas, compiled when a message needs one
@@ -85,7 +91,65 @@ func compileSchemas() (*schemaSet, error) {
 		items = plan.Items2020
 	}
 	s.abstract = abstractable(items, neutral)
+	if plan := s.plan.Properties["plan"]; plan != nil && items != nil && items.Ref != nil &&
+		constrainsOnly(s.plan, neutral, "Types", "Required", "Properties", "AdditionalProperties") &&
+		constrainsOnly(plan, neutral, "Types", "MinItems", "Items2020") &&
+		constrainsOnly(items, neutral, "Ref") {
+		s.child = items.Ref
+	}
 	return s, nil
+}
+
+var childPointer = regexp.MustCompile(`^/plan/(0|[1-9][0-9]*)(/.*)?$`)
+
+// splitChild tells whether a pointer lies inside one child, and where.
+func splitChild(ptr string) (child int, field string, ok bool) {
+	m := childPointer.FindStringSubmatch(ptr)
+	if m == nil {
+		return 0, "", false
+	}
+	child, err := strconv.Atoi(m[1])
+	if err != nil {
+		return 0, "", false
+	}
+	return child, m[2], true
+}
+
+// validatePlan validates a plan document whose plan list is replaced by the
+// representatives of its groups. It returns the problems outside the
+// children, and each representative's problems with pointers relative to
+// it. Children are validated one at a time where the schema allows it, so
+// that the work stops when ctx ends.
+func (s *schemaSet) validatePlan(ctx context.Context, doc map[string]any, reps []any, isList bool) (docProblems []problem, repProblems [][]problem, err error) {
+	repProblems = make([][]problem, len(reps))
+	shell := doc
+	if isList {
+		alone := 0 // the representatives validated with the document
+		if s.child == nil {
+			alone = len(reps)
+		} else if len(reps) > 0 {
+			alone = 1 // one keeps the list non-empty, as the document's is
+		}
+		shell = make(map[string]any, len(doc))
+		for k, v := range doc {
+			shell[k] = v
+		}
+		shell["plan"] = reps[:alone]
+		for k := alone; k < len(reps); k++ {
+			if err := ctxErr(ctx, k); err != nil {
+				return nil, nil, err
+			}
+			repProblems[k] = s.validate(s.child, reps[k])
+		}
+	}
+	for _, pr := range s.validate(s.plan, shell) {
+		if k, field, ok := splitChild(pr.pointer); ok && isList {
+			repProblems[k] = append(repProblems[k], problem{field, pr.msg})
+			continue
+		}
+		docProblems = append(docProblems, pr)
+	}
+	return docProblems, repProblems, ctx.Err()
 }
 
 // subSchema compiles the schema at an absolute location such as
@@ -261,11 +325,11 @@ func show(v any) string {
 }
 
 func sortProblems(ps []problem) {
-	sort.SliceStable(ps, func(i, j int) bool {
-		if c := jsonpointer.Compare(ps[i].pointer, ps[j].pointer); c != 0 {
-			return c < 0
+	slices.SortFunc(ps, func(a, b problem) int {
+		if c := jsonpointer.Compare(a.pointer, b.pointer); c != 0 {
+			return c
 		}
-		return ps[i].msg < ps[j].msg
+		return strings.Compare(a.msg, b.msg)
 	})
 }
 

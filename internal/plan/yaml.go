@@ -2,6 +2,7 @@ package plan
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,7 +15,12 @@ import (
 
 // parseYAML reads exactly one YAML document into the same JSON-shaped value
 // parseJSON gives, refusing whatever YAML parsers disagree on.
-func parseYAML(source string, data []byte, lim Limits) (v any, err error) {
+func parseYAML(ctx context.Context, source string, data []byte, lim Limits) (v any, err error) {
+	return parseYAMLWith(ctx, source, data, lim, nil)
+}
+
+// parseYAMLWith is parseYAML, handing its walker to seen (for tests).
+func parseYAMLWith(ctx context.Context, source string, data []byte, lim Limits, seen func(*yamlWalker)) (v any, err error) {
 	defer func() {
 		// yaml.v3 has panicked on hostile input before; a parser panic is
 		// a document that cannot be read, never a crash of the gate.
@@ -40,7 +46,13 @@ func parseYAML(source string, data []byte, lim Limits) (v any, err error) {
 	case !errors.Is(err, io.EOF):
 		return nil, yamlSyntaxError(source, err)
 	}
-	w := &yamlWalker{source: source, lim: lim, text: newSourceText(data)}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	w := &yamlWalker{source: source, lim: lim, text: newSourceText(data), ctx: ctx, anchors: map[*yaml.Node]*anchored{}}
+	if seen != nil {
+		seen(w)
+	}
 	return w.value(doc.Content[0])
 }
 
@@ -76,6 +88,9 @@ type sourceText struct {
 	data  []byte
 	lines []int          // offset of each line
 	runes map[int][]rune // a line's characters, decoded when first asked for
+	// looked counts the lines looked at beyond a node's own, so a test can
+	// hold every pass over the source to the size of the document.
+	looked int
 }
 
 func newSourceText(data []byte) *sourceText {
@@ -136,6 +151,7 @@ func (t *sourceText) nextToken(line, i int) (int, int) {
 			return line, i
 		}
 		line, i = line+1, 0
+		t.looked++
 	}
 	return line, 0
 }
@@ -159,6 +175,7 @@ func (t *sourceText) explicitKey(k *yaml.Node) bool {
 			return text[i] == '?' && (i == 0 || strings.ContainsRune(" \t{[,", text[i-1]))
 		}
 		line--
+		t.looked++
 		i = commentStart(t.line(line)) - 1
 	}
 	return false
@@ -208,10 +225,26 @@ type yamlWalker struct {
 	lim        Limits
 	path       []segment
 	depth      int
-	inAlias    int // > 0 while expanding an alias
+	deepest    int // the deepest level reached so far
 	aliasNodes int // values produced by alias expansion so far
+	aliasBytes int // bytes of strings and keys produced by alias expansion so far
 	values     int // values produced so far
+	bytes      int // bytes of strings and keys produced so far
 	text       *sourceText
+	ctx        context.Context
+	// anchors holds every anchored value once it has been read, so that an
+	// alias costs one lookup however large the value it names: each part
+	// of the document is read, and its text looked at, exactly once.
+	anchors map[*yaml.Node]*anchored
+}
+
+// anchored is an anchored value and what reading it cost, which every
+// alias of it costs again against the limits.
+type anchored struct {
+	value  any
+	values int // values it holds, nested alias expansions included
+	bytes  int // bytes of strings and keys it holds
+	height int // levels of nesting it adds
 }
 
 func (w *yamlWalker) fail(n *yaml.Node, format string, args ...any) error {
@@ -219,31 +252,77 @@ func (w *yamlWalker) fail(n *yaml.Node, format string, args ...any) error {
 }
 
 func (w *yamlWalker) value(n *yaml.Node) (any, error) {
+	if n.Kind == yaml.AliasNode {
+		return w.alias(n)
+	}
+	startValues, startBytes := w.values, w.bytes
 	w.values++
 	if w.values > w.lim.MaxValues {
 		return nil, w.fail(n, "more than %d values in the document (limit --max-values)", w.lim.MaxValues)
 	}
-	if n.Kind == yaml.ScalarNode && len(n.Value) > w.lim.MaxStringBytes {
-		return nil, w.fail(n, "string longer than %d bytes (limit --max-string-bytes)", w.lim.MaxStringBytes)
-	}
-	if w.inAlias > 0 {
-		w.aliasNodes++
-		if w.aliasNodes > w.lim.MaxAliasNodes {
-			return nil, w.fail(n, "aliases expand to more than %d values (limit --max-alias-nodes)", w.lim.MaxAliasNodes)
+	if w.values%checkEvery == 0 {
+		if err := w.ctx.Err(); err != nil {
+			return nil, err
 		}
+	}
+	if n.Kind == yaml.ScalarNode {
+		if len(n.Value) > w.lim.MaxStringBytes {
+			return nil, w.fail(n, "string longer than %d bytes (limit --max-string-bytes)", w.lim.MaxStringBytes)
+		}
+		w.bytes += len(n.Value)
 	}
 	if n.Style&yaml.TaggedStyle != 0 {
 		return nil, w.fail(n, "YAML tag %s: tags are not supported, because parsers give them different meanings", showTag(n.Tag))
 	}
-	if n.Kind != yaml.AliasNode && !startsWithItsFirstKey(n) && w.text.tagged(n) {
+	if !startsWithItsFirstKey(n) && w.text.tagged(n) {
 		return nil, w.fail(n, "YAML tag !: tags are not supported, because parsers give them different meanings")
 	}
+	if n.Anchor == "" {
+		return w.content(n)
+	}
+	// Read an anchored value once, and remember what it cost.
+	deepest := w.deepest
+	w.deepest = w.depth
+	v, err := w.content(n)
+	if err != nil {
+		return nil, err
+	}
+	w.anchors[n] = &anchored{value: v, values: w.values - startValues, bytes: w.bytes - startBytes, height: w.deepest - w.depth}
+	w.deepest = max(w.deepest, deepest)
+	return v, nil
+}
+
+// alias expands an alias to the value its anchor names, which was read
+// before it, and counts it against the limits as if it were written out:
+// values, alias values and bytes, and nesting.
+func (w *yamlWalker) alias(n *yaml.Node) (any, error) {
+	a := w.anchors[n.Alias]
+	if a == nil {
+		// yaml.v3 refuses an alias to an anchor not yet complete, so this
+		// cannot happen; if it did, the document is not one to judge.
+		return nil, w.fail(n, "alias *%s is used inside the value it names", n.Value)
+	}
+	w.values += a.values
+	w.aliasNodes += a.values
+	w.aliasBytes += a.bytes
+	w.bytes += a.bytes
+	switch {
+	case w.values > w.lim.MaxValues:
+		return nil, w.fail(n, "more than %d values in the document (limit --max-values)", w.lim.MaxValues)
+	case w.aliasNodes > w.lim.MaxAliasNodes:
+		return nil, w.fail(n, "aliases expand to more than %d values (limit --max-alias-nodes)", w.lim.MaxAliasNodes)
+	case w.aliasBytes > w.lim.MaxAliasBytes:
+		return nil, w.fail(n, "aliases expand to more than %d bytes of text (limit --max-alias-bytes)", w.lim.MaxAliasBytes)
+	case w.depth+a.height > w.lim.MaxDepth:
+		return nil, w.fail(n, "nested deeper than %d levels (limit --max-depth)", w.lim.MaxDepth)
+	}
+	w.deepest = max(w.deepest, w.depth+a.height)
+	return a.value, nil
+}
+
+// content reads a node that is not an alias.
+func (w *yamlWalker) content(n *yaml.Node) (any, error) {
 	switch n.Kind {
-	case yaml.AliasNode:
-		w.inAlias++
-		v, err := w.value(n.Alias)
-		w.inAlias--
-		return v, err
 	case yaml.ScalarNode:
 		return w.scalar(n)
 	case yaml.MappingNode:
@@ -257,6 +336,7 @@ func (w *yamlWalker) value(n *yaml.Node) (any, error) {
 
 func (w *yamlWalker) enter(n *yaml.Node) error {
 	w.depth++
+	w.deepest = max(w.deepest, w.depth)
 	if w.depth > w.lim.MaxDepth {
 		return w.fail(n, "nested deeper than %d levels (limit --max-depth)", w.lim.MaxDepth)
 	}
@@ -314,6 +394,11 @@ func (w *yamlWalker) key(k *yaml.Node) (string, error) {
 		if why := ambiguous(k.Value); why != "" {
 			return "", w.fail(k, "key %s %s: quote it", quote(k.Value), why)
 		}
+	}
+	w.bytes += len(k.Value)
+	if k.Anchor != "" {
+		// A key may be anchored, and its alias used as a value.
+		w.anchors[k] = &anchored{value: k.Value, values: 1, bytes: len(k.Value)}
 	}
 	return k.Value, nil
 }
@@ -394,6 +479,12 @@ var (
 func ambiguous(s string) string {
 	switch {
 	case s == "":
+		return ""
+	case strings.HasSuffix(s, ":"):
+		return "ends with ':', which other YAML parsers read as a mapping"
+	case !strings.ContainsRune("-+.0123456789yYnNoO", rune(s[0])):
+		// No boolean, number or date starts otherwise: skip the patterns,
+		// which cost a third of reading a document of many keys.
 		return ""
 	case strings.HasSuffix(s, ":"):
 		return "ends with ':', which other YAML parsers read as a mapping"

@@ -105,6 +105,12 @@ func appendChild(b []byte, c Child, indent string) []byte {
 	b = append(b, in...)
 	b = append(b, `"violations": `...)
 	b = appendList(b, c.Violations, indent+"  ", appendViolation)
+	if c.Unlisted > 0 {
+		b = append(b, ',')
+		b = append(b, in...)
+		b = append(b, `"unlisted": `...)
+		b = strconv.AppendInt(b, int64(c.Unlisted), 10)
+	}
 	b = append(b, '\n')
 	b = append(b, indent...)
 	return append(b, '}')

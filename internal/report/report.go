@@ -6,7 +6,7 @@ package report
 import (
 	"fmt"
 	"io"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/spawngate/spawngate/internal/jsonpointer"
@@ -52,6 +52,11 @@ type Report struct {
 	Results []Result `json:"results"`
 }
 
+// DefaultMaxListed is how many violations a report lists unless told
+// otherwise. A report of millions of violations helps no one and costs
+// gigabytes; the counts stay exact whatever is listed.
+const DefaultMaxListed = 10000
+
 // Result is the outcome of one plan.
 type Result struct {
 	Source  string  `json:"source"`
@@ -65,11 +70,18 @@ type Result struct {
 
 // Child is the outcome of one child of a plan.
 type Child struct {
-	Index      int         `json:"index"`
-	Role       string      `json:"role"`
-	Verdict    Verdict     `json:"verdict"`
+	Index   int     `json:"index"`
+	Role    string  `json:"role"`
+	Verdict Verdict `json:"verdict"`
+	// Violations are the reasons listed for the child, in report order.
 	Violations []Violation `json:"violations"`
+	// Unlisted counts the child's violations that are not listed because
+	// the report reached the most it lists; the verdict counts them all.
+	Unlisted int `json:"unlisted,omitempty"`
 }
+
+// Refusals is how many violations the child has, listed or not.
+func (c Child) Refusals() int { return len(c.Violations) + c.Unlisted }
 
 // Violation is one reason a child is refused.
 type Violation struct {
@@ -140,9 +152,11 @@ func FormatNamed(name string) (Format, error) {
 	return Format{}, fmt.Errorf("not a format: choose %s", strings.Join(names, " or "))
 }
 
-// Counts sums up a report: plans, children, and children by verdict.
+// Counts sums up a report: plans, children, children by verdict, and
+// violations, listed or not.
 type Counts struct {
 	Plans, Errors, Children, Passed, Blocked int
+	Violations, Unlisted                     int
 }
 
 // Count sums up the report.
@@ -156,6 +170,8 @@ func (r *Report) Count() Counts {
 		}
 		for _, ch := range res.Children {
 			c.Children++
+			c.Violations += ch.Refusals()
+			c.Unlisted += ch.Unlisted
 			if ch.Verdict == Pass {
 				c.Passed++
 			} else {
@@ -167,15 +183,41 @@ func (r *Report) Count() Counts {
 }
 
 // SortViolations puts violations in report order: by path (numbers by
-// value), then rule.
+// value), then rule, then message. Violations equal in all three are equal
+// in everything, so the order is the same whatever the input order.
 func SortViolations(vs []Violation) {
-	sort.SliceStable(vs, func(i, j int) bool {
-		if c := jsonpointer.Compare(vs[i].Path, vs[j].Path); c != 0 {
-			return c < 0
+	slices.SortFunc(vs, func(a, b Violation) int {
+		if c := jsonpointer.Compare(a.Path, b.Path); c != 0 {
+			return c
 		}
-		if vs[i].Rule != vs[j].Rule {
-			return vs[i].Rule < vs[j].Rule
+		if c := strings.Compare(a.Rule, b.Rule); c != 0 {
+			return c
 		}
-		return vs[i].Message < vs[j].Message
+		return strings.Compare(a.Message, b.Message)
 	})
+}
+
+// Trim keeps the report's listing within limit violations in all, in report
+// order: the first violations stay listed, and each child's later ones are
+// counted as unlisted. Verdicts and counts do not change.
+func (r *Report) Trim(limit int) {
+	left := limit
+	for i := range r.Results {
+		left = r.Results[i].Trim(left)
+	}
+}
+
+// Trim keeps the result's listing within limit violations and returns how
+// many more may be listed after it.
+func (r *Result) Trim(limit int) int {
+	left := max(limit, 0)
+	for j := range r.Children {
+		c := &r.Children[j]
+		if len(c.Violations) > left {
+			c.Unlisted += len(c.Violations) - left
+			c.Violations = c.Violations[:left:left]
+		}
+		left -= len(c.Violations)
+	}
+	return left
 }

@@ -59,6 +59,10 @@ func writeResult(b *bufio.Writer, res Result) {
 			fmt.Fprintf(b, "  [%d]%s: PASS\n", ch.Index, role)
 			continue
 		}
+		if len(ch.Violations) == 0 {
+			fmt.Fprintf(b, "  [%d]%s: BLOCK, %s not listed\n", ch.Index, role, violations(ch.Unlisted))
+			continue
+		}
 		fmt.Fprintf(b, "  [%d]%s: BLOCK\n", ch.Index, role)
 		ruleWidth, pathWidth := 0, 0
 		for _, v := range ch.Violations {
@@ -67,6 +71,9 @@ func writeResult(b *bufio.Writer, res Result) {
 		}
 		for _, v := range ch.Violations {
 			fmt.Fprintf(b, "      %-*s  %-*s  %s\n", ruleWidth, v.Rule, pathWidth, Clean(v.Path), Clean(v.Message))
+		}
+		if ch.Unlisted > 0 {
+			fmt.Fprintf(b, "      and %d more, not listed\n", ch.Unlisted)
 		}
 	}
 }
@@ -97,7 +104,11 @@ func closing(r *Report) string {
 	case Pass:
 		return fmt.Sprintf("PASS, %s of %s may be dispatched", allChildren(c.Children), plans(c.Plans))
 	case Block:
-		return fmt.Sprintf("BLOCK, %d of %s refused in %s", c.Blocked, children(c.Children), plans(c.Plans))
+		line := fmt.Sprintf("BLOCK, %d of %s refused in %s", c.Blocked, children(c.Children), plans(c.Plans))
+		if c.Unlisted > 0 {
+			line += fmt.Sprintf(" (%d of %s listed)", c.Violations-c.Unlisted, violations(c.Violations))
+		}
+		return line
 	}
 	if r.Error != "" {
 		return "ERROR, " + Clean(r.Error)
@@ -136,6 +147,13 @@ func allChildren(n int) string {
 		return "both children"
 	}
 	return fmt.Sprintf("all %d children", n)
+}
+
+func violations(n int) string {
+	if n == 1 {
+		return "1 violation"
+	}
+	return fmt.Sprintf("%d violations", n)
 }
 
 func plans(n int) string {

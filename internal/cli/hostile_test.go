@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spawngate/spawngate/internal/report"
+)
+
+const shellPolicy = `{"allowed_tools": ["fs.read"], "workspace_root": "/repo/ws", "budget_cap_tokens": 100}`
+
+// flood is a plan of n children with 20 shell.run tools each: two
+// violations per tool. With distinct roles no two children can be judged
+// as one.
+func flood(n int, distinct bool) string {
+	tools := strings.TrimSuffix(strings.Repeat(`"shell.run",`, 20), ",")
+	var b strings.Builder
+	b.WriteString(`{"policy": ` + shellPolicy + `, "plan": [`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		role := "x"
+		if distinct {
+			role = fmt.Sprintf("x%d", i)
+		}
+		fmt.Fprintf(&b, `{"role": %q, "tools": [%s], "paths": [], "budget_tokens": 1}`, role, tools)
+	}
+	b.WriteString("]}")
+	return b.String()
+}
+
+// A flood of violations is counted, not listed: 1.6 million of them give a
+// report of the children and the bound, with the counts exact.
+func TestAFloodOfViolationsIsCountedAndTheReportStaysSmall(t *testing.T) {
+	const children = 40000
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), []string{"check", "--format", "json", "-"}, strings.NewReader(flood(children, false)), &stdout, &stderr)
+	if code != report.ExitBlock {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+	var rep struct {
+		Results []struct {
+			Children []struct {
+				Violations []json.RawMessage
+				Unlisted   int
+			}
+		}
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	listed, total := 0, 0
+	for _, c := range rep.Results[0].Children {
+		listed += len(c.Violations)
+		total += len(c.Violations) + c.Unlisted
+	}
+	if listed != report.DefaultMaxListed || total != children*40 {
+		t.Fatalf("listed %d of %d violations, want %d of %d", listed, total, report.DefaultMaxListed, children*40)
+	}
+	// Each child costs its line of JSON, the listed violations theirs.
+	if max := children*160 + report.DefaultMaxListed*300; stdout.Len() > max {
+		t.Fatalf("report of %d bytes, more than %d", stdout.Len(), max)
+	}
+}
+
+// A YAML role of 64 KiB aliased by 9,998 children would be 650 MB of
+// report (a role of 1 MiB, 10 GB, and out of memory): the bytes aliases
+// expand to are bounded like the values.
+func TestAliasesCannotAmplifyTheReport(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("policy:\n  allowed_tools: [fs.read]\n  workspace_root: /repo/ws\n  budget_cap_tokens: 100\nplan:\n")
+	b.WriteString("  - {role: &r " + strings.Repeat("x", 64<<10) + ", tools: [fs.read], paths: [], budget_tokens: 1}\n")
+	for range 9998 {
+		b.WriteString("  - {role: *r, tools: [fs.read], paths: [], budget_tokens: 1}\n")
+	}
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), []string{"check", "--format", "json", "-"}, strings.NewReader(b.String()), &stdout, &stderr)
+	if code != report.ExitError {
+		t.Fatalf("exit %d, want %d", code, report.ExitError)
+	}
+	if want := "aliases expand to more than 4194304 bytes of text (limit --max-alias-bytes)"; !strings.Contains(stderr.String(), want) {
+		t.Fatalf("stderr %q, want it to say %q", stderr.String(), want)
+	}
+	if stdout.Len() > 1024 {
+		t.Fatalf("a %d-byte report for a plan that was not evaluated", stdout.Len())
+	}
+}
+
+// The deadline holds in every phase: a plan whose 1.6 million violations
+// take seconds to find (distinct children cannot be judged as one) is
+// stopped at the timeout, with exit 2, not when it is done.
+func TestTheTimeoutStopsAnEvaluationThatWouldRunOn(t *testing.T) {
+	doc := flood(20000, true)
+	start := time.Now()
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), []string{"check", "--timeout", "300ms", "-"}, strings.NewReader(doc), &stdout, &stderr)
+	took := time.Since(start)
+	if code != report.ExitError || !strings.Contains(stderr.String(), "timed out after 300ms") {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+	// The limit is generous so a loaded machine does not fail it; the
+	// whole evaluation takes several times longer.
+	if took > 300*time.Millisecond+2*time.Second {
+		t.Fatalf("stopped after %s, with a timeout of 300ms", took)
+	}
+}

@@ -1,0 +1,131 @@
+package gate
+
+import (
+	"context"
+	"runtime"
+
+	"github.com/spawngate/spawngate/internal/report"
+)
+
+// batchWeight is how much one evaluation of the child checks is given:
+// representatives are added to a batch until their weight (one for the
+// child, one for each tool and path it lists) reaches it. Each entry can
+// give a violation or two, so this bounds what one evaluation holds in
+// memory, however many children a plan has; a child alone lists at most
+// plan.Limits.MaxChildEntries tools and as many paths.
+const batchWeight = 2048
+
+// batch is a run of representatives, judged[start:end].
+type batch struct{ start, end int }
+
+// batches splits the representatives into batches of about batchWeight.
+func batches(judged []any) []batch {
+	var out []batch
+	start, weight := 0, 0
+	for i, c := range judged {
+		weight++
+		if obj, ok := c.(map[string]any); ok {
+			for _, key := range []string{"tools", "paths"} {
+				if list, ok := obj[key].([]any); ok {
+					weight += len(list)
+				}
+			}
+		}
+		if weight >= batchWeight {
+			out = append(out, batch{start, i + 1})
+			start, weight = i+1, 0
+		}
+	}
+	if start < len(judged) {
+		out = append(out, batch{start, len(judged)})
+	}
+	return out
+}
+
+// batchResult is what one batch's evaluation gave.
+type batchResult struct {
+	found [][]report.Violation
+	err   error
+	panic any
+}
+
+// evaluateBatches runs the child checks over every batch, on every core,
+// and hands each batch's violations to fold in batch order, so that what
+// fold builds does not depend on which core finished first. At most two
+// batches per core are evaluated and not yet folded. A panic in a worker
+// is raised again here, where the caller's recover sees it.
+func (e *Engine) evaluateBatches(ctx context.Context, in *inputs, judged []any, fold func(start int, found [][]report.Violation) error) error {
+	bs := batches(judged)
+	workers := min(runtime.GOMAXPROCS(0), len(bs))
+	if workers <= 1 {
+		for _, b := range bs {
+			found, err := e.evaluate(ctx, e.childQuery, in, judged[b.start:b.end], nil)
+			if err != nil {
+				return err
+			}
+			if err := fold(b.start, found); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	results := make([]chan batchResult, len(bs))
+	for i := range results {
+		results[i] = make(chan batchResult, 1)
+	}
+	ahead := make(chan struct{}, 2*workers) // batches started and not yet folded
+	jobs := make(chan int)
+	go func() {
+		defer close(jobs)
+		for i := range bs {
+			select {
+			case ahead <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case jobs <- i:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	for range workers {
+		go func() {
+			for i := range jobs {
+				results[i] <- e.evaluateBatch(ctx, in, judged[bs[i].start:bs[i].end])
+			}
+		}()
+	}
+	for i, b := range bs {
+		var r batchResult
+		select {
+		case r = <-results[i]:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		<-ahead
+		if r.panic != nil {
+			panic(r.panic)
+		}
+		if r.err != nil {
+			return r.err
+		}
+		if err := fold(b.start, r.found); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *Engine) evaluateBatch(ctx context.Context, in *inputs, batch []any) (r batchResult) {
+	defer func() {
+		if p := recover(); p != nil {
+			r = batchResult{panic: p}
+		}
+	}()
+	r.found, r.err = e.evaluate(ctx, e.childQuery, in, batch, nil)
+	return r
+}

@@ -1,0 +1,204 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spawngate/spawngate/internal/plan"
+	"github.com/spawngate/spawngate/internal/report"
+)
+
+// findings collects, by group of children, what the checks and the schema
+// step found, and turns it into a result. A group's violations are kept
+// once for all its members, and only while the report could still list
+// them: past the bound, a group is only counted. So a plan of 100,000
+// identical children with 40 violations each holds 40 violations and
+// 100,000 counts, not four million violations.
+type findings struct {
+	p         *plan.Plan
+	reps      []int
+	maxListed int
+
+	count []int                // each group's violations, listed or not
+	list  [][]report.Violation // each group's violations in report order, fields relative to the child; nil when not kept
+	kept  []bool
+	// stored is how many violations the groups folded so far keep. A group
+	// is kept while the groups before it keep fewer than maxListed: the
+	// report lists children in order, every group's first member comes
+	// after the first members of the groups before it, and so a group
+	// that is not kept is never reached before the listing is full.
+	stored int
+	folded int
+
+	// planFound holds what the plan checks found, by group, when there are
+	// any; it is folded in with the child checks' findings.
+	planFound [][]report.Violation
+	// alone holds the fields where one child alone has an issue (an id
+	// that another child also uses), and covers[k][j] whether a violation
+	// of group k already reports at or above alone[j].
+	alone  []string
+	covers [][]bool
+}
+
+func newFindings(p *plan.Plan, reps []int, maxListed int) *findings {
+	f := &findings{
+		p: p, reps: reps, maxListed: maxListed,
+		count: make([]int, len(reps)), list: make([][]report.Violation, len(reps)), kept: make([]bool, len(reps)),
+	}
+	seen := map[string]bool{}
+	for _, is := range p.Issues {
+		if !seen[is.Field] {
+			seen[is.Field] = true
+			f.alone = append(f.alone, is.Field)
+		}
+	}
+	if len(f.alone) > 0 {
+		f.covers = make([][]bool, len(reps))
+	}
+	return f
+}
+
+// addPlan records what the plan checks found, before any batch is folded.
+func (f *findings) addPlan(found [][]report.Violation) { f.planFound = found }
+
+// fold takes the child checks' violations of the groups start,
+// start+1, ...: it merges them with the plan checks' and the schema step's,
+// counts them, and keeps them if the report could list them. Groups must
+// come in order.
+func (f *findings) fold(start int, found [][]report.Violation) error {
+	if start != f.folded {
+		return fmt.Errorf("internal error: findings of group %d folded after group %d", start, f.folded)
+	}
+	for j, vs := range found {
+		k := start + j
+		if f.planFound != nil {
+			vs = append(vs, f.planFound[k]...)
+		}
+		reported := make(map[string]bool, len(vs))
+		for _, v := range vs {
+			reported[v.Path] = true
+		}
+		// A schema issue at or under a place a check already reported adds
+		// nothing and is left out; any other issue stands.
+		var issues []plan.Issue
+		if k < len(f.p.GroupIssues) {
+			issues = f.p.GroupIssues[k]
+		}
+		for _, is := range issues {
+			if !coveredBy(reported, is.Field) {
+				vs = append(vs, report.Violation{Rule: SchemaCheck.ID, Severity: SchemaCheck.Severity, Message: is.Message, Path: is.Field})
+			}
+		}
+		if f.covers != nil {
+			f.covers[k] = make([]bool, len(f.alone))
+			for a, field := range f.alone {
+				f.covers[k][a] = coveredBy(reported, field)
+			}
+		}
+		f.count[k] = len(vs)
+		if f.stored < f.maxListed && len(vs) > 0 {
+			report.SortViolations(vs)
+			f.list[k], f.kept[k] = vs, true
+			f.stored += len(vs)
+		} else if len(vs) == 0 {
+			f.kept[k] = true
+		}
+	}
+	f.folded += len(found)
+	return nil
+}
+
+// coveredBy tells whether a field, or a place above it, is among the
+// reported fields. ("" is the child itself, above everything.)
+func coveredBy(reported map[string]bool, field string) bool {
+	if len(reported) == 0 {
+		return false
+	}
+	for at := field; ; {
+		if reported[at] {
+			return true
+		}
+		i := strings.LastIndexByte(at, '/')
+		if i < 0 {
+			return false
+		}
+		at = at[:i]
+	}
+}
+
+// assemble settles each child's verdict and lists its violations, in child
+// order, while the listing has room; past it, a child's violations are only
+// counted.
+func (f *findings) assemble(ctx context.Context, policies []string, group []int) (report.Result, error) {
+	if f.folded != len(f.reps) {
+		return report.Result{}, fmt.Errorf("internal error: %d of %d groups judged", f.folded, len(f.reps))
+	}
+	p := f.p
+	res := report.Result{Source: p.Source, Verdict: report.Pass, Policies: policies, Children: make([]report.Child, len(p.Children))}
+	left := f.maxListed
+	next := 0 // the next issue of one child alone, in p.Issues (sorted by child)
+	for i, k := range group {
+		if i%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return report.Result{}, err
+			}
+		}
+		var own []report.Violation
+		for ; next < len(p.Issues) && p.Issues[next].Child == i; next++ {
+			is := p.Issues[next]
+			if !f.covered(k, is.Field) {
+				own = append(own, report.Violation{Rule: SchemaCheck.ID, Severity: SchemaCheck.Severity, Message: is.Message, Path: is.Field})
+			}
+		}
+		n := f.count[k] + len(own)
+		ch := report.Child{Index: i, Verdict: report.Pass, Violations: []report.Violation{}}
+		if obj, ok := p.Children[i].(map[string]any); ok {
+			ch.Role, _ = obj["role"].(string)
+		}
+		if n > 0 {
+			ch.Verdict, res.Verdict = report.Block, report.Block
+		}
+		switch {
+		case n == 0:
+		case left > 0 && f.kept[k]:
+			vs := make([]report.Violation, 0, min(n, left+len(own)))
+			prefix := "/plan/" + strconv.Itoa(i)
+			for _, v := range f.list[k] {
+				if len(vs) == left+len(own) {
+					break
+				}
+				v.Path = prefix + v.Path
+				vs = append(vs, v)
+			}
+			for _, v := range own {
+				v.Path = prefix + v.Path
+				vs = append(vs, v)
+			}
+			report.SortViolations(vs)
+			if len(vs) > left {
+				vs = vs[:left:left]
+			}
+			ch.Violations = vs
+			ch.Unlisted = n - len(vs)
+			left -= len(vs)
+		default:
+			ch.Unlisted = n
+		}
+		res.Children[i] = ch
+	}
+	return res, nil
+}
+
+func (f *findings) covered(k int, field string) bool {
+	if f.covers == nil {
+		return false
+	}
+	for a, fd := range f.alone {
+		if fd == field {
+			return f.covers[k][a]
+		}
+	}
+	return false
+}
