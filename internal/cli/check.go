@@ -395,52 +395,28 @@ func (p *pendingEngine) wait() (*gate.Engine, error) {
 	return p.engine, p.err
 }
 
-// stopGrace is how long a step may run on after its deadline or a signal
-// before within stops waiting for it. Every step looks at its context
-// often, so it should never be needed; it makes "stops within a second"
-// a promise rather than a hope.
+// stopGrace is how long a step may run on after its deadline before the
+// gate stops waiting for it. Every step looks at its context often, so it
+// should never be needed; it makes "stops at --timeout" a promise rather
+// than a hope.
 const stopGrace = 500 * time.Millisecond
+
+// stuck is called when a step has run stopGrace past its deadline without
+// stopping. Main makes it end the process with exit 2; in process (tests,
+// the fuzz targets) it does nothing, and the caller waits.
+var stuck = func(name string, timeout time.Duration) {}
 
 // within runs f with the timeout. Running out of time, or a signal, is an
 // error like any other, also when f finished anyway: the plan or policy is
-// then not evaluated, never passed. Should f not stop when its context
-// ends, within gives up on it after stopGrace; it runs on, unheard, until
-// the process ends.
+// then not evaluated, never passed. f runs on the caller's goroutine: a
+// fresh one would grow its stack again for every plan, a fifth of a small
+// check.
 func within[T any](ctx context.Context, timeout time.Duration, name string, f func(context.Context) (T, error)) (T, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	type result struct {
-		v     T
-		err   error
-		panic any
-	}
-	done := make(chan result, 1)
-	go func() {
-		var r result
-		defer func() {
-			// A panic belongs to the caller, whose recover turns it into an
-			// internal error; in this goroutine it would crash the process.
-			if p := recover(); p != nil {
-				done <- result{panic: p}
-			}
-		}()
-		r.v, r.err = f(ctx)
-		done <- r
-	}()
-	var r result
-	select {
-	case r = <-done:
-	case <-ctx.Done():
-		select {
-		case r = <-done:
-		case <-time.After(stopGrace):
-			r.err = ctx.Err()
-		}
-	}
-	if r.panic != nil {
-		panic(r.panic)
-	}
-	err := r.err
+	watchdog := time.AfterFunc(timeout+stopGrace, func() { stuck(name, timeout) })
+	defer watchdog.Stop()
+	v, err := f(ctx)
 	if err == nil {
 		err = ctx.Err() // whatever finished, it finished too late
 	}
@@ -453,7 +429,7 @@ func within[T any](ctx context.Context, timeout time.Duration, name string, f fu
 	case err != nil:
 		return zero, err
 	}
-	return r.v, nil
+	return v, nil
 }
 
 func readPolicy(ctx context.Context, loader *plan.Loader, name string) (plan.Policy, error) {

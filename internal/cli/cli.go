@@ -20,6 +20,10 @@ import (
 // the exit code.
 func Main() int {
 	tuneGC()
+	stuck = func(name string, timeout time.Duration) {
+		fmt.Fprintf(os.Stderr, "spawngate: %s: timed out after %s (limit --timeout), and did not stop; exiting\n", report.Clean(oneLine(name)), timeout)
+		os.Exit(report.ExitError)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	finished := make(chan struct{})
