@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/spawngate/spawngate/internal/benchplan"
-	"github.com/spawngate/spawngate/internal/report"
 )
 
 // BenchmarkCheckExample is one check of the seed essay's two-child plan,
@@ -20,7 +19,7 @@ import (
 func BenchmarkCheckExample(b *testing.B) {
 	args := []string{"check", "--policy", filepath.Join("..", "..", "examples", "policy.yaml"), filepath.Join("..", "..", "examples", "refused-plan.yaml")}
 	for b.Loop() {
-		if code := Run(context.Background(), args, nil, io.Discard, io.Discard); code != report.ExitBlock {
+		if code := Run(context.Background(), args, nil, io.Discard, io.Discard); code != exitBlock {
 			b.Fatalf("exit %d", code)
 		}
 	}
@@ -39,7 +38,7 @@ func BenchmarkCheck(b *testing.B) {
 			b.SetBytes(int64(len(plan)))
 			args := []string{"check", "--timeout", "10m", "--policy", policy, "--format", "json", "-"}
 			for b.Loop() {
-				if code := Run(context.Background(), args, bytes.NewReader(plan), io.Discard, io.Discard); code != report.ExitBlock {
+				if code := Run(context.Background(), args, bytes.NewReader(plan), io.Discard, io.Discard); code != exitBlock {
 					b.Fatalf("exit %d", code)
 				}
 			}

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/spawngate/spawngate/internal/judge"
 	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
 )
@@ -20,9 +21,9 @@ import (
 // the exit code.
 func Main() int {
 	tuneGC()
-	stuck = func(name string, timeout time.Duration) {
+	judge.Stuck = func(name string, timeout time.Duration) {
 		fmt.Fprintf(os.Stderr, "spawngate: %s: timed out after %s (limit --timeout), and did not stop; exiting\n", report.Clean(oneLine(name)), timeout)
-		os.Exit(report.ExitError)
+		os.Exit(exitError)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -44,7 +45,7 @@ func Main() int {
 		case <-finished:
 		case <-time.After(time.Second):
 			fmt.Fprintln(os.Stderr, "spawngate: interrupted, and the run did not stop within a second; exiting")
-			os.Exit(report.ExitError)
+			os.Exit(exitError)
 		}
 	}()
 	return Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
@@ -93,12 +94,12 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 				// nothing of it is on stdout yet: say the error in JSON.
 				writeJSONError(stdout, msg)
 			}
-			code = report.ExitError
+			code = exitError
 		}
 	}()
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
-		return report.ExitError
+		return exitError
 	}
 	switch args[0] {
 	case "check":
@@ -109,7 +110,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return help(args, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "spawngate: unknown command %q (see spawngate help)\n", args[0])
-	return report.ExitError
+	return exitError
 }
 
 // help answers a help word. Help is an answer only when it is all that was
@@ -120,7 +121,7 @@ func help(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case len(args) == 1:
 		fmt.Fprint(stdout, usage)
-		return report.ExitPass
+		return exitPass
 	case len(args) == 2 && args[0] == "help" && args[1] == "check":
 		return check(context.Background(), []string{"-h"}, nil, stdout, stderr)
 	}
@@ -129,7 +130,7 @@ func help(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 2 && args[1] == "check" && wantsJSON(args[2:]) {
 		writeJSONError(stdout, msg)
 	}
-	return report.ExitError
+	return exitError
 }
 
 const usage = `spawngate decides whether each child of a spawn plan may be dispatched.

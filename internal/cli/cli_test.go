@@ -23,8 +23,8 @@ func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("broken p
 func TestRunExitsTwoWhenTheReportCannotBeWritten(t *testing.T) {
 	var stderr bytes.Buffer
 	code := Run(context.Background(), []string{"check", "-"}, strings.NewReader(passingPlan), failingWriter{}, &stderr)
-	if code != report.ExitError {
-		t.Fatalf("exit %d, want %d", code, report.ExitError)
+	if code != exitError {
+		t.Fatalf("exit %d, want %d", code, exitError)
 	}
 	if got := stderr.String(); got != "spawngate: writing the report: broken pipe\n" {
 		t.Fatalf("stderr %q", got)
@@ -39,8 +39,8 @@ func (panickingReader) Read([]byte) (int, error) { panic("injected fault\nsecond
 func TestRunRecoversFromAPanic(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := Run(context.Background(), []string{"check", "-"}, panickingReader{}, &stdout, &stderr)
-	if code != report.ExitError {
-		t.Fatalf("exit %d, want %d", code, report.ExitError)
+	if code != exitError {
+		t.Fatalf("exit %d, want %d", code, exitError)
 	}
 	if got := stderr.String(); got != "spawngate: internal error: injected fault second line\n" {
 		t.Fatalf("stderr %q", got)
@@ -53,7 +53,7 @@ func TestRunRecoversFromAPanic(t *testing.T) {
 func TestRunPassesACleanPlanInProcess(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := Run(context.Background(), []string{"check", "--format", "json", "-"}, strings.NewReader(passingPlan), &stdout, &stderr)
-	if code != report.ExitPass || stderr.Len() != 0 {
+	if code != exitPass || stderr.Len() != 0 {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
 	}
 	if !strings.HasPrefix(stdout.String(), "{\n  \"verdict\": \"pass\",") {
@@ -66,16 +66,16 @@ func TestRunRefusesWhenTheContextIsDone(t *testing.T) {
 	cancel()
 	var stdout, stderr bytes.Buffer
 	code := Run(ctx, []string{"check", "-"}, strings.NewReader(passingPlan), &stdout, &stderr)
-	if code != report.ExitError {
-		t.Fatalf("exit %d with a cancelled context, want %d", code, report.ExitError)
+	if code != exitError {
+		t.Fatalf("exit %d with a cancelled context, want %d", code, exitError)
 	}
 }
 
 func TestRunReportsAPanicAsJSONWhenAskedFor(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := Run(context.Background(), []string{"check", "--format", "json", "-"}, panickingReader{}, &stdout, &stderr)
-	if code != report.ExitError {
-		t.Fatalf("exit %d, want %d", code, report.ExitError)
+	if code != exitError {
+		t.Fatalf("exit %d, want %d", code, exitError)
 	}
 	want := "{\n  \"verdict\": \"error\",\n  \"error\": \"internal error: injected fault second line\",\n  \"results\": []\n}\n"
 	if stdout.String() != want {
@@ -86,8 +86,8 @@ func TestRunReportsAPanicAsJSONWhenAskedFor(t *testing.T) {
 func TestRunTimesOut(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := Run(context.Background(), []string{"check", "--timeout", "1ns", "-"}, strings.NewReader(passingPlan), &stdout, &stderr)
-	if code != report.ExitError {
-		t.Fatalf("exit %d, want %d", code, report.ExitError)
+	if code != exitError {
+		t.Fatalf("exit %d, want %d", code, exitError)
 	}
 	if got := stderr.String(); got != "spawngate: <stdin>: timed out after 1ns (limit --timeout)\n" {
 		t.Fatalf("stderr %q", got)
@@ -103,10 +103,22 @@ func TestStderrEscapesFileNames(t *testing.T) {
 	}
 	var stdout, stderr bytes.Buffer
 	code := Run(context.Background(), []string{"check", name}, strings.NewReader(""), &stdout, &stderr)
-	if code != report.ExitError {
+	if code != exitError {
 		t.Fatalf("exit %d", code)
 	}
 	if strings.ContainsAny(stderr.String(), "\x1b\u202e") || !strings.Contains(stderr.String(), `x\u001b[31mred\u202e.yaml`) {
 		t.Fatalf("stderr %q", stderr.String())
+	}
+}
+
+// Only a pass exits 0: any verdict that is not a known one is an error.
+func TestUnknownVerdictNeverExitsZero(t *testing.T) {
+	for _, v := range []report.Verdict{"", "PASS", "ok", "pass ", "error"} {
+		if got := exitCode(v); got != exitError {
+			t.Errorf("verdict %q exits %d", v, got)
+		}
+	}
+	if exitCode(report.Pass) != exitPass || exitCode(report.Block) != exitBlock {
+		t.Fatal("pass and block do not exit 0 and 1")
 	}
 }

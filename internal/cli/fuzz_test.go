@@ -69,7 +69,7 @@ func gateProperty(tb testing.TB) func(t *testing.T, plan []byte) {
 		if dec.More() || dec.InputOffset() != int64(len(bytes.TrimRight(jsonOut.Bytes(), "\n"))) {
 			t.Fatalf("stdout holds more than one JSON document:\n%s", jsonOut.String())
 		}
-		if rep.Verdict.ExitCode() != code {
+		if exitCode(rep.Verdict) != code {
 			t.Fatalf("verdict %q with exit code %d", rep.Verdict, code)
 		}
 		if code == 0 {

@@ -41,7 +41,7 @@ func TestAFloodOfViolationsIsCountedAndTheReportStaysSmall(t *testing.T) {
 	const children = 40000
 	var stdout, stderr bytes.Buffer
 	code := Run(context.Background(), []string{"check", "--format", "json", "-"}, strings.NewReader(flood(children, false)), &stdout, &stderr)
-	if code != report.ExitBlock {
+	if code != exitBlock {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
 	}
 	var rep struct {
@@ -81,8 +81,8 @@ func TestAliasesCannotAmplifyTheReport(t *testing.T) {
 	}
 	var stdout, stderr bytes.Buffer
 	code := Run(context.Background(), []string{"check", "--format", "json", "-"}, strings.NewReader(b.String()), &stdout, &stderr)
-	if code != report.ExitError {
-		t.Fatalf("exit %d, want %d", code, report.ExitError)
+	if code != exitError {
+		t.Fatalf("exit %d, want %d", code, exitError)
 	}
 	if want := "aliases expand to more than 4194304 bytes of text (limit --max-alias-bytes)"; !strings.Contains(stderr.String(), want) {
 		t.Fatalf("stderr %q, want it to say %q", stderr.String(), want)
@@ -101,7 +101,7 @@ func TestTheTimeoutStopsAnEvaluationThatWouldRunOn(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := Run(context.Background(), []string{"check", "--timeout", "300ms", "-"}, strings.NewReader(doc), &stdout, &stderr)
 	took := time.Since(start)
-	if code != report.ExitError || !strings.Contains(stderr.String(), "timed out after 300ms") {
+	if code != exitError || !strings.Contains(stderr.String(), "timed out after 300ms") {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
 	}
 	// The limit is generous so a loaded machine does not fail it; the

@@ -1,13 +1,12 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
 
-	"github.com/spawngate/spawngate/internal/gate"
-	"github.com/spawngate/spawngate/internal/report"
-	"github.com/spawngate/spawngate/policy"
+	"github.com/spawngate/spawngate/internal/judge"
 )
 
 // rules lists every rule a refusal can cite: its ID and severity, its title
@@ -15,29 +14,26 @@ import (
 func rules(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		fmt.Fprintf(stderr, "spawngate: rules takes no arguments\n")
-		return report.ExitError
+		return exitError
 	}
-	modules, err := policy.Modules()
+	g, err := judge.New(context.Background(), judge.DefaultOptions(), "")
 	if err == nil {
-		var engine *gate.Engine
-		if engine, err = gate.New(modules); err == nil {
-			var b strings.Builder
-			for i, c := range engine.Checks() {
-				if i > 0 {
-					b.WriteByte('\n')
-				}
-				fmt.Fprintf(&b, "%s (%s): %s\n", c.ID, c.Severity, c.Title)
-				for _, line := range wrap(c.Description, 72) {
-					fmt.Fprintf(&b, "    %s\n", line)
-				}
+		var b strings.Builder
+		for i, c := range g.Engine().Checks() {
+			if i > 0 {
+				b.WriteByte('\n')
 			}
-			if _, err = io.WriteString(stdout, b.String()); err == nil {
-				return report.ExitPass
+			fmt.Fprintf(&b, "%s (%s): %s\n", c.ID, c.Severity, c.Title)
+			for _, line := range wrap(c.Description, 72) {
+				fmt.Fprintf(&b, "    %s\n", line)
 			}
 		}
+		if _, err = io.WriteString(stdout, b.String()); err == nil {
+			return exitPass
+		}
 	}
-	fmt.Fprintf(stderr, "spawngate: internal error: %s\n", oneLine(err.Error()))
-	return report.ExitError
+	fmt.Fprintf(stderr, "spawngate: %s\n", oneLine(err.Error()))
+	return exitError
 }
 
 // wrap breaks text into lines of at most width characters, at spaces.

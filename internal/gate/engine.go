@@ -189,7 +189,7 @@ func (e *Engine) Checks() []Check {
 }
 
 // ErrNoPolicy is returned for a plan that no policy applies to.
-var ErrNoPolicy = errors.New("no policy applies: pass --policy FILE, or give the plan a policy block")
+var ErrNoPolicy = errors.New("no policy applies")
 
 // EvalOption changes one evaluation.
 type EvalOption func(*evalOptions)

@@ -12,6 +12,12 @@ import (
 	"github.com/spawngate/spawngate/internal/plan"
 )
 
+// ResolveError is a plan that cannot be judged on this machine with path
+// resolution on: a workspace root that does not resolve.
+type ResolveError struct{ msg string }
+
+func (e *ResolveError) Error() string { return e.msg }
+
 // resolveRoots resolves the workspace root of every policy, for
 // --resolve-paths: the Rego reads them as input.resolution.roots.
 func resolveRoots(policies map[string]any) (map[string]any, error) {
@@ -20,7 +26,7 @@ func resolveRoots(policies map[string]any) (map[string]any, error) {
 		root, _ := policies[source].(map[string]any)["workspace_root"].(string)
 		real, err := filepath.EvalSymlinks(root)
 		if err != nil {
-			return nil, fmt.Errorf("--resolve-paths: the workspace root %q of the %s policy cannot be resolved on this machine: %s", root, source, plan.Reason(err))
+			return nil, &ResolveError{fmt.Sprintf("the workspace root %q of the %s policy cannot be resolved on this machine: %s", root, source, plan.Reason(err))}
 		}
 		roots[source] = real
 	}

@@ -64,7 +64,7 @@ func Decode(ctx context.Context, source string, data []byte, syntax Syntax, lim 
 		return parseJSON(ctx, source, data, lim)
 	}
 	if int64(len(data)) > lim.MaxYAMLBytes {
-		return nil, &Error{Source: source, Msg: fmt.Sprintf("YAML document is larger than %d bytes (limit --max-yaml-bytes; a JSON document may be up to --max-bytes)", lim.MaxYAMLBytes)}
+		return nil, &Error{Source: source, Msg: fmt.Sprintf("YAML document is larger than %d bytes; a JSON document may be larger", lim.MaxYAMLBytes), Limit: "max-yaml-bytes"}
 	}
 	return parseYAML(ctx, source, data, lim)
 }

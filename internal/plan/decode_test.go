@@ -92,11 +92,11 @@ var decodeCases = []decodeCase{
 	// size
 	{name: "at the size limit", in: `{"a":1}`, syntax: plan.JSON, lim: limits(7, 64, 10), want: obj{"a": num("1")}},
 	{name: "over the size limit", in: `{"a":1} `, syntax: plan.JSON, lim: limits(7, 64, 10),
-		err: "doc: document is larger than 7 bytes (limit --max-bytes)"},
+		err: "doc: document is larger than 7 bytes (limit max-bytes)"},
 	{name: "over the size limit yaml", in: "a: 12345", syntax: plan.YAML, lim: limits(7, 64, 10),
-		err: "doc: document is larger than 7 bytes (limit --max-bytes)"},
+		err: "doc: document is larger than 7 bytes (limit max-bytes)"},
 	{name: "size is checked before the encoding", in: "\xff\xff", syntax: plan.JSON, lim: limits(1, 64, 10),
-		err: "doc: document is larger than 1 bytes (limit --max-bytes)"},
+		err: "doc: document is larger than 1 bytes (limit max-bytes)"},
 
 	// byte-order marks
 	{name: "UTF-8 BOM json", in: "\xEF\xBB\xBF{}", syntax: plan.JSON,

@@ -16,6 +16,10 @@ type Error struct {
 	Column  int    // 1-based; 0 when not known
 	Pointer string // JSON pointer into the document; "" when none applies
 	Msg     string
+	// Limit names the limit the document went over, as Limits names it in
+	// kebab case ("max-values" for MaxValues), or "" when it broke no
+	// limit. The front end says how to raise it.
+	Limit string
 }
 
 func (e *Error) Error() string {
@@ -29,10 +33,15 @@ func (e *Error) Error() string {
 	}
 	b.WriteString(": ")
 	if e.Pointer != "" {
-		b.WriteString(showPointer(e.Pointer))
+		b.WriteString(ShowPointer(e.Pointer))
 		b.WriteString(": ")
 	}
 	b.WriteString(OneLine(e.Msg))
+	if e.Limit != "" {
+		b.WriteString(" (limit ")
+		b.WriteString(e.Limit)
+		b.WriteString(")")
+	}
 	return b.String()
 }
 
@@ -46,10 +55,10 @@ func OneLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\r", " ")), " ")
 }
 
-// showPointer shows a pointer as it is, unless the document's keys make it
+// ShowPointer shows a pointer as it is, unless the document's keys make it
 // long or put a character into it that could break or forge the line: then
 // it is quoted and cut short.
-func showPointer(p string) string {
+func ShowPointer(p string) string {
 	if len(p) > 200 || !utf8.ValidString(p) || strings.IndexFunc(p, func(r rune) bool { return !strconv.IsPrint(r) }) >= 0 {
 		return quote(p)
 	}

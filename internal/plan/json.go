@@ -32,7 +32,7 @@ func parseJSON(ctx context.Context, source string, data []byte, lim Limits) (any
 			return nil, err // the context ended
 		}
 		line, col := position(data, e.offset)
-		return nil, &Error{Source: source, Line: line, Column: col, Pointer: e.pointer, Msg: e.msg}
+		return nil, &Error{Source: source, Line: line, Column: col, Pointer: e.pointer, Msg: e.msg, Limit: e.limit}
 	}
 	return v, nil
 }
@@ -76,6 +76,7 @@ type jsonError struct {
 	offset  int
 	pointer string
 	msg     string
+	limit   string
 }
 
 func (e *jsonError) Error() string { return e.msg }
@@ -86,6 +87,11 @@ func (p *jsonParser) fail(format string, args ...any) error {
 
 func (p *jsonParser) failAt(offset int, format string, args ...any) error {
 	return &jsonError{offset: offset, pointer: segmentsPointer(p.path), msg: fmt.Sprintf(format, args...)}
+}
+
+// overLimit reports the document going over a limit at offset.
+func (p *jsonParser) overLimit(offset int, limit, format string, args ...any) error {
+	return &jsonError{offset: offset, pointer: segmentsPointer(p.path), msg: fmt.Sprintf(format, args...), limit: limit}
 }
 
 // intern returns the string for b as a value, sharing one copy of the
@@ -124,7 +130,7 @@ func (p *jsonParser) skipSpace() {
 func (p *jsonParser) value() (any, error) {
 	p.values++
 	if p.values > p.lim.MaxValues {
-		return nil, p.fail("more than %d values in the document (limit --max-values)", p.lim.MaxValues)
+		return nil, p.overLimit(p.pos, "max-values", "more than %d values in the document", p.lim.MaxValues)
 	}
 	if p.values%checkEvery == 0 {
 		if err := p.ctx.Err(); err != nil {
@@ -175,7 +181,7 @@ func (p *jsonParser) literal(word string) error {
 func (p *jsonParser) enter() error {
 	p.depth++
 	if p.depth > p.lim.MaxDepth {
-		return p.fail("nested deeper than %d levels (limit --max-depth)", p.lim.MaxDepth)
+		return p.overLimit(p.pos, "max-depth", "nested deeper than %d levels", p.lim.MaxDepth)
 	}
 	return nil
 }
@@ -287,7 +293,7 @@ func (p *jsonParser) string() (any, error) {
 		switch c := p.src[i]; {
 		case c == '"':
 			if i-start > p.lim.MaxStringBytes {
-				return nil, p.failAt(p.pos, "string longer than %d bytes (limit --max-string-bytes)", p.lim.MaxStringBytes)
+				return nil, p.overLimit(p.pos, "max-string-bytes", "string longer than %d bytes", p.lim.MaxStringBytes)
 			}
 			p.pos = i + 1
 			return p.intern(p.src[start:i]), nil
@@ -306,13 +312,13 @@ func (p *jsonParser) escapedString(start, i int) (any, error) {
 	b.Write(p.src[start:i])
 	for i < len(p.src) {
 		if b.Len() > p.lim.MaxStringBytes {
-			return nil, p.failAt(p.pos, "string longer than %d bytes (limit --max-string-bytes)", p.lim.MaxStringBytes)
+			return nil, p.overLimit(p.pos, "max-string-bytes", "string longer than %d bytes", p.lim.MaxStringBytes)
 		}
 		c := p.src[i]
 		switch {
 		case c == '"':
 			if b.Len() > p.lim.MaxStringBytes {
-				return nil, p.failAt(p.pos, "string longer than %d bytes (limit --max-string-bytes)", p.lim.MaxStringBytes)
+				return nil, p.overLimit(p.pos, "max-string-bytes", "string longer than %d bytes", p.lim.MaxStringBytes)
 			}
 			p.pos = i + 1
 			return b.String(), nil

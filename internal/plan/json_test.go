@@ -59,15 +59,15 @@ var jsonCases = []decodeCase{
 	// depth
 	{name: "array at the depth limit", in: `[[[]]]`, syntax: plan.JSON, lim: limits(1<<10, 3, 10), want: list{list{list{}}}},
 	{name: "array over the depth limit", in: `[[[[]]]]`, syntax: plan.JSON, lim: limits(1<<10, 3, 10),
-		err: "doc:1:4: /0/0/0: nested deeper than 3 levels (limit --max-depth)"},
+		err: "doc:1:4: /0/0/0: nested deeper than 3 levels (limit max-depth)"},
 	{name: "object over the depth limit", in: `{"a":{"b":{"c":{}}}}`, syntax: plan.JSON, lim: limits(1<<10, 3, 10),
-		err: "doc:1:16: /a/b/c: nested deeper than 3 levels (limit --max-depth)"},
+		err: "doc:1:16: /a/b/c: nested deeper than 3 levels (limit max-depth)"},
 	{name: "siblings do not add up", in: `[[[]],[[]],{"a":[]}]`, syntax: plan.JSON, lim: limits(1<<10, 3, 10),
 		want: list{list{list{}}, list{list{}}, obj{"a": list{}}}},
 	jsonErr("default depth limit", strings.Repeat("[", 65)+strings.Repeat("]", 65),
-		"doc:1:65: "+strings.Repeat("/0", 64)+": nested deeper than 64 levels (limit --max-depth)"),
+		"doc:1:65: "+strings.Repeat("/0", 64)+": nested deeper than 64 levels (limit max-depth)"),
 	jsonErr("deep nesting fails before the end", strings.Repeat("[", 1000),
-		"doc:1:65: "+strings.Repeat("/0", 64)+": nested deeper than 64 levels (limit --max-depth)"),
+		"doc:1:65: "+strings.Repeat("/0", 64)+": nested deeper than 64 levels (limit max-depth)"),
 
 	// duplicate keys
 	jsonErr("duplicate key", `{"a":1,"a":2}`, `doc:1:8: duplicate key "a": consumers disagree on which value wins`),

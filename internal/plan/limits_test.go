@@ -41,51 +41,51 @@ func TestLimitsHoldWithMemoryBounded(t *testing.T) {
 		{
 			name: "document size", source: "big.json",
 			data: bytes.Repeat([]byte(" "), 2*MiB), lim: with(func(l *plan.Limits) { l.MaxBytes = MiB }),
-			want: "document is larger than 1048576 bytes (limit --max-bytes)", maxAlloc: 64 << 10,
+			want: "document is larger than 1048576 bytes (limit max-bytes)", maxAlloc: 64 << 10,
 		},
 		{
 			name: "nesting depth, JSON", source: "deep.json",
 			data: bytes.Repeat([]byte("["), 8*MiB), lim: plan.DefaultLimits,
-			want: "nested deeper than 64 levels (limit --max-depth)", maxAlloc: MiB,
+			want: "nested deeper than 64 levels (limit max-depth)", maxAlloc: MiB,
 		},
 		{
 			name: "nesting depth, YAML", source: "deep.yaml",
 			data: []byte(strings.Repeat("- ", 200) + "x\n"), lim: plan.DefaultLimits,
-			want: "nested deeper than 64 levels (limit --max-depth)", maxAlloc: 4 * MiB,
+			want: "nested deeper than 64 levels (limit max-depth)", maxAlloc: 4 * MiB,
 		},
 		{
 			name: "alias expansion", source: "laughs.yaml", data: []byte(laughs(10)), lim: plan.DefaultLimits,
-			want: "aliases expand to more than 10000 values (limit --max-alias-nodes)", maxAlloc: 8 * MiB,
+			want: "aliases expand to more than 10000 values (limit max-alias-nodes)", maxAlloc: 8 * MiB,
 		},
 		{
 			name: "string length, JSON", source: "long.json",
 			data: []byte(`{"plan": ["` + strings.Repeat("a", 4*MiB) + `"]}`), lim: with(func(l *plan.Limits) { l.MaxStringBytes = MiB }),
-			want: "/plan/0: string longer than 1048576 bytes (limit --max-string-bytes)", maxAlloc: 64 << 10,
+			want: "/plan/0: string longer than 1048576 bytes (limit max-string-bytes)", maxAlloc: 64 << 10,
 		},
 		{
 			name: "string length, JSON with escapes", source: "long.json",
 			data: []byte(`{"plan": ["\n` + strings.Repeat("a", 2*MiB) + `"]}`), lim: with(func(l *plan.Limits) { l.MaxStringBytes = MiB }),
-			want: "/plan/0: string longer than 1048576 bytes (limit --max-string-bytes)", maxAlloc: 8 * MiB,
+			want: "/plan/0: string longer than 1048576 bytes (limit max-string-bytes)", maxAlloc: 8 * MiB,
 		},
 		{
 			name: "key length, JSON", source: "key.json",
 			data: []byte(`{"` + strings.Repeat("k", 2*MiB) + `": 1}`), lim: with(func(l *plan.Limits) { l.MaxStringBytes = MiB }),
-			want: "string longer than 1048576 bytes (limit --max-string-bytes)", maxAlloc: 64 << 10,
+			want: "string longer than 1048576 bytes (limit max-string-bytes)", maxAlloc: 64 << 10,
 		},
 		{
 			name: "string length, YAML", source: "long.yaml",
 			data: []byte("plan: [" + strings.Repeat("a", 2*MiB) + "]\n"), lim: with(func(l *plan.Limits) { l.MaxStringBytes = MiB }),
-			want: "/plan/0: string longer than 1048576 bytes (limit --max-string-bytes)", maxAlloc: 64 * MiB,
+			want: "/plan/0: string longer than 1048576 bytes (limit max-string-bytes)", maxAlloc: 64 * MiB,
 		},
 		{
 			name: "values, JSON", source: "many.json",
 			data: []byte(`{"plan": [` + strings.Repeat("0,", 4*MiB) + `0]}`), lim: with(func(l *plan.Limits) { l.MaxValues = 1000 }),
-			want: "more than 1000 values in the document (limit --max-values)", maxAlloc: 256 << 10,
+			want: "more than 1000 values in the document (limit max-values)", maxAlloc: 256 << 10,
 		},
 		{
 			name: "values, YAML", source: "many.yaml",
 			data: []byte("plan: [" + strings.Repeat("0, ", 100000) + "0]\n"), lim: with(func(l *plan.Limits) { l.MaxValues = 1000 }),
-			want: "more than 1000 values in the document (limit --max-values)", maxAlloc: 128 * MiB,
+			want: "more than 1000 values in the document (limit max-values)", maxAlloc: 128 * MiB,
 		},
 	}
 	for _, tt := range tests {
@@ -133,7 +133,7 @@ func TestMaxChildren(t *testing.T) {
 		t.Fatalf("three children at a limit of three: %v", err)
 	}
 	_, err = l.Plan(context.Background(), "four.json", []byte(`{"plan": [`+child+`,`+child+`,`+child+`,`+child+`]}`))
-	if err == nil || err.Error() != "four.json: /plan: 4 children, more than 3 (limit --max-children)" {
+	if err == nil || err.Error() != "four.json: /plan: 4 children, more than 3 (limit max-children)" {
 		t.Fatalf("four children at a limit of three: %v", err)
 	}
 }

@@ -124,7 +124,7 @@ func (l *Loader) Plan(ctx context.Context, source string, data []byte) (*Plan, e
 	children, isList := doc["plan"].([]any)
 	if isList {
 		if len(children) > l.limits.MaxChildren {
-			return nil, &Error{Source: source, Pointer: "/plan", Msg: fmt.Sprintf("%d children, more than %d (limit --max-children)", len(children), l.limits.MaxChildren)}
+			return nil, &Error{Source: source, Pointer: "/plan", Msg: fmt.Sprintf("%d children, more than %d", len(children), l.limits.MaxChildren), Limit: "max-children"}
 		}
 		if err := l.checkEntries(source, children); err != nil {
 			return nil, err
@@ -182,7 +182,7 @@ func (l *Loader) checkEntries(source string, children []any) error {
 		}
 		for _, key := range []string{"paths", "tools"} {
 			if list, ok := obj[key].([]any); ok && len(list) > l.limits.MaxChildEntries {
-				return &Error{Source: source, Pointer: "/plan/" + strconv.Itoa(i) + "/" + key, Msg: fmt.Sprintf("%d entries, more than %d (limit --max-child-entries)", len(list), l.limits.MaxChildEntries)}
+				return &Error{Source: source, Pointer: "/plan/" + strconv.Itoa(i) + "/" + key, Msg: fmt.Sprintf("%d entries, more than %d", len(list), l.limits.MaxChildEntries), Limit: "max-child-entries"}
 			}
 		}
 	}

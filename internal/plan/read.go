@@ -83,7 +83,7 @@ func readSized(r io.Reader, source string, max int64, expect int) ([]byte, error
 }
 
 func tooLarge(source string, max int64) *Error {
-	return &Error{Source: source, Msg: fmt.Sprintf("document is larger than %d bytes (limit --max-bytes)", max)}
+	return &Error{Source: source, Msg: fmt.Sprintf("document is larger than %d bytes", max), Limit: "max-bytes"}
 }
 
 // Reason is the part of an I/O error worth showing when the message names

@@ -38,7 +38,7 @@ func TestReadFile(t *testing.T) {
 	}{
 		{name: "normal read", path: tenBytes, max: 100, want: "a: 123456\n"},
 		{name: "exactly the limit", path: tenBytes, max: 10, want: "a: 123456\n"},
-		{name: "one byte over the limit", path: tenBytes, max: 9, err: tenBytes + ": document is larger than 9 bytes (limit --max-bytes)"},
+		{name: "one byte over the limit", path: tenBytes, max: 9, err: tenBytes + ": document is larger than 9 bytes (limit max-bytes)"},
 		{name: "largest limit", path: tenBytes, max: math.MaxInt64, want: "a: 123456\n"},
 		{name: "empty file", path: empty, max: 10, want: ""},
 		{name: "missing file", path: missing, max: 10, err: missing + ": cannot read: no such file or directory"},
@@ -91,8 +91,8 @@ func TestRead(t *testing.T) {
 	}{
 		{name: "normal read", r: strings.NewReader("plan: []\n"), max: 100, want: "plan: []\n"},
 		{name: "exactly the limit", r: strings.NewReader("12345"), max: 5, want: "12345"},
-		{name: "over the limit", r: strings.NewReader("123456"), max: 5, err: "<stdin>: document is larger than 5 bytes (limit --max-bytes)"},
-		{name: "zero limit", r: strings.NewReader("1"), max: 0, err: "<stdin>: document is larger than 0 bytes (limit --max-bytes)"},
+		{name: "over the limit", r: strings.NewReader("123456"), max: 5, err: "<stdin>: document is larger than 5 bytes (limit max-bytes)"},
+		{name: "zero limit", r: strings.NewReader("1"), max: 0, err: "<stdin>: document is larger than 0 bytes (limit max-bytes)"},
 		{name: "zero limit and nothing to read", r: strings.NewReader(""), max: 0, want: ""},
 		{name: "largest limit", r: strings.NewReader("plan: []\n"), max: math.MaxInt64, want: "plan: []\n"},
 		{name: "read error", r: failingReader{errors.New("connection reset")}, max: 10, err: "<stdin>: cannot read: connection reset"},

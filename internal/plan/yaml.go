@@ -251,6 +251,13 @@ func (w *yamlWalker) fail(n *yaml.Node, format string, args ...any) error {
 	return &Error{Source: w.source, Line: n.Line, Column: n.Column, Pointer: segmentsPointer(w.path), Msg: fmt.Sprintf(format, args...)}
 }
 
+// overLimit reports the document going over a limit at a node.
+func (w *yamlWalker) overLimit(n *yaml.Node, limit, format string, args ...any) error {
+	err := w.fail(n, format, args...).(*Error)
+	err.Limit = limit
+	return err
+}
+
 func (w *yamlWalker) value(n *yaml.Node) (any, error) {
 	if n.Kind == yaml.AliasNode {
 		return w.alias(n)
@@ -258,7 +265,7 @@ func (w *yamlWalker) value(n *yaml.Node) (any, error) {
 	startValues, startBytes := w.values, w.bytes
 	w.values++
 	if w.values > w.lim.MaxValues {
-		return nil, w.fail(n, "more than %d values in the document (limit --max-values)", w.lim.MaxValues)
+		return nil, w.overLimit(n, "max-values", "more than %d values in the document", w.lim.MaxValues)
 	}
 	if w.values%checkEvery == 0 {
 		if err := w.ctx.Err(); err != nil {
@@ -267,7 +274,7 @@ func (w *yamlWalker) value(n *yaml.Node) (any, error) {
 	}
 	if n.Kind == yaml.ScalarNode {
 		if len(n.Value) > w.lim.MaxStringBytes {
-			return nil, w.fail(n, "string longer than %d bytes (limit --max-string-bytes)", w.lim.MaxStringBytes)
+			return nil, w.overLimit(n, "max-string-bytes", "string longer than %d bytes", w.lim.MaxStringBytes)
 		}
 		w.bytes += len(n.Value)
 	}
@@ -308,13 +315,13 @@ func (w *yamlWalker) alias(n *yaml.Node) (any, error) {
 	w.bytes += a.bytes
 	switch {
 	case w.values > w.lim.MaxValues:
-		return nil, w.fail(n, "more than %d values in the document (limit --max-values)", w.lim.MaxValues)
+		return nil, w.overLimit(n, "max-values", "more than %d values in the document", w.lim.MaxValues)
 	case w.aliasNodes > w.lim.MaxAliasNodes:
-		return nil, w.fail(n, "aliases expand to more than %d values (limit --max-alias-nodes)", w.lim.MaxAliasNodes)
+		return nil, w.overLimit(n, "max-alias-nodes", "aliases expand to more than %d values", w.lim.MaxAliasNodes)
 	case w.aliasBytes > w.lim.MaxAliasBytes:
-		return nil, w.fail(n, "aliases expand to more than %d bytes of text (limit --max-alias-bytes)", w.lim.MaxAliasBytes)
+		return nil, w.overLimit(n, "max-alias-bytes", "aliases expand to more than %d bytes of text", w.lim.MaxAliasBytes)
 	case w.depth+a.height > w.lim.MaxDepth:
-		return nil, w.fail(n, "nested deeper than %d levels (limit --max-depth)", w.lim.MaxDepth)
+		return nil, w.overLimit(n, "max-depth", "nested deeper than %d levels", w.lim.MaxDepth)
 	}
 	w.deepest = max(w.deepest, w.depth+a.height)
 	return a.value, nil
@@ -338,7 +345,7 @@ func (w *yamlWalker) enter(n *yaml.Node) error {
 	w.depth++
 	w.deepest = max(w.deepest, w.depth)
 	if w.depth > w.lim.MaxDepth {
-		return w.fail(n, "nested deeper than %d levels (limit --max-depth)", w.lim.MaxDepth)
+		return w.overLimit(n, "max-depth", "nested deeper than %d levels", w.lim.MaxDepth)
 	}
 	return nil
 }
@@ -373,7 +380,7 @@ func (w *yamlWalker) mapping(n *yaml.Node) (any, error) {
 func (w *yamlWalker) key(k *yaml.Node) (string, error) {
 	switch {
 	case len(k.Value) > w.lim.MaxStringBytes:
-		return "", w.fail(k, "key longer than %d bytes (limit --max-string-bytes)", w.lim.MaxStringBytes)
+		return "", w.overLimit(k, "max-string-bytes", "key longer than %d bytes", w.lim.MaxStringBytes)
 	case k.Kind == yaml.AliasNode:
 		return "", w.fail(k, "alias *%s used as a key", k.Value)
 	case k.Style&yaml.TaggedStyle != 0:

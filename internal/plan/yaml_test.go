@@ -84,21 +84,21 @@ var yamlCases = []decodeCase{
 	{name: "aliases at the limit", in: "a: &x [1, 2]\nb: *x\n", syntax: plan.YAML, lim: limits(1<<10, 8, 3),
 		want: obj{"a": list{num("1"), num("2")}, "b": list{num("1"), num("2")}}},
 	{name: "aliases over the limit", in: "a: &x [1, 2]\nb: *x\nc: *x\n", syntax: plan.YAML, lim: limits(1<<10, 8, 3),
-		err: "doc:3:4: /c: aliases expand to more than 3 values (limit --max-alias-nodes)"},
+		err: "doc:3:4: /c: aliases expand to more than 3 values (limit max-alias-nodes)"},
 	{name: "aliases over the limit inside the expansion", in: "a: &x\n  k: [1, 2]\nb: *x\n", syntax: plan.YAML, lim: limits(1<<10, 8, 3),
-		err: "doc:3:4: /b: aliases expand to more than 3 values (limit --max-alias-nodes)"},
+		err: "doc:3:4: /b: aliases expand to more than 3 values (limit max-alias-nodes)"},
 	{name: "aliases count over the whole document", in: "s: &s x\nl: [*s, *s, *s, *s]\n", syntax: plan.YAML, lim: limits(1<<10, 8, 3),
-		err: "doc:2:17: /l/3: aliases expand to more than 3 values (limit --max-alias-nodes)"},
+		err: "doc:2:17: /l/3: aliases expand to more than 3 values (limit max-alias-nodes)"},
 	yamlErr("alias of itself", "a: &a [*a]\n", "doc:1:8: /a/0: alias *a is used inside the value it names"),
 	yamlErr("alias inside what it names, deeper", "a: &a {b: [1, {c: *a}]}\n", "doc:1:19: /a/b/1/c: alias *a is used inside the value it names"),
 	{name: "alias bytes at the limit", in: "a: &x [abc, de]\nb: *x\n", syntax: plan.YAML, lim: aliasBytes(5),
 		want: obj{"a": list{"abc", "de"}, "b": list{"abc", "de"}}},
 	{name: "alias bytes over the limit", in: "a: &x [abc, de]\nb: *x\nc: *x\n", syntax: plan.YAML, lim: aliasBytes(5),
-		err: "doc:3:4: /c: aliases expand to more than 5 bytes of text (limit --max-alias-bytes)"},
+		err: "doc:3:4: /c: aliases expand to more than 5 bytes of text (limit max-alias-bytes)"},
 	{name: "alias bytes count keys", in: "a: &x {key: v}\nb: *x\n", syntax: plan.YAML, lim: aliasBytes(3),
-		err: "doc:2:4: /b: aliases expand to more than 3 bytes of text (limit --max-alias-bytes)"},
+		err: "doc:2:4: /b: aliases expand to more than 3 bytes of text (limit max-alias-bytes)"},
 	{name: "alias bytes count nested aliases", in: "s: &s abcd\nl: &l [*s, *s]\nm: *l\n", syntax: plan.YAML, lim: aliasBytes(15),
-		err: "doc:3:4: /m: aliases expand to more than 15 bytes of text (limit --max-alias-bytes)"},
+		err: "doc:3:4: /m: aliases expand to more than 15 bytes of text (limit max-alias-bytes)"},
 	yamlOK("alias of an anchored key", "{&k a: 1, b: *k}", obj{"a": num("1"), "b": "a"}),
 	yamlErr("undefined alias", "a: *nope\n", "doc: YAML: unknown anchor 'nope' referenced"),
 
@@ -106,13 +106,13 @@ var yamlCases = []decodeCase{
 	{name: "mapping at the depth limit", in: "a:\n  b: 1\n", syntax: plan.YAML, lim: limits(1<<10, 2, 10),
 		want: obj{"a": obj{"b": num("1")}}},
 	{name: "mapping over the depth limit", in: "a:\n  b:\n    c: 1\n", syntax: plan.YAML, lim: limits(1<<10, 2, 10),
-		err: "doc:3:5: /a/b: nested deeper than 2 levels (limit --max-depth)"},
+		err: "doc:3:5: /a/b: nested deeper than 2 levels (limit max-depth)"},
 	{name: "sequence over the depth limit", in: "[[[1]]]", syntax: plan.YAML, lim: limits(1<<10, 2, 10),
-		err: "doc:1:3: /0/0: nested deeper than 2 levels (limit --max-depth)"},
+		err: "doc:1:3: /0/0: nested deeper than 2 levels (limit max-depth)"},
 	{name: "depth through an alias", in: "a: &x [[1]]\nb: [*x]\n", syntax: plan.YAML, lim: limits(1<<10, 3, 10),
-		err: "doc:2:5: /b/0: nested deeper than 3 levels (limit --max-depth)"},
+		err: "doc:2:5: /b/0: nested deeper than 3 levels (limit max-depth)"},
 	yamlErr("default depth limit", strings.Repeat("[", 65)+strings.Repeat("]", 65),
-		"doc:1:65: "+strings.Repeat("/0", 64)+": nested deeper than 64 levels (limit --max-depth)"),
+		"doc:1:65: "+strings.Repeat("/0", 64)+": nested deeper than 64 levels (limit max-depth)"),
 
 	// several documents
 	yamlErr("two documents", "a: 1\n---\nb: 2\n", "doc:2:1: more than one YAML document: a plan is one document"),
@@ -270,7 +270,7 @@ func TestDecodeYAMLBillionLaughs(t *testing.T) {
 	_, err := plan.Decode(context.Background(), src, in, plan.YAML, plan.DefaultLimits)
 	runtime.ReadMemStats(&after)
 
-	const want = ": aliases expand to more than 10000 values (limit --max-alias-nodes)"
+	const want = ": aliases expand to more than 10000 values (limit max-alias-nodes)"
 	if err == nil || !strings.HasPrefix(err.Error(), "doc:") || !strings.HasSuffix(err.Error(), want) {
 		t.Fatalf("Decode(billion laughs) error\n got %v\nwant doc:...%s", err, want)
 	}

@@ -24,25 +24,6 @@ const (
 	Error Verdict = "error"
 )
 
-// Exit codes of spawngate, one per verdict.
-const (
-	ExitPass  = 0
-	ExitBlock = 1
-	ExitError = 2
-)
-
-// ExitCode is the process exit code for the verdict. Anything that is not
-// a known verdict is an error: it never exits 0.
-func (v Verdict) ExitCode() int {
-	switch v {
-	case Pass:
-		return ExitPass
-	case Block:
-		return ExitBlock
-	}
-	return ExitError
-}
-
 // Report is the outcome of one run over one or more plans.
 type Report struct {
 	Verdict Verdict `json:"verdict"`
@@ -61,8 +42,12 @@ const DefaultMaxListed = 10000
 type Result struct {
 	Source  string  `json:"source"`
 	Verdict Verdict `json:"verdict"`
-	// Error is why this plan could not be evaluated, or "".
+	// Error is why this plan could not be evaluated, on one line as the
+	// front end says it, or "".
 	Error string `json:"error,omitempty"`
+	// Problem is the same in parts, for renderers that show the place
+	// apart from the message; nil when there is no error.
+	Problem *Problem `json:"-"`
 	// Policies names the policies that applied: "operator", "plan".
 	Policies []string `json:"policies,omitempty"`
 	Children []Child  `json:"children"`
@@ -93,9 +78,19 @@ type Violation struct {
 	Path string `json:"path"`
 }
 
-// Failed is the result of a plan that could not be evaluated.
-func Failed(source string, err error) Result {
-	return Result{Source: source, Verdict: Error, Error: err.Error(), Children: []Child{}}
+// Problem is why a plan could not be evaluated, in parts: where in the
+// document, and the message as the front end says it.
+type Problem struct {
+	Line    int    // 1-based; 0 when not known
+	Column  int    // 1-based; 0 when not known
+	Pointer string // JSON pointer into the document; "" when none applies
+	Msg     string
+}
+
+// Failed is the result of a plan that could not be evaluated: line is the
+// whole error on one line, problem its parts.
+func Failed(source, line string, problem *Problem) Result {
+	return Result{Source: source, Verdict: Error, Error: line, Problem: problem, Children: []Child{}}
 }
 
 // Finish settles the verdict of the run from its results: error if the run

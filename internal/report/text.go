@@ -35,7 +35,7 @@ func (Text) Render(w io.Writer, r *Report) error {
 func writeResult(b *bufio.Writer, res Result) {
 	src := Clean(res.Source)
 	if res.Verdict == Error || res.Error != "" {
-		fmt.Fprintf(b, "%s: ERROR, could not evaluate\n  %s\n", src, Clean(errorDetail(res.Source, res.Error)))
+		fmt.Fprintf(b, "%s: ERROR, could not evaluate\n  %s\n", src, Clean(problemDetail(res)))
 		return
 	}
 	blocked := 0
@@ -78,24 +78,28 @@ func writeResult(b *bufio.Writer, res Result) {
 	}
 }
 
-var linePrefix = regexp.MustCompile(`^(\d+)(?::(\d+))?: `)
-
-// errorDetail is an error line without the source it starts with, which the
-// heading above it already names: "plan.yaml:3:5: msg" becomes
-// "line 3, column 5: msg".
-func errorDetail(source, msg string) string {
-	rest, ok := strings.CutPrefix(msg, source+":")
-	if !ok {
-		return msg
+// problemDetail says why a plan could not be evaluated without the source,
+// which the heading above it already names: "line 3, column 5: /plan/0:
+// msg".
+func problemDetail(res Result) string {
+	p := res.Problem
+	if p == nil {
+		return res.Error
 	}
-	if m := linePrefix.FindStringSubmatch(rest); m != nil {
-		at := "line " + m[1]
-		if m[2] != "" {
-			at += ", column " + m[2]
+	var b strings.Builder
+	if p.Line > 0 {
+		fmt.Fprintf(&b, "line %d", p.Line)
+		if p.Column > 0 {
+			fmt.Fprintf(&b, ", column %d", p.Column)
 		}
-		return at + ": " + rest[len(m[0]):]
+		b.WriteString(": ")
 	}
-	return strings.TrimPrefix(rest, " ")
+	if p.Pointer != "" {
+		b.WriteString(p.Pointer)
+		b.WriteString(": ")
+	}
+	b.WriteString(p.Msg)
+	return b.String()
 }
 
 func closing(r *Report) string {

@@ -1,0 +1,8 @@
+// Package judge is the one pipeline every front end of spawngate calls:
+// check, the hooks, the agent-definition check, and the server. It reads a
+// document, loads it against the schemas, evaluates it with the Rego
+// checks and assembles the result, within a deadline. It knows nothing of
+// flags, standard error or exit codes: it returns a report.Result or a
+// typed *Error, and each front end says what that means in its own
+// protocol (an exit code, a host's hook answer, an HTTP status).
+package judge

@@ -1,0 +1,126 @@
+package judge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spawngate/spawngate/internal/gate"
+	"github.com/spawngate/spawngate/internal/plan"
+)
+
+// Kind is what kept a document from being judged.
+type Kind int
+
+const (
+	// Document: the document cannot be judged as written (it is missing,
+	// unreadable, does not parse, or breaks the schema outside the
+	// children), or the machine cannot resolve what it names.
+	Document Kind = iota + 1
+	// Limit: the document goes over a limit; Error.Limit names it.
+	Limit
+	// Timeout: the deadline passed; Error.Limit is "timeout".
+	Timeout
+	// Interrupted: the caller's context ended (a signal, a shutdown).
+	Interrupted
+	// NoPolicy: neither an operator policy nor the plan's own applies.
+	NoPolicy
+	// Internal: the gate itself failed (a bug, or checks that give a
+	// result it cannot read).
+	Internal
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Document:
+		return "document"
+	case Limit:
+		return "limit"
+	case Timeout:
+		return "timeout"
+	case Interrupted:
+		return "interrupted"
+	case NoPolicy:
+		return "no-policy"
+	case Internal:
+		return "internal"
+	}
+	return "unknown"
+}
+
+// Error is why a document could not be judged, in parts, so that every
+// front end can say it its own way and none parses a message back.
+type Error struct {
+	Kind    Kind
+	Source  string // the document: a file name as given, or <stdin>
+	Line    int    // 1-based; 0 when not known
+	Column  int    // 1-based; 0 when not known
+	Pointer string // JSON pointer into the document; "" when none applies
+	// Limit names the limit that was reached ("max-values", "timeout"), as
+	// plan.Limits names it in kebab case, for Kind Limit and Timeout.
+	Limit string
+	Msg   string // one line, without the source, position or limit
+}
+
+// Error is the problem on one line, without naming any flag:
+// "plan.json:3:5: /plan/0: nested deeper than 64 levels (limit max-depth)".
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Where())
+	b.WriteString(e.Msg)
+	if e.Limit != "" {
+		b.WriteString(" (limit " + e.Limit + ")")
+	}
+	return b.String()
+}
+
+// Where is the place part of the line: "plan.json:3:5: /plan/0: ", or ""
+// without a source.
+func (e *Error) Where() string {
+	var b strings.Builder
+	if e.Source != "" {
+		b.WriteString(e.Source)
+		if e.Line > 0 {
+			fmt.Fprintf(&b, ":%d", e.Line)
+			if e.Column > 0 {
+				fmt.Fprintf(&b, ":%d", e.Column)
+			}
+		}
+		b.WriteString(": ")
+	}
+	if e.Pointer != "" {
+		b.WriteString(plan.ShowPointer(e.Pointer))
+		b.WriteString(": ")
+	}
+	return b.String()
+}
+
+// classify turns whatever stopped the pipeline into an *Error about
+// source.
+func classify(source string, err error) *Error {
+	var je *Error
+	if errors.As(err, &je) {
+		return je
+	}
+	var pe *plan.Error
+	if errors.As(err, &pe) {
+		kind := Document
+		if pe.Limit != "" {
+			kind = Limit
+		}
+		return &Error{Kind: kind, Source: pe.Source, Line: pe.Line, Column: pe.Column, Pointer: pe.Pointer, Limit: pe.Limit, Msg: plan.OneLine(pe.Msg)}
+	}
+	var re *gate.ResolveError
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return &Error{Kind: Timeout, Source: source, Msg: "timed out", Limit: "timeout"}
+	case errors.Is(err, context.Canceled):
+		return &Error{Kind: Interrupted, Source: source, Msg: "interrupted"}
+	case errors.Is(err, gate.ErrNoPolicy):
+		return &Error{Kind: NoPolicy, Source: source, Msg: "no policy applies"}
+	case errors.As(err, &re):
+		return &Error{Kind: Document, Source: source, Msg: plan.OneLine(re.Error())}
+	}
+	return &Error{Kind: Internal, Source: source, Msg: "internal error: " + plan.OneLine(err.Error())}
+}

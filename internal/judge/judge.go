@@ -1,0 +1,253 @@
+package judge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/spawngate/spawngate/internal/gate"
+	"github.com/spawngate/spawngate/internal/plan"
+	"github.com/spawngate/spawngate/internal/report"
+	"github.com/spawngate/spawngate/policy"
+)
+
+// Options are how a Gate reads and judges.
+type Options struct {
+	Limits plan.Limits
+	// Timeout bounds judging one document: reading, parsing, validating,
+	// evaluating, assembling. It also bounds reading the operator policy.
+	Timeout time.Duration
+	// ResolvePaths also resolves every path on this machine's filesystem,
+	// following symlinks (see gate.ResolvePaths).
+	ResolvePaths bool
+	// OnRead, when set, is told the size of every document read (the CLI
+	// tunes its garbage collector by it).
+	OnRead func(bytes int)
+}
+
+// DefaultTimeout bounds the judging of one document unless told otherwise.
+const DefaultTimeout = 30 * time.Second
+
+// DefaultOptions are the limits, timeout and settings of a plain check.
+func DefaultOptions() Options {
+	return Options{Limits: plan.DefaultLimits, Timeout: DefaultTimeout}
+}
+
+// Gate judges documents under one operator policy. Build one with New; it
+// is safe for concurrent use.
+type Gate struct {
+	opts     Options
+	loader   *plan.Loader
+	engine   *gate.Engine
+	operator plan.Policy // nil when there is none
+}
+
+// New builds a gate: the checks compiled (once per process), the schemas,
+// and the operator's policy read from policyFile ("" for none, so that
+// only a plan's own policy applies). An error is an *Error about the
+// policy file, or of Kind Internal.
+func New(ctx context.Context, opts Options, policyFile string) (*Gate, error) {
+	// The Rego is compiled on one core while the schemas are compiled and
+	// the operator policy is read on the other.
+	pending := startEngine(opts.ResolvePaths)
+	loader, err := plan.NewLoader(opts.Limits)
+	if err != nil {
+		return nil, &Error{Kind: Internal, Msg: "internal error: " + plan.OneLine(err.Error())}
+	}
+	g := &Gate{opts: opts, loader: loader}
+	if policyFile != "" {
+		g.operator, err = within(ctx, opts.Timeout, policyFile, func(ctx context.Context) (plan.Policy, error) {
+			data, err := read(ctx, policyFile, policyFile, opts.Limits.MaxBytes, nil)
+			if err != nil {
+				return nil, err
+			}
+			return loader.Policy(ctx, policyFile, data)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if g.engine, err = pending.wait(); err != nil {
+		return nil, &Error{Kind: Internal, Msg: "internal error: " + plan.OneLine(err.Error())}
+	}
+	return g, nil
+}
+
+// Options returns the options the gate was built with.
+func (g *Gate) Options() Options { return g.opts }
+
+// Operator is the operator's policy, or nil when there is none.
+func (g *Gate) Operator() plan.Policy { return g.operator }
+
+// Engine is the compiled checks, for listing them.
+func (g *Gate) Engine() *gate.Engine { return g.engine }
+
+// Stdin is the name that JudgeFile reads from standard input.
+const Stdin = "-"
+
+// SourceName is how a name given to JudgeFile appears in results: "-" is
+// <stdin>.
+func SourceName(name string) string {
+	if name == Stdin {
+		return plan.Stdin
+	}
+	return name
+}
+
+// JudgeFile judges the plan in the file name, or on stdin for "-". It
+// lists at most maxListed violations (see gate.ListAtMost). An error is an
+// *Error: the plan was not judged, and is never a pass.
+func (g *Gate) JudgeFile(ctx context.Context, name string, stdin io.Reader, maxListed int) (report.Result, error) {
+	source := SourceName(name)
+	return within(ctx, g.opts.Timeout, source, func(ctx context.Context) (report.Result, error) {
+		data, err := read(ctx, name, source, g.opts.Limits.MaxBytes, stdin)
+		if err != nil {
+			return report.Result{}, err
+		}
+		return g.judge(ctx, source, data, maxListed)
+	})
+}
+
+// JudgeBytes judges a plan document already in memory; source names it in
+// messages and decides its syntax by its extension (see plan.SyntaxOf).
+func (g *Gate) JudgeBytes(ctx context.Context, source string, data []byte, maxListed int) (report.Result, error) {
+	return within(ctx, g.opts.Timeout, source, func(ctx context.Context) (report.Result, error) {
+		if int64(len(data)) > g.opts.Limits.MaxBytes {
+			return report.Result{}, &plan.Error{Source: source, Msg: fmt.Sprintf("document is larger than %d bytes", g.opts.Limits.MaxBytes), Limit: "max-bytes"}
+		}
+		return g.judge(ctx, source, data, maxListed)
+	})
+}
+
+func (g *Gate) judge(ctx context.Context, source string, data []byte, maxListed int) (report.Result, error) {
+	if g.opts.OnRead != nil {
+		g.opts.OnRead(len(data))
+	}
+	if err := ctx.Err(); err != nil {
+		return report.Result{}, err
+	}
+	p, err := g.loader.Plan(ctx, source, data)
+	if err != nil {
+		return report.Result{}, err
+	}
+	return g.engine.Evaluate(ctx, g.operator, p, gate.ListAtMost(maxListed))
+}
+
+// within runs f with the timeout. Running out of time, or the caller's
+// context ending, is an error like any other, also when f finished anyway:
+// the document is then not judged, never passed. Every error comes back
+// as an *Error about name. f runs on the caller's goroutine: a fresh one
+// would grow its stack again for every document, a fifth of a small check.
+func within[T any](ctx context.Context, timeout time.Duration, name string, f func(context.Context) (T, error)) (T, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	watchdog := time.AfterFunc(timeout+stopGrace, func() { Stuck(name, timeout) })
+	defer watchdog.Stop()
+	v, err := f(ctx)
+	if err == nil {
+		err = ctx.Err() // whatever finished, it finished too late
+	}
+	var zero T
+	switch {
+	case err == nil:
+		return v, nil
+	case errors.Is(err, context.DeadlineExceeded):
+		return zero, &Error{Kind: Timeout, Source: name, Msg: fmt.Sprintf("timed out after %s", timeout), Limit: "timeout"}
+	}
+	return zero, classify(name, err)
+}
+
+// stopGrace is how long a step may run on after its deadline before Stuck
+// is called. Every step looks at its context often, so it should never be
+// needed; it makes "stops at the timeout" a promise rather than a hope.
+const stopGrace = 500 * time.Millisecond
+
+// Stuck is called when a step has run stopGrace past its deadline without
+// stopping. A command-line front end makes it end the process; by default
+// it does nothing, and the caller waits.
+var Stuck = func(name string, timeout time.Duration) {}
+
+// read reads a document, giving up when the context ends: a FIFO without
+// a writer or a stdin that never closes must not hold the gate past its
+// timeout or a signal. The abandoned read ends with the process.
+func read(ctx context.Context, name, source string, max int64, stdin io.Reader) ([]byte, error) {
+	type result struct {
+		data  []byte
+		err   error
+		panic any
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		defer func() {
+			// A panic belongs to the caller, whose recover turns it into
+			// an internal error; in this goroutine it would crash.
+			if p := recover(); p != nil {
+				done <- result{panic: p}
+			}
+		}()
+		if name == Stdin {
+			r.data, r.err = plan.Read(stdin, source, max)
+		} else {
+			r.data, r.err = plan.ReadFile(name, max)
+		}
+		done <- r
+	}()
+	select {
+	case r := <-done:
+		if r.panic != nil {
+			panic(r.panic)
+		}
+		return r.data, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// engines keeps the engines this process compiled, by whether they resolve
+// paths: a test, a fuzz target or a server building many gates compiles
+// the Rego once. (The schemas are compiled once by the plan package.)
+var engines sync.Map // bool -> *gate.Engine
+
+// pendingEngine is an engine being built in the background.
+type pendingEngine struct {
+	done   chan struct{}
+	engine *gate.Engine
+	err    error
+	panic  any
+}
+
+// startEngine builds the engine for these options, or finds the one this
+// process built before.
+func startEngine(resolve bool) *pendingEngine {
+	p := &pendingEngine{done: make(chan struct{})}
+	if e, ok := engines.Load(resolve); ok {
+		p.engine = e.(*gate.Engine)
+		close(p.done)
+		return p
+	}
+	go func() {
+		defer close(p.done)
+		defer func() { p.panic = recover() }() // raised again by wait, where the caller recovers it
+		modules, err := policy.Modules()
+		if err != nil {
+			p.err = fmt.Errorf("reading the built-in policy: %w", err)
+			return
+		}
+		if p.engine, p.err = gate.New(modules, gate.ResolvePaths(resolve)); p.err == nil {
+			engines.Store(resolve, p.engine)
+		}
+	}()
+	return p
+}
+
+func (p *pendingEngine) wait() (*gate.Engine, error) {
+	<-p.done
+	if p.panic != nil {
+		panic(p.panic)
+	}
+	return p.engine, p.err
+}
