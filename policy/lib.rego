@@ -80,8 +80,49 @@ default_write_tools := ["fs.write", "fs.delete", "shell.run", "wallet.transfer"]
 
 write_tools(policy) := object.get(policy, "write_tools", default_write_tools)
 
+# Tools that write whatever a policy's write_tools says: Claude Code's
+# editing, shell and worktree tools, and the Codex sandboxes that can
+# write. A policy can add write tools, never remove these.
+host_write_tools := {
+	"Bash", "PowerShell", "Edit", "Write", "MultiEdit", "NotebookEdit",
+	"EnterWorktree", "ExitWorktree",
+	"sandbox:workspace-write", "sandbox:danger-full-access",
+}
+
 # Only a real boolean true grants write: a missing key, "true" or 1 does not.
 grants_write(policy) if policy.allow_write == true
+
+# The tools that let a child dispatch children of its own, when a policy
+# does not list its own: Claude Code's Agent (Task before v2.1.63) and
+# Codex's spawn_agent.
+default_spawn_tools := ["Agent", "Task", "spawn_agent", "collaboration.spawn_agent"]
+
+spawn_tools(policy) := object.get(policy, "spawn_tools", default_spawn_tools)
+
+# Only a real boolean true grants spawning.
+grants_spawn(policy) if policy.allow_spawn == true
+
+# Tools that only an exact entry of allowed_tools allows, never a pattern:
+# they grant everything, so allowing one must be written out.
+exact_only_tools := {"sandbox:danger-full-access"}
+
+# Whether a policy's allowed_tools allow a plain tool name.
+allows(policy, tool) if {
+	not tool in exact_only_tools
+	matches(policy.allowed_tools, tool)
+}
+
+allows(policy, tool) if {
+	tool in exact_only_tools
+	tool in policy.allowed_tools
+}
+
+# Model patterns: * matches within one /-separated segment, ** across
+# them, ? one character.
+matches_model(patterns, model) if {
+	some pattern in patterns
+	glob.match(pattern, ["/"], model)
+}
 
 # A number's value does not say how it was written, and Rego treats 4e4 and
 # 40000 as the same value everywhere (comparisons, sets, cached results). So

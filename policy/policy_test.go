@@ -119,42 +119,42 @@ func parseDir(t *testing.T) map[string]*ast.Module {
 	return modules
 }
 
-// The write tools a policy gets when it lists none are written twice: in
-// lib.rego, which the checks use, and as the default in the policy schema,
-// which documents the format. They must say the same.
-func TestDefaultWriteToolsMatchTheSchema(t *testing.T) {
+// The write tools and the spawn tools a policy gets when it lists none are
+// written twice: in lib.rego, which the checks use, and as the defaults in
+// the policy schema, which documents the format. They must say the same.
+func TestDefaultToolListsMatchTheSchema(t *testing.T) {
 	raw, err := schemas.FS.ReadFile("policy.schema.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var schema struct {
-		Properties struct {
-			WriteTools struct {
-				Default []string `json:"default"`
-			} `json:"write_tools"`
+		Properties map[string]struct {
+			Default json.RawMessage `json:"default"`
 		} `json:"properties"`
 	}
 	if err := json.Unmarshal(raw, &schema); err != nil {
 		t.Fatal(err)
 	}
-	documented := schema.Properties.WriteTools.Default
-	if len(documented) == 0 {
-		t.Fatal("policy.schema.json gives write_tools no default")
-	}
 	compiler := ast.NewCompiler()
 	if compiler.Compile(parseDir(t)); compiler.Failed() {
 		t.Fatal(compiler.Errors)
 	}
-	rs, err := topdown.NewQuery(ast.MustParseBody("x = data.spawngate.lib.default_write_tools")).
-		WithCompiler(compiler).WithStore(inmem.New()).Run(context.Background())
-	if err != nil || len(rs) != 1 {
-		t.Fatalf("evaluating lib.default_write_tools: %v (%d results)", err, len(rs))
-	}
-	var used []string
-	if err := ast.As(rs[0][ast.Var("x")].Value, &used); err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(used, documented) {
-		t.Fatalf("lib.rego's default_write_tools is %q, the schema's default is %q", used, documented)
+	for field, rule := range map[string]string{"write_tools": "default_write_tools", "spawn_tools": "default_spawn_tools"} {
+		var documented []string
+		if err := json.Unmarshal(schema.Properties[field].Default, &documented); err != nil || len(documented) == 0 {
+			t.Fatalf("policy.schema.json gives %s no default list: %v", field, err)
+		}
+		rs, err := topdown.NewQuery(ast.MustParseBody("x = data.spawngate.lib."+rule)).
+			WithCompiler(compiler).WithStore(inmem.New()).Run(context.Background())
+		if err != nil || len(rs) != 1 {
+			t.Fatalf("evaluating lib.%s: %v (%d results)", rule, err, len(rs))
+		}
+		var used []string
+		if err := ast.As(rs[0][ast.Var("x")].Value, &used); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(used, documented) {
+			t.Errorf("lib.rego's %s is %q, the schema's default for %s is %q", rule, used, field, documented)
+		}
 	}
 }

@@ -71,3 +71,20 @@ test_control_characters_are_escaped_in_messages_denied if {
 	not contains(v.message, "\u001b")
 	contains(v.message, `\x1b`)
 }
+
+test_permission_rule_is_not_a_tool_denied if {
+	policy := object.union(fixtures.operator, {"allowed_tools": ["Bash", "Bash*"]})
+	deny := tools_allowlist.deny with input as {"policies": {"operator": policy}, "children": [fixtures.child({"tools": ["Bash(git diff:*)"]})]}
+	deny == {{"child": 0, "field": "/tools/0", "message": "tool \"Bash(git diff:*)\" is a permission rule, not a tool name: list the tool itself (Bash) and narrow it with the host's permission rules"}}
+}
+
+test_full_access_needs_an_exact_entry_denied if {
+	policy := object.union(fixtures.operator, {"allowed_tools": ["sandbox:*"]})
+	deny := tools_allowlist.deny with input as {"policies": {"operator": policy}, "children": [fixtures.child({"tools": ["sandbox:read-only", "sandbox:danger-full-access"]})]}
+	deny == {{"child": 0, "field": "/tools/1", "message": "tool \"sandbox:danger-full-access\" grants everything and is allowed only by an exact entry in allowed_tools, not by a pattern; the operator policy does not list it"}}
+}
+
+test_full_access_by_an_exact_entry_allowed if {
+	policy := object.union(fixtures.operator, {"allowed_tools": ["sandbox:danger-full-access"]})
+	count(tools_allowlist.deny) == 0 with input as {"policies": {"operator": policy}, "children": [fixtures.child({"tools": ["sandbox:danger-full-access"]})]}
+}

@@ -3,9 +3,11 @@
 # description: >-
 #   A tool is a write tool when any policy that applies lists it in
 #   write_tools (by default fs.write, fs.delete, shell.run and
-#   wallet.transfer). A child may hold one only when every policy that
-#   applies sets allow_write to the boolean true, even when the tool is
-#   allowlisted.
+#   wallet.transfer), and always when it is one of Claude Code's editing,
+#   shell and worktree tools (Bash, PowerShell, Edit, Write, MultiEdit,
+#   NotebookEdit, EnterWorktree, ExitWorktree) or a Codex sandbox that can
+#   write. A child may hold one only when every policy that applies sets
+#   allow_write to the boolean true, even when the tool is allowlisted.
 # custom:
 #   id: tools.write
 #   severity: high
@@ -34,6 +36,8 @@ writes(tool) if {
 	some policy in lib.policies
 	lib.matches(lib.write_tools(policy), tool)
 }
+
+writes(tool) if tool in lib.host_write_tools
 
 # The policies that do not grant write.
 withholding := {source |

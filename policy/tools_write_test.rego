@@ -79,3 +79,15 @@ test_plan_write_tools_add_to_the_operators_denied if {
 test_requested_pattern_is_left_to_the_allowlist_allowed if {
 	count(tools_write.deny) == 0 with input as fixtures.plan([fixtures.child({"tools": ["fs.*", 7]})])
 }
+
+test_host_write_tools_write_whatever_write_tools_says_denied[tool] if {
+	some tool in ["Bash", "Edit", "Write", "MultiEdit", "NotebookEdit", "PowerShell", "sandbox:workspace-write"]
+	policy := object.union(fixtures.operator, {"allowed_tools": [tool], "write_tools": []})
+	deny := tools_write.deny with input as {"policies": {"operator": policy}, "children": [fixtures.child({"tools": [tool]})]}
+	count(deny) == 1
+}
+
+test_host_write_tools_with_allow_write_allowed if {
+	policy := object.union(fixtures.operator, {"allowed_tools": ["Bash", "Read"], "write_tools": [], "allow_write": true})
+	count(tools_write.deny) == 0 with input as {"policies": {"operator": policy}, "children": [fixtures.child({"tools": ["Bash", "Read"]})]}
+}

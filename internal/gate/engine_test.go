@@ -41,14 +41,20 @@ const operatorPolicy = `{"allowed_tools": ["fs.read", "fs.write", "http.get", "m
 
 func TestBuiltinChecks(t *testing.T) {
 	want := map[string]string{
-		"schema":          "high",
-		"budget.cap":      "medium",
-		"budget.invalid":  "high",
-		"paths.escape":    "critical",
-		"paths.invalid":   "high",
-		"tools.allowlist": "high",
-		"tools.missing":   "high",
-		"tools.write":     "high",
+		"schema":            "high",
+		"budget.cap":        "medium",
+		"budget.invalid":    "high",
+		"paths.escape":      "critical",
+		"paths.invalid":     "high",
+		"tools.allowlist":   "high",
+		"tools.missing":     "high",
+		"tools.write":       "high",
+		"tools.spawn":       "high",
+		"model.allowlist":   "medium",
+		"agent.definition":  "high",
+		"agent.tools":       "high",
+		"agent.permissions": "critical",
+		"agent.sandbox":     "high",
 	}
 	got := map[string]string{}
 	for _, c := range builtin(t).Checks() {
@@ -106,7 +112,7 @@ func TestNewRefusesPoliciesItCannotTrust(t *testing.T) {
 		{"random built-in", []policy.Module{module("spawngate.checks.a", goodMeta, `deny contains v if { v := rand.intn("x", 2) }`)}, "rand.intn"},
 		{"signing with randomness", []policy.Module{module("spawngate.checks.a", goodMeta, `deny contains v if { v := io.jwt.encode_sign({"alg": "HS256"}, {}, {"kty": "oct", "k": "a"}) }`)}, "io.jwt.encode_sign"},
 		{"verifying against the clock", []policy.Module{module("spawngate.checks.a", goodMeta, `deny contains v if { v := io.jwt.decode_verify("x", {"secret": "s"}) }`)}, "io.jwt.decode_verify"},
-		{"reads a field that grants nothing", []policy.Module{module("spawngate.checks.a", goodMeta, `deny contains v if { some child in input.children; v := child.metadata }`)}, `mentions "metadata": checks may not read a child's brief, id, metadata, model`},
+		{"reads a field that grants nothing", []policy.Module{module("spawngate.checks.a", goodMeta, `deny contains v if { some child in input.children; v := child.metadata }`)}, `mentions "metadata": checks may not read a child's brief, id, metadata`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

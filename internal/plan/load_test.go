@@ -66,8 +66,8 @@ func planOf(children ...string) string {
 }
 
 const (
-	childKeys    = "brief, budget_tokens, id, metadata, model, paths, role, tools"
-	policyKeys   = "allow_write, allowed_tools, budget_cap_tokens, workspace_root, write_tools"
+	childKeys    = "agent, brief, budget_tokens, id, metadata, model, paths, role, tools"
+	policyKeys   = "allow_spawn, allow_write, allowed_models, allowed_tools, budget_cap_tokens, spawn_tools, workspace_root, write_tools"
 	rootTitle    = "an absolute, normalized POSIX path made of A-Z a-z 0-9 . _ - @ (no trailing /, no . or .. segments, no segment ending in a dot or naming a Windows device)"
 	wholeTitle   = "a positive whole number written without a fraction or exponent"
 	patternTitle = "a tool name or glob pattern made of A-Z a-z 0-9 _ . : - * ?"

@@ -1,0 +1,31 @@
+# METADATA
+# title: A Codex agent must set its sandbox
+# description: >-
+#   A Codex agent definition without sandbox_mode inherits the parent
+#   session's sandbox, which the hook cannot see, so it could be
+#   danger-full-access. The definition must set sandbox_mode to read-only,
+#   workspace-write or danger-full-access; each is then judged as the tool
+#   sandbox:<mode> (workspace-write and danger-full-access write, and
+#   danger-full-access must be allowed by an exact entry).
+# custom:
+#   id: agent.sandbox
+#   severity: high
+package spawngate.checks.agent_sandbox
+
+import data.spawngate.lib
+
+modes := {"read-only", "workspace-write", "danger-full-access"}
+
+deny contains lib.violation(i, "/agent/sandbox_mode", explain(child.agent)) if {
+	some i, child in lib.children
+	child.agent.host == "codex"
+	not sandboxed(child.agent)
+}
+
+# (A helper: "not x.sandbox_mode in modes" is undefined, not true, when the
+# key is missing.)
+sandboxed(agent) if agent.sandbox_mode in modes
+
+explain(agent) := sprintf("sandbox_mode %s is not read-only, workspace-write or danger-full-access", [lib.show(agent.sandbox_mode)]) if {
+	is_string(agent.sandbox_mode)
+} else := "sandbox_mode is not set, so the child inherits the parent session's sandbox, which the hook cannot see: set sandbox_mode in its definition"

@@ -1,0 +1,39 @@
+package spawngate.checks.tools_spawn_test
+
+import data.spawngate.checks.tools_spawn
+import data.spawngate.fixtures
+
+test_spawn_tool_without_allow_spawn_denied[tool] if {
+	some tool in ["Agent", "Task", "spawn_agent", "collaboration.spawn_agent"]
+	policy := object.union(fixtures.operator, {"allowed_tools": [tool]})
+	deny := tools_spawn.deny with input as {"policies": {"operator": policy}, "children": [fixtures.child({"tools": ["fs.read", tool]})]}
+	deny == {{"child": 0, "field": "/tools/1", "message": sprintf("tool %q lets the child dispatch children of its own, and the operator policy does not set allow_spawn: true", [tool])}}
+}
+
+test_spawn_tool_with_allow_spawn_allowed if {
+	policy := object.union(fixtures.operator, {"allowed_tools": ["Agent"], "allow_spawn": true})
+	count(tools_spawn.deny) == 0 with input as {"policies": {"operator": policy}, "children": [fixtures.child({"tools": ["Agent"]})]}
+}
+
+test_plan_policy_cannot_grant_spawn_denied if {
+	op := object.union(fixtures.operator, {"allowed_tools": ["Agent"]})
+	plan := object.union(op, {"allow_spawn": true})
+	deny := tools_spawn.deny with input as {"policies": {"operator": op, "plan": plan}, "children": [fixtures.child({"tools": ["Agent"]})]}
+	count(deny) == 1
+}
+
+test_only_boolean_true_grants_spawn_denied[note] if {
+	some note, value in {"string": "true", "number": 1}
+	policy := object.union(fixtures.operator, {"allowed_tools": ["Agent"], "allow_spawn": value})
+	count(tools_spawn.deny) == 1 with input as {"policies": {"operator": policy}, "children": [fixtures.child({"tools": ["Agent"]})]}
+}
+
+test_policy_spawn_tools_add_to_nothing_but_themselves_denied if {
+	policy := object.union(fixtures.operator, {"spawn_tools": ["orchestrate.*"]})
+	deny := tools_spawn.deny with input as {"policies": {"operator": policy}, "children": [fixtures.child({"tools": ["orchestrate.run", "fs.read"]})]}
+	{v.field | some v in deny} == {"/tools/0"}
+}
+
+test_ordinary_tools_allowed if {
+	count(tools_spawn.deny) == 0 with input as fixtures.plan([fixtures.child({"tools": ["fs.read", "http.get"]})])
+}
