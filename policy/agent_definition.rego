@@ -15,7 +15,9 @@ package spawngate.checks.agent_definition
 
 import data.spawngate.lib
 
-deny contains lib.violation(i, "/agent/definition", explain(child.agent)) if {
+# Reported at the child itself: nothing about a child without a definition
+# can be known, so no other finding about its shape adds anything.
+deny contains lib.violation(i, "", explain(child.agent)) if {
 	some i, child in lib.children
 	is_object(child.agent)
 	not defined(child.agent)

@@ -6,7 +6,8 @@
 #   danger-full-access. The definition must set sandbox_mode to read-only,
 #   workspace-write or danger-full-access; each is then judged as the tool
 #   sandbox:<mode> (workspace-write and danger-full-access write, and
-#   danger-full-access must be allowed by an exact entry).
+#   danger-full-access must be allowed by an exact entry). A child with no
+#   definition at all is agent.definition's.
 # custom:
 #   id: agent.sandbox
 #   severity: high
@@ -19,6 +20,7 @@ modes := {"read-only", "workspace-write", "danger-full-access"}
 deny contains lib.violation(i, "/agent/sandbox_mode", explain(child.agent)) if {
 	some i, child in lib.children
 	child.agent.host == "codex"
+	is_string(child.agent.definition) # without one, agent.definition refuses the child
 	not sandboxed(child.agent)
 }
 

@@ -26,3 +26,7 @@ test_unknown_sandbox_denied if {
 test_claude_code_has_no_sandbox_allowed if {
 	count(judge({"host": "claude-code", "type": "r", "definition": "r.md"})) == 0
 }
+
+test_no_definition_is_left_to_agent_definition_allowed if {
+	count(judge({"host": "codex", "type": "default", "definition": null})) == 0
+}

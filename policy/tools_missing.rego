@@ -13,6 +13,19 @@ import data.spawngate.lib
 deny contains lib.violation(i, "/tools", problem(child)) if {
 	some i, child in lib.children
 	not well_formed(child)
+	not explained(child)
+}
+
+# A child translated from a host's spawn lists no tools when its agent
+# inherits every tool or has no definition; agent.tools and
+# agent.definition refuse it for that, saying why, and this check does not
+# repeat it.
+explained(child) if child.agent.inherits_tools == true
+
+explained(child) if {
+	is_object(child.agent)
+	not is_string(child.agent.definition)
+	not "tools" in object.keys(child)
 }
 
 well_formed(child) if {

@@ -30,3 +30,17 @@ test_second_child_denied_by_index if {
 	deny := tools_missing.deny with input as fixtures.plan([fixtures.child({}), fixtures.child({"tools": []})])
 	{v.child | some v in deny} == {1}
 }
+
+test_missing_tools_an_agent_check_explains_allowed if {
+	inherits := {"host": "claude-code", "type": "r", "definition": "r.md", "inherits_tools": true}
+	undefined := {"host": "codex", "type": "r", "definition": null}
+	count(tools_missing.deny) == 0 with input as fixtures.plan([
+		object.union(fixtures.child_without("tools"), {"agent": inherits}),
+		object.union(fixtures.child_without("tools"), {"agent": undefined}),
+	])
+}
+
+test_missing_tools_of_a_defined_agent_denied if {
+	a := {"host": "claude-code", "type": "r", "definition": "r.md", "inherits_tools": false}
+	count(tools_missing.deny) == 1 with input as fixtures.plan([object.union(fixtures.child_without("tools"), {"agent": a})])
+}

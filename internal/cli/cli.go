@@ -106,6 +106,10 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return check(ctx, args[1:], stdin, stdout, stderr)
 	case "rules":
 		return rules(args[1:], stdout, stderr)
+	case "hook":
+		return runHook(ctx, args[1:], stdin, stdout, stderr)
+	case "agents":
+		return runAgents(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		return help(args, stdout, stderr)
 	}
@@ -124,8 +128,13 @@ func help(args []string, stdout, stderr io.Writer) int {
 		return exitPass
 	case len(args) == 2 && args[0] == "help" && args[1] == "check":
 		return check(context.Background(), []string{"-h"}, nil, stdout, stderr)
+	case len(args) == 2 && args[0] == "help" && args[1] == "agents":
+		return runAgents(context.Background(), []string{"-h"}, stdout, stderr)
+	case len(args) == 2 && args[0] == "help" && args[1] == "hook":
+		printHookHelp(stdout)
+		return exitPass
 	}
-	msg := fmt.Sprintf("%s takes no arguments but a command name (help check): nothing was checked", args[0])
+	msg := fmt.Sprintf("%s takes no arguments but a command name (help check, help hook, help agents): nothing was checked", args[0])
 	fmt.Fprintf(stderr, "spawngate: %s\n", msg)
 	if len(args) > 2 && args[1] == "check" && wantsJSON(args[2:]) {
 		writeJSONError(stdout, msg)
@@ -138,19 +147,25 @@ const usage = `spawngate decides whether each child of a spawn plan may be dispa
 Usage:
   spawngate check [flags] PLAN...   judge spawn plans (PLAN: a .yaml, .yml or
                                     .json file, or - for standard input)
+  spawngate hook claude-code|codex  answer a host's PreToolUse hook: judge the
+                                    sub-agent its payload asks for
+  spawngate agents [flags] [PATH]   judge every Claude Code and Codex agent
+                                    definition in a repository (for CI)
   spawngate rules                   list the rules a refusal can cite
-  spawngate help                    show this help
+  spawngate help [COMMAND]          show this help, or a command's
 
-Exit codes:
+Exit codes (check, agents):
   0  every child of every plan may be dispatched
   1  at least one child is refused
   2  the gate could not evaluate (usage, unreadable or invalid plan or
      policy, internal error)
+A hook answers in its host's protocol instead, and never exits 1.
 
 Example:
   spawngate check --policy examples/policy.yaml examples/refused-plan.yaml
 
-Run 'spawngate check -h' for the flags of check.
+Run 'spawngate help check', 'spawngate help hook' or 'spawngate help agents'
+for the flags of each.
 `
 
 // oneLine keeps an error on one line of stderr.

@@ -1,8 +1,9 @@
 package gate_test
 
-// An independent reference model of the four checks and the structural
-// rules, written from the README (not from the Rego), and a property test
-// that compares it with the gate, child by child, on many random plans.
+// An independent reference model of the checks and the structural rules,
+// written from the README and the rules' descriptions (not from the Rego),
+// and a property test that compares it with the gate, child by child, on
+// many random plans.
 
 import (
 	"bytes"
@@ -18,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/spawngate/spawngate/internal/gate"
 	"github.com/spawngate/spawngate/internal/plan"
@@ -37,6 +39,10 @@ type refPolicy struct {
 	cap        *big.Rat
 	allowWrite bool
 	writeTools []string
+	allowSpawn bool
+	spawnTools []string
+	hasModels  bool // the policy has the key allowed_models (even an empty list)
+	models     []string
 }
 
 // finding is one refusal: the rule and the JSON pointer it names.
@@ -47,34 +53,57 @@ var (
 	refDevices  = map[string]bool{"con": true, "prn": true, "aux": true, "nul": true}
 	refSegment  = regexp.MustCompile(`^[A-Za-z0-9._@-]+$`)
 	refWhole    = regexp.MustCompile(`^-?[0-9]+$`)
-	refChildKey = map[string]bool{"role": true, "tools": true, "paths": true, "budget_tokens": true, "id": true, "brief": true, "model": true, "metadata": true}
+	refChildKey = map[string]bool{"role": true, "tools": true, "paths": true, "budget_tokens": true, "id": true, "brief": true, "model": true, "agent": true, "metadata": true}
+	refAgentKey = map[string]bool{"host": true, "type": true, "definition": true, "problem": true, "inherits_tools": true, "permission_mode": true, "sandbox_mode": true, "caller": true}
+
+	// Tools that write whatever a policy's write_tools say: Claude Code's
+	// editing, shell and worktree tools and the Codex sandboxes that write.
+	refHostWrite = map[string]bool{
+		"Bash": true, "PowerShell": true, "Edit": true, "Write": true, "MultiEdit": true, "NotebookEdit": true,
+		"EnterWorktree": true, "ExitWorktree": true, "sandbox:workspace-write": true, "sandbox:danger-full-access": true,
+	}
+	// Tools only an exact allowed_tools entry allows, never a pattern.
+	refExactOnly        = map[string]bool{"sandbox:danger-full-access": true}
+	refDefaultWrite     = []string{"fs.write", "fs.delete", "shell.run", "wallet.transfer"}
+	refDefaultSpawn     = []string{"Agent", "Task", "spawn_agent", "collaboration.spawn_agent"}
+	refApprovingModes   = map[string]bool{"bypassPermissions": true, "auto": true}
+	refSandboxModes     = map[string]bool{"read-only": true, "workspace-write": true, "danger-full-access": true}
+	refAgentHosts       = map[string]bool{"claude-code": true, "codex": true}
+	globCache           = map[string]*regexp.Regexp{}
+	toolGlob, modelGlob = byte('.'), byte('/')
 )
 
 // refGlob matches a policy pattern as the README says: * within one
 // dot-separated segment, ** across segments, ? one character but a dot.
-func refGlob(pattern, name string) bool {
-	re, ok := globCache[pattern]
+func refGlob(pattern, name string) bool { return refMatch(pattern, name, toolGlob) }
+
+// refModelGlob matches an allowed_models pattern: the same, with / as the
+// delimiter.
+func refModelGlob(pattern, name string) bool { return refMatch(pattern, name, modelGlob) }
+
+func refMatch(pattern, name string, delim byte) bool {
+	key := string(delim) + pattern
+	re, ok := globCache[key]
 	if !ok {
-		re = compileGlob(pattern)
-		globCache[pattern] = re
+		re = compileGlob(pattern, delim)
+		globCache[key] = re
 	}
 	return re.MatchString(name)
 }
 
-var globCache = map[string]*regexp.Regexp{}
-
-func compileGlob(pattern string) *regexp.Regexp {
+func compileGlob(pattern string, delim byte) *regexp.Regexp {
+	not := "[^" + regexp.QuoteMeta(string(delim)) + "]"
 	var re strings.Builder
-	re.WriteString("^")
+	re.WriteString("(?s)^") // a model may hold a newline; ** matches it
 	for i := 0; i < len(pattern); i++ {
 		switch {
 		case strings.HasPrefix(pattern[i:], "**"):
 			re.WriteString(".*")
 			i++
 		case pattern[i] == '*':
-			re.WriteString("[^.]*")
+			re.WriteString(not + "*")
 		case pattern[i] == '?':
-			re.WriteString("[^.]")
+			re.WriteString(not)
 		default:
 			re.WriteString(regexp.QuoteMeta(pattern[i : i+1]))
 		}
@@ -83,14 +112,28 @@ func compileGlob(pattern string) *regexp.Regexp {
 	return regexp.MustCompile(re.String())
 }
 
-func refAny(patterns []string, name string) bool {
+func refAny(patterns []string, name string, match func(string, string) bool) bool {
 	for _, p := range patterns {
-		if refGlob(p, name) {
+		if match(p, name) {
 			return true
 		}
 	}
 	return false
 }
+
+// refAllows says whether a policy's allowed_tools allow a plain tool name:
+// by any pattern, or, for a tool that grants everything, only by an entry
+// equal to it.
+func refAllows(p refPolicy, name string) bool {
+	if refExactOnly[name] {
+		return slices.Contains(p.allowed, name)
+	}
+	return refAny(p.allowed, name, refGlob)
+}
+
+// refModelName reads the child schema's "a model name without
+// whitespace": a non-empty string with no whitespace in it.
+func refModelName(s string) bool { return s != "" && !strings.ContainsFunc(s, unicode.IsSpace) }
 
 // refInside reads the README's path rules directly: segments of
 // A-Z a-z 0-9 . _ - @ between single slashes, one trailing slash allowed,
@@ -133,12 +176,38 @@ func refDevice(seg string) bool {
 	return len(base) == 4 && (strings.HasPrefix(base, "com") || strings.HasPrefix(base, "lpt")) && base[3] >= '1' && base[3] <= '9'
 }
 
+// refCovered tells whether a check already reported at field or at a
+// place above it: the README's "a schema violation on a field that a
+// check already reports is not repeated".
+func refCovered(reported map[string]bool, field string) bool {
+	for at := field; ; {
+		if reported[at] {
+			return true
+		}
+		i := strings.LastIndexByte(at, '/')
+		if i < 0 {
+			return false
+		}
+		at = at[:i]
+	}
+}
+
+// refJudge judges every child: the checks, then the schema, whose issues
+// a check's finding at or above them covers. policies hold the operator's
+// policy, if any, then the plan's own, if any.
 func refJudge(policies []refPolicy, children []any) [][]finding {
 	out := make([][]finding, len(children))
 	planRoot := policies[len(policies)-1].root // the plan's own policy comes last
 	var roots []string
+	everyWrites, everySpawns := true, true
+	var restricting []refPolicy
 	for _, p := range policies {
 		roots = append(roots, p.root)
+		everyWrites = everyWrites && p.allowWrite
+		everySpawns = everySpawns && p.allowSpawn
+		if p.hasModels {
+			restricting = append(restricting, p)
+		}
 	}
 	ids := map[string]int{}
 	for _, c := range children {
@@ -150,66 +219,83 @@ func refJudge(policies []refPolicy, children []any) [][]finding {
 	}
 	for i, c := range children {
 		at := func(field string) string { return "/plan/" + strconv.Itoa(i) + field }
-		add := func(rule, field string) { out[i] = append(out[i], finding{rule, at(field)}) }
 		obj, ok := c.(map[string]any)
 		if !ok {
-			add("schema", "")
+			out[i] = []finding{{"schema", at("")}}
 			continue
 		}
+		var checks []finding // fields relative to the child
+		schema := map[string]bool{}
+		add := func(rule, field string) { checks = append(checks, finding{rule, field}) }
+		bad := func(field string) { schema[field] = true }
+		isString := func(v any) bool { _, ok := v.(string); return ok }
+
+		// schema: the shape of the child
 		for k := range obj {
 			if !refChildKey[k] {
-				add("schema", "/"+k)
+				bad("/" + k)
 			}
 		}
 		if role, ok := obj["role"].(string); !ok || strings.TrimSpace(role) == "" {
-			add("schema", "/role")
+			bad("/role")
 		}
 		if v, present := obj["id"]; present {
 			if id, ok := v.(string); !ok || id == "" || ids[id] > 1 {
-				add("schema", "/id")
+				bad("/id")
 			}
 		}
-		for _, k := range []string{"brief", "model"} {
-			if v, present := obj[k]; present {
-				if _, ok := v.(string); !ok {
-					add("schema", "/"+k)
-				}
+		if v, present := obj["brief"]; present && !isString(v) {
+			bad("/brief")
+		}
+		if v, present := obj["model"]; present {
+			if s, ok := v.(string); !ok || !refModelName(s) {
+				bad("/model")
 			}
 		}
+
 		// tools
 		if tools, ok := obj["tools"].([]any); !ok || len(tools) == 0 {
+			bad("/tools")
 			add("tools.missing", "/tools")
 		} else {
 			for j, t := range tools {
 				field := "/tools/" + strconv.Itoa(j)
-				name, isString := t.(string)
-				if !isString || !refToolName.MatchString(name) {
+				name, ok := t.(string)
+				if !ok {
+					bad(field)
+				}
+				if !ok || !refToolName.MatchString(name) {
 					add("tools.allowlist", field)
 					continue
 				}
-				writes, everyGrants, everyAllows := false, true, true
+				everyAllows, writes, spawns := true, refHostWrite[name], false
 				for _, p := range policies {
-					everyAllows = everyAllows && refAny(p.allowed, name)
-					writes = writes || refAny(p.writeTools, name)
-					everyGrants = everyGrants && p.allowWrite
+					everyAllows = everyAllows && refAllows(p, name)
+					writes = writes || refAny(p.writeTools, name, refGlob)
+					spawns = spawns || refAny(p.spawnTools, name, refGlob)
 				}
 				if !everyAllows {
 					add("tools.allowlist", field)
 				}
-				if writes && !everyGrants {
+				if writes && !everyWrites {
 					add("tools.write", field)
+				}
+				if spawns && !everySpawns {
+					add("tools.spawn", field)
 				}
 			}
 		}
 		// paths
 		if paths, ok := obj["paths"].([]any); !ok {
+			bad("/paths")
 			add("paths.invalid", "/paths")
 		} else {
 			for j, p := range paths {
 				field := "/paths/" + strconv.Itoa(j)
-				s, isString := p.(string)
+				s, ok := p.(string)
 				switch {
-				case !isString:
+				case !ok:
+					bad(field)
 					add("paths.invalid", field)
 				case !refInside(s, planRoot, roots):
 					add("paths.escape", field)
@@ -224,6 +310,7 @@ func refJudge(policies []refPolicy, children []any) [][]finding {
 			b, _ = new(big.Rat).SetString(string(n))
 		}
 		if !whole || b.Sign() <= 0 {
+			bad("/budget_tokens")
 			add("budget.invalid", "/budget_tokens")
 		} else {
 			for _, p := range policies {
@@ -231,6 +318,78 @@ func refJudge(policies []refPolicy, children []any) [][]finding {
 					add("budget.cap", "/budget_tokens")
 					break
 				}
+			}
+		}
+		// model: once any policy names models, the child must name one that
+		// every such policy allows.
+		if len(restricting) > 0 {
+			model, ok := obj["model"].(string)
+			for _, p := range restricting {
+				ok = ok && refAny(p.models, model, refModelGlob)
+			}
+			if !ok {
+				add("model.allowlist", "/model")
+			}
+		}
+		// agent
+		if v, present := obj["agent"]; present {
+			agent, ok := v.(map[string]any)
+			if !ok {
+				bad("/agent")
+			} else {
+				for k := range agent {
+					if !refAgentKey[k] {
+						bad("/agent/" + k)
+					}
+				}
+				if host, ok := agent["host"].(string); !ok || !refAgentHosts[host] {
+					bad("/agent/host")
+				}
+				if !isString(agent["type"]) {
+					bad("/agent/type")
+				}
+				for _, k := range []string{"definition", "sandbox_mode"} {
+					if v, present := agent[k]; present && v != nil && !isString(v) {
+						bad("/agent/" + k)
+					}
+				}
+				for _, k := range []string{"problem", "permission_mode", "caller"} {
+					if v, present := agent[k]; present && !isString(v) {
+						bad("/agent/" + k)
+					}
+				}
+				if v, present := agent["inherits_tools"]; present {
+					if _, ok := v.(bool); !ok {
+						bad("/agent/inherits_tools")
+					}
+				}
+				// A definition the gate can read is a file name; null or
+				// missing says there is none.
+				if !isString(agent["definition"]) {
+					add("agent.definition", "/agent/definition")
+				}
+				if mode, _ := agent["permission_mode"].(string); refApprovingModes[mode] {
+					add("agent.permissions", "/agent/permission_mode")
+				}
+				if agent["host"] == "codex" {
+					if mode, _ := agent["sandbox_mode"].(string); !refSandboxModes[mode] {
+						add("agent.sandbox", "/agent/sandbox_mode")
+					}
+				}
+				if agent["inherits_tools"] == true {
+					add("agent.tools", "/tools")
+				}
+			}
+		}
+
+		reported := map[string]bool{}
+		for _, f := range checks {
+			reported[f.pointer] = true
+			out[i] = append(out[i], finding{f.rule, at(f.pointer)})
+		}
+		for field := range schema {
+			if !refCovered(reported, field) {
+				out[i] = append(out[i], finding{"schema", at(field)})
 			}
 		}
 		sortFindings(out[i])
@@ -290,10 +449,31 @@ func writeJSON(b *bytes.Buffer, v any) {
 	}
 }
 
+// absent, drawn for a key, leaves the key out.
+type absentKey struct{}
+
+var absent any = absentKey{}
+
 var (
-	cleanTools   = []any{"fs.read", "http.get"}
 	cleanPaths   = []any{"/repo/workspace", "/repo/workspace/docs", "/repo/workspace/src/main.go", "docs/", "src/.env"}
 	cleanBudgets = []any{lit("1"), lit("1000"), lit("40000")}
+
+	// The tools and models a policy variant below says, by hand, whether it
+	// allows; a child draws its clean tools and models from those every
+	// policy of its plan lets through.
+	candidateTools = []string{
+		"fs.read", "http.get", "fs.write", "mcp__github__get_issue", "Read", "Grep", "Glob", "Bash", "Edit", "Write",
+		"Agent", "Task", "spawn_agent", "collaboration.spawn_agent", "collaboration.delegate",
+		"sandbox:read-only", "sandbox:workspace-write", "sandbox:danger-full-access",
+	}
+	candidateModels = []string{
+		"claude-sonnet-4-5", "claude-opus-4", "gpt-5", "gpt-5.1-codex", "openai/gpt-5", "anthropic/claude/sonnet", "o3-mini", "sonnet",
+	}
+	// The candidate tools that write under every policy (the brief's list),
+	// and those the default write_tools and spawn_tools name.
+	alwaysWrites  = []string{"Bash", "Edit", "Write", "sandbox:workspace-write", "sandbox:danger-full-access"}
+	defaultWrites = []string{"fs.write"}
+	defaultSpawns = []string{"Agent", "Task", "spawn_agent", "collaboration.spawn_agent"}
 
 	hostileTools = []any{
 		"fs.write", "fs.delete", "shell.run", "wallet.transfer", "fs:*", "mcp__github__get_*", "**", "*",
@@ -301,6 +481,12 @@ var (
 		"mcp__github__create_issue", "db.drop", "http.post", "fs.rea?", "fs/read", "fs.réad", "fs.read\n",
 		"fs.write:", "fs.", "fs.read-", "_", "a",
 		lit("5"), nil, true, []any{"fs.read"}, map[string]any{"name": "fs.read"},
+		// what host adapters bring: spawn tools, host write tools, sandboxes,
+		// permission rules, and near misses of each
+		"Agent", "Task", "spawn_agent", "collaboration.spawn_agent", "collaboration.delegate", "agent", "Agent ",
+		"Bash", "PowerShell", "Edit", "Write", "MultiEdit", "NotebookEdit", "EnterWorktree", "ExitWorktree", "bash",
+		"sandbox:read-only", "sandbox:workspace-write", "sandbox:danger-full-access", "sandbox:*", "sandbox:yolo",
+		"Bash(git diff:*)", "Read(./src/**)", "Agent(Explore)", "Read", "Grep", "mcp__codex",
 	}
 	hostilePaths = []any{
 		"", "~", "~/", "$HOME", "/repo/workspace/*", " /etc", " ../x", "/etc/passwd", "/", "/repo",
@@ -314,9 +500,46 @@ var (
 	}
 	hostileBudgets = []any{
 		lit("0"), lit("-1"), lit("-0"), lit("200000"), lit("200001"), lit("5000000"), lit("4e4"), lit("40000.0"),
-		lit("1.5"), lit("9007199254740993"), lit("100000"), lit("100001"), "40000", true, nil, []any{lit("1")},
+		lit("1.5"), lit("9007199254740993"), lit("100000"), lit("100001"), lit("150001"), "40000", true, nil, []any{lit("1")},
+	}
+	// Models no policy below lists, or that break the schema. Whitespace
+	// the schema's \S does not know (U+000B, U+00A0, U+2028, U+3000 ...) is
+	// left out: the gate takes "a\u00a0b" as a model name without
+	// whitespace, the README's reading does not (see the report of the
+	// change that extended this model).
+	hostileModels = []any{
+		absent, "opus", "gpt-4o", "m", "claude sonnet", " sonnet", "sonnet ", "sonnet\n", "\tgpt-5", "", "openai/gpt-5/mini",
+		"anthropic/claude", "o33-mini", "o/-mini", "CLAUDE-OPUS-4", "claude-opus-4/", "claude-sönnet", "gpt-5*", "**",
+		lit("5"), nil, true, []any{"sonnet"}, map[string]any{"name": "sonnet"},
 	}
 	pathAlphabet = []string{"/", "/", "a", "b", ".", "..", "-", "_", "@", "~", "$", "%", "\\", " ", ":", "é", "\u2215", "*", "repo", "workspace", "docs", "con", "Lpt1", "nul."}
+
+	// Agent blocks that pass: a definition the gate can read, a mode that
+	// asks, and for Codex a sandbox.
+	cleanAgents = []map[string]any{
+		{"host": "claude-code", "type": "reviewer", "definition": ".claude/agents/reviewer.md"},
+		{"host": "claude-code", "type": "reviewer", "definition": ".claude/agents/reviewer.md", "permission_mode": "plan", "inherits_tools": false, "caller": "lead"},
+		{"host": "claude-code", "type": "Explore", "definition": ".claude/agents/explore.md", "permission_mode": "acceptEdits", "sandbox_mode": nil},
+		{"host": "claude-code", "type": "general-purpose", "definition": ".claude/agents/gp.md", "permission_mode": "dontAsk", "problem": ""},
+		{"host": "codex", "type": "worker", "definition": ".codex/agents/worker.toml", "sandbox_mode": "read-only"},
+		{"host": "codex", "type": "worker", "definition": ".codex/agents/worker.toml", "sandbox_mode": "workspace-write", "permission_mode": "default"},
+		{"host": "codex", "type": "explorer", "definition": ".codex/agents/explorer.toml", "sandbox_mode": "danger-full-access", "caller": "worker"},
+	}
+	// What a hostile agent block may set a key to (absent drops it).
+	hostileAgentValues = map[string][]any{
+		"host":            {absent, "gemini", "Codex", "claude", "", nil, lit("1"), []any{"codex"}},
+		"type":            {absent, lit("5"), nil, "", true},
+		"definition":      {absent, nil, "", lit("3"), true, []any{".claude/agents/x.md"}, map[string]any{}},
+		"problem":         {absent, "", "agent type \"general-purpose\" is built in and no agents folder defines it", lit("1"), nil},
+		"inherits_tools":  {absent, true, false, "true", lit("1"), nil},
+		"permission_mode": {absent, "bypassPermissions", "auto", "Auto", "bypasspermissions", "default", lit("1"), nil},
+		"sandbox_mode":    {absent, nil, "yolo", "Read-Only", "read-only ", "read-only", "danger-full-access", lit("1"), true},
+		"caller":          {absent, "lead", lit("2"), nil},
+		"tools":           {[]any{"fs.read"}},
+		"model":           {"sonnet"},
+	}
+	hostileAgentKeys = []string{"host", "type", "definition", "problem", "inherits_tools", "permission_mode", "sandbox_mode", "caller", "tools", "model"}
+	hostileAgents    = []any{"reviewer", nil, []any{}, lit("1"), true, []any{map[string]any{"host": "codex", "type": "w"}}}
 )
 
 func pick(r *rand.Rand, pool []any) any { return pool[r.IntN(len(pool))] }
@@ -338,59 +561,207 @@ func randomPath(r *rand.Rand) any {
 	return pick(r, cleanPaths)
 }
 
-// planCase is a generated plan, its policies for the reference, and which
-// children were drawn only from clean values under clean policies.
-type planCase struct {
-	doc      map[string]any
-	policies []refPolicy
-	clean    []bool
+// randomAgent returns a clean agent block, or a hostile one: a clean one
+// with one to three keys changed, added or dropped, or not an object.
+func randomAgent(r *rand.Rand, hostile bool) any {
+	agent := map[string]any{}
+	for k, v := range cleanAgents[r.IntN(len(cleanAgents))] {
+		agent[k] = v
+	}
+	if !hostile {
+		return agent
+	}
+	if r.IntN(8) == 0 {
+		return pick(r, hostileAgents)
+	}
+	for n := r.IntN(3) + 1; n > 0; n-- {
+		k := hostileAgentKeys[r.IntN(len(hostileAgentKeys))]
+		if v := pick(r, hostileAgentValues[k]); v == absent {
+			delete(agent, k)
+		} else {
+			agent[k] = v
+		}
+	}
+	return agent
 }
 
-var defaultWriteTools = []string{"fs.write", "fs.delete", "shell.run", "wallet.transfer"}
+// policyVariant is an operator or plan policy the generator draws, with
+// what a reader of the README works out by hand about the candidate tools
+// and models: which its allowed_tools allow, which its write_tools and
+// spawn_tools name, and which its allowed_models allow.
+type policyVariant struct {
+	doc       string // JSON; "" for no policy
+	clean     bool   // the policy keeps cleanPaths and cleanBudgets clean
+	allows    []string
+	writes    []string
+	spawns    []string
+	restricts bool // the policy sets allowed_models
+	models    []string
 
-func operatorRef() refPolicy {
-	return refPolicy{source: "operator", allowed: []string{"fs.read", "fs.write", "http.get", "mcp__github__get_*"}, root: "/repo/workspace", cap: big.NewRat(200000, 1), writeTools: defaultWriteTools}
+	parsed map[string]any // doc, read by encoding/json
 }
+
+func (v *policyVariant) policy() map[string]any {
+	if v.doc == "" {
+		return nil
+	}
+	if v.parsed == nil {
+		dec := json.NewDecoder(strings.NewReader(v.doc))
+		dec.UseNumber()
+		if err := dec.Decode(&v.parsed); err != nil {
+			panic(err)
+		}
+	}
+	return v.parsed
+}
+
+// The operator policies a comparison may use: the first is
+// operatorPolicy, the last none at all (the plan's policy alone).
+var operatorVariants = []*policyVariant{
+	{doc: operatorPolicy, clean: true,
+		allows: []string{"fs.read", "fs.write", "http.get", "mcp__github__get_issue"}, writes: defaultWrites, spawns: defaultSpawns},
+	{doc: `{"allowed_tools": ["fs.read", "fs.write", "http.get", "mcp__github__get_*", "Read", "Grep", "Glob", "Bash", "Edit", "Write", "Agent", "Task", "spawn_agent", "collaboration.*", "sandbox:*", "sandbox:danger-full-access"],
+		"workspace_root": "/repo/workspace", "budget_cap_tokens": 200000, "allow_write": true, "allow_spawn": true,
+		"allowed_models": ["claude-sonnet-*", "claude-opus-4", "gpt-5*", "openai/**", "o?-mini", "sonnet"]}`, clean: true,
+		allows: candidateTools, writes: defaultWrites, spawns: defaultSpawns,
+		restricts: true, models: []string{"claude-sonnet-4-5", "claude-opus-4", "gpt-5", "gpt-5.1-codex", "openai/gpt-5", "o3-mini", "sonnet"}},
+	{doc: `{"allowed_tools": ["fs.read", "http.get", "Read", "Grep", "Agent", "collaboration.*", "sandbox:*", "Bash"],
+		"workspace_root": "/repo/workspace", "budget_cap_tokens": 150000, "allow_spawn": true, "spawn_tools": ["Agent", "collaboration.*"],
+		"allowed_models": ["sonnet", "anthropic/*/*", "claude-*"]}`, clean: true,
+		allows: []string{"fs.read", "http.get", "Read", "Grep", "Agent", "collaboration.spawn_agent", "collaboration.delegate", "sandbox:read-only", "sandbox:workspace-write", "Bash"},
+		writes: defaultWrites, spawns: []string{"Agent", "collaboration.spawn_agent", "collaboration.delegate"},
+		restricts: true, models: []string{"claude-sonnet-4-5", "claude-opus-4", "anthropic/claude/sonnet", "sonnet"}},
+	{doc: `{"allowed_tools": ["fs.read", "http.get", "Read", "Agent", "Task"], "workspace_root": "/repo/workspace", "budget_cap_tokens": 200000,
+		"allow_spawn": false, "spawn_tools": ["Task"], "write_tools": ["fs.write", "Read"], "allowed_models": ["gpt-5", "openai/gpt-?"]}`, clean: true,
+		allows: []string{"fs.read", "http.get", "Read", "Agent", "Task"}, writes: []string{"fs.write", "Read"}, spawns: []string{"Task"},
+		restricts: true, models: []string{"gpt-5", "openai/gpt-5"}},
+	{doc: "", clean: true},
+}
+
+// operatorDraws weighs the operator variants: operatorPolicy most often.
+var operatorDraws = []int{0, 0, 0, 0, 1, 1, 2, 2, 3, 4}
 
 // inline policies a plan may carry: some narrow, some try to widen. Those
-// marked clean keep the clean values clean.
-var inlineVariants = []struct {
-	doc   map[string]any
-	clean bool
-}{
-	{nil, true},
-	{map[string]any{"allowed_tools": []any{"fs.read", "http.get", "mcp__github__get_issue"}, "workspace_root": "/repo/workspace", "budget_cap_tokens": lit("100000")}, true},
-	{map[string]any{"allowed_tools": []any{"**"}, "allow_write": true, "workspace_root": "/", "budget_cap_tokens": lit("9000000"), "write_tools": []any{}}, false},
-	{map[string]any{"allowed_tools": []any{"fs.*", "http.*", "mcp__*"}, "workspace_root": "/repo/workspace", "budget_cap_tokens": lit("200000"), "allow_write": false, "write_tools": []any{}}, true},
-	{map[string]any{"allowed_tools": []any{"fs.read"}, "workspace_root": "/repo/workspace/docs", "budget_cap_tokens": lit("50000")}, false},
-	{map[string]any{"allowed_tools": []any{"*.*", "fs.rea?"}, "workspace_root": "/repo/workspace", "budget_cap_tokens": lit("9007199254740991"), "allow_write": true, "write_tools": []any{"http.*"}}, false},
-	{map[string]any{"allowed_tools": []any{"fs.read", "http.get", "shell.run"}, "workspace_root": "/srv/app", "budget_cap_tokens": lit("1000")}, false},
+// marked clean keep the clean paths and budgets clean.
+var inlineVariants = []*policyVariant{
+	{doc: "", clean: true},
+	{doc: `{"allowed_tools": ["fs.read", "http.get", "mcp__github__get_issue"], "workspace_root": "/repo/workspace", "budget_cap_tokens": 100000}`, clean: true,
+		allows: []string{"fs.read", "http.get", "mcp__github__get_issue"}, writes: defaultWrites, spawns: defaultSpawns},
+	{doc: `{"allowed_tools": ["**"], "allow_write": true, "workspace_root": "/", "budget_cap_tokens": 9000000, "write_tools": []}`,
+		allows: candidateTools[:len(candidateTools)-1], spawns: defaultSpawns},
+	{doc: `{"allowed_tools": ["fs.*", "http.*", "mcp__*"], "workspace_root": "/repo/workspace", "budget_cap_tokens": 200000, "allow_write": false, "write_tools": []}`, clean: true,
+		allows: []string{"fs.read", "fs.write", "http.get", "mcp__github__get_issue"}, spawns: defaultSpawns},
+	{doc: `{"allowed_tools": ["fs.read"], "workspace_root": "/repo/workspace/docs", "budget_cap_tokens": 50000}`,
+		allows: []string{"fs.read"}, writes: defaultWrites, spawns: defaultSpawns},
+	{doc: `{"allowed_tools": ["*.*", "fs.rea?"], "workspace_root": "/repo/workspace", "budget_cap_tokens": 9007199254740991, "allow_write": true, "write_tools": ["http.*"]}`,
+		allows: []string{"fs.read", "http.get", "fs.write", "collaboration.spawn_agent", "collaboration.delegate"}, writes: []string{"http.get"}, spawns: defaultSpawns},
+	{doc: `{"allowed_tools": ["fs.read", "http.get", "shell.run"], "workspace_root": "/srv/app", "budget_cap_tokens": 1000}`,
+		allows: []string{"fs.read", "http.get"}, writes: defaultWrites, spawns: defaultSpawns},
+	{doc: `{"allowed_tools": ["fs.read", "http.get", "Read", "Grep", "Glob", "Agent", "collaboration.spawn_agent", "sandbox:read-only"],
+		"workspace_root": "/repo/workspace", "budget_cap_tokens": 100000, "allow_spawn": true, "allowed_models": ["claude-*", "sonnet"]}`, clean: true,
+		allows: []string{"fs.read", "http.get", "Read", "Grep", "Glob", "Agent", "collaboration.spawn_agent", "sandbox:read-only"}, writes: defaultWrites, spawns: defaultSpawns,
+		restricts: true, models: []string{"claude-sonnet-4-5", "claude-opus-4", "sonnet"}},
+	{doc: `{"allowed_tools": ["**", "sandbox:danger-full-access"], "workspace_root": "/repo/workspace", "budget_cap_tokens": 200000,
+		"allow_write": true, "allow_spawn": true, "spawn_tools": ["**"], "write_tools": ["fs.*"]}`, clean: true,
+		allows: candidateTools, writes: []string{"fs.read", "fs.write"}, spawns: candidateTools},
+	{doc: `{"allowed_tools": ["fs.read", "http.get", "Read", "Bash", "Task", "spawn_agent", "sandbox:*"], "workspace_root": "/repo/workspace", "budget_cap_tokens": 200000,
+		"allow_write": true, "allow_spawn": false, "spawn_tools": ["spawn_agent"]}`, clean: true,
+		allows: []string{"fs.read", "http.get", "Read", "Bash", "Task", "spawn_agent", "sandbox:read-only", "sandbox:workspace-write"}, writes: defaultWrites, spawns: []string{"spawn_agent"}},
+	{doc: `{"allowed_tools": ["fs.read", "http.get"], "workspace_root": "/repo/workspace", "budget_cap_tokens": 200000, "allowed_models": []}`, clean: true,
+		allows: []string{"fs.read", "http.get"}, writes: defaultWrites, spawns: defaultSpawns, restricts: true, models: []string{}},
+	{doc: `{"allowed_tools": ["fs.read", "http.get", "Read", "Edit"], "workspace_root": "/repo/workspace", "budget_cap_tokens": 200000,
+		"allow_write": true, "allowed_models": ["**"]}`, clean: true,
+		allows: []string{"fs.read", "http.get", "Read", "Edit"}, writes: defaultWrites, spawns: defaultSpawns, restricts: true, models: candidateModels},
 }
 
+// refPolicyOf reads a policy document (numbers as json.Number or lit) for
+// the reference.
 func refPolicyOf(source string, doc map[string]any) refPolicy {
-	p := refPolicy{source: source, root: doc["workspace_root"].(string), writeTools: defaultWriteTools}
-	for _, t := range doc["allowed_tools"].([]any) {
-		p.allowed = append(p.allowed, t.(string))
-	}
-	p.cap, _ = new(big.Rat).SetString(string(doc["budget_cap_tokens"].(lit)))
-	p.allowWrite = doc["allow_write"] == true
-	if wt, ok := doc["write_tools"].([]any); ok {
-		p.writeTools = nil
-		for _, t := range wt {
-			p.writeTools = append(p.writeTools, t.(string))
+	strs := func(v any) []string {
+		out := []string{}
+		for _, t := range v.([]any) {
+			out = append(out, t.(string))
 		}
+		return out
+	}
+	p := refPolicy{source: source, root: doc["workspace_root"].(string), allowed: strs(doc["allowed_tools"]),
+		writeTools: refDefaultWrite, spawnTools: refDefaultSpawn}
+	p.cap, _ = new(big.Rat).SetString(fmt.Sprint(doc["budget_cap_tokens"]))
+	p.allowWrite = doc["allow_write"] == true
+	p.allowSpawn = doc["allow_spawn"] == true
+	if v, ok := doc["write_tools"]; ok {
+		p.writeTools = strs(v)
+	}
+	if v, ok := doc["spawn_tools"]; ok {
+		p.spawnTools = strs(v)
+	}
+	if v, ok := doc["allowed_models"]; ok {
+		p.hasModels, p.models = true, strs(v)
 	}
 	return p
 }
 
-func randomChild(r *rand.Rand, cleanPolicy bool, id int) (any, bool) {
-	clean := cleanPolicy
+func operatorRef() refPolicy { return refPolicyOf("operator", operatorVariants[0].policy()) }
+
+// pools are what a child of a plan may be drawn from and stay clean, by
+// the hand-made notes of its policies.
+type pools struct {
+	clean    bool  // every policy keeps cleanPaths and cleanBudgets clean
+	tools    []any // candidate tools every policy lets through
+	models   []any // candidate models every policy naming models allows
+	anyModel bool  // no policy names models: a child may name none
+}
+
+func poolsOf(vs ...*policyVariant) pools {
+	pl := pools{clean: true, anyModel: true}
+	everyWrites, everySpawns := true, true
+	for _, v := range vs {
+		pl.clean = pl.clean && v.clean
+		everyWrites = everyWrites && v.policy()["allow_write"] == true
+		everySpawns = everySpawns && v.policy()["allow_spawn"] == true
+		pl.anyModel = pl.anyModel && !v.restricts
+	}
+	for _, t := range candidateTools {
+		allowed, writes, spawns := true, slices.Contains(alwaysWrites, t), false
+		for _, v := range vs {
+			allowed = allowed && slices.Contains(v.allows, t)
+			writes = writes || slices.Contains(v.writes, t)
+			spawns = spawns || slices.Contains(v.spawns, t)
+		}
+		if allowed && (!writes || everyWrites) && (!spawns || everySpawns) {
+			pl.tools = append(pl.tools, t)
+		}
+	}
+	for _, m := range candidateModels {
+		allowed := true
+		for _, v := range vs {
+			allowed = allowed && (!v.restricts || slices.Contains(v.models, m))
+		}
+		if allowed {
+			pl.models = append(pl.models, m)
+		}
+	}
+	return pl
+}
+
+// planCase is a generated plan, its policies for the reference, and which
+// children were drawn only from clean values under clean policies.
+type planCase struct {
+	doc      map[string]any
+	operator int // index in operatorVariants
+	inline   int // index in inlineVariants
+	policies []refPolicy
+	clean    []bool
+}
+
+func randomChild(r *rand.Rand, pl pools, id int) (any, bool) {
+	clean := pl.clean
 	hostility := 0 // in quarters: a third of the children draw only clean values
 	if r.IntN(3) > 0 {
 		hostility = 1 + r.IntN(3)
 	}
 	field := func(cleanPool, hostilePool []any) any {
-		if r.IntN(4) < hostility {
+		if r.IntN(4) < hostility || len(cleanPool) == 0 {
 			clean = false
 			return pick(r, hostilePool)
 		}
@@ -410,12 +781,34 @@ func randomChild(r *rand.Rand, cleanPolicy bool, id int) (any, bool) {
 	}
 	child := map[string]any{
 		"role":          "worker",
-		"tools":         list(cleanTools, hostileTools, nil, 4),
+		"tools":         list(pl.tools, hostileTools, nil, 4),
 		"paths":         list(cleanPaths, hostilePaths, func() any { return randomPath(r) }, 4),
 		"budget_tokens": field(cleanBudgets, hostileBudgets),
 	}
 	if r.IntN(3) == 0 {
 		child["paths"] = []any{}
+	}
+	// The model: none or any while no policy names models, else one every
+	// such policy allows; a hostile one now and then.
+	switch {
+	case hostility > 0 && r.IntN(8) < hostility:
+		clean = false
+		if m := pick(r, hostileModels); m != absent {
+			child["model"] = m
+		}
+	case len(pl.models) > 0 && (!pl.anyModel || r.IntN(2) == 0):
+		child["model"] = pick(r, pl.models)
+	case !pl.anyModel: // a policy names models and allows none of these
+		clean = false
+		if r.IntN(2) == 0 {
+			child["model"] = candidateModels[r.IntN(len(candidateModels))]
+		}
+	}
+	// The agent block a host adapter would add, for some children.
+	if r.IntN(3) == 0 {
+		hostile := hostility > 0 && r.IntN(4) < hostility
+		clean = clean && !hostile
+		child["agent"] = randomAgent(r, hostile)
 	}
 	// Now and then, break the shape.
 	shape := r.IntN(30)
@@ -438,8 +831,11 @@ func randomChild(r *rand.Rand, cleanPolicy bool, id int) (any, bool) {
 	case 6:
 		child["model"] = pick(r, []any{"m", lit("1")})
 	case 7:
-		child["metadata"] = map[string]any{"tools": []any{"shell.run"}, "paths": []any{"/etc"}}
+		child["metadata"] = map[string]any{"tools": []any{"shell.run"}, "paths": []any{"/etc"}, "model": "opus", "agent": map[string]any{"permission_mode": "bypassPermissions"}}
 		return child, clean
+	case 8:
+		child["brief"] = pick(r, []any{"review the docs", lit("1"), nil})
+		return child, clean && child["brief"] == "review the docs"
 	default:
 		if r.IntN(2) == 0 {
 			child["id"] = "c" + strconv.Itoa(id)
@@ -450,16 +846,31 @@ func randomChild(r *rand.Rand, cleanPolicy bool, id int) (any, bool) {
 }
 
 func randomPlan(r *rand.Rand) planCase {
-	op := operatorRef()
-	variant := inlineVariants[r.IntN(len(inlineVariants))]
-	pc := planCase{doc: map[string]any{}, policies: []refPolicy{op}}
-	if variant.doc != nil {
-		pc.doc["policy"] = variant.doc
-		pc.policies = append(pc.policies, refPolicyOf("plan", variant.doc))
+	operator, inline := operatorDraws[r.IntN(len(operatorDraws))], r.IntN(len(inlineVariants))
+	if operatorVariants[operator].doc == "" && inline == 0 { // some policy must apply
+		inline = 1 + r.IntN(len(inlineVariants)-1)
 	}
+	return randomPlanWith(r, operator, inline)
+}
+
+// randomPlanWith draws a plan under the given operator and inline variants.
+func randomPlanWith(r *rand.Rand, operator, inline int) planCase {
+	pc := planCase{doc: map[string]any{}, operator: operator, inline: inline}
+	op, in := operatorVariants[operator], inlineVariants[inline]
+	var vs []*policyVariant
+	if op.doc != "" {
+		vs = append(vs, op)
+		pc.policies = append(pc.policies, refPolicyOf("operator", op.policy()))
+	}
+	if in.doc != "" {
+		vs = append(vs, in)
+		pc.doc["policy"] = in.policy()
+		pc.policies = append(pc.policies, refPolicyOf("plan", in.policy()))
+	}
+	pl := poolsOf(vs...)
 	var children []any
 	for i, n := 0, r.IntN(6)+1; i < n; i++ {
-		c, clean := randomChild(r, variant.clean, i)
+		c, clean := randomChild(r, pl, i)
 		children = append(children, c)
 		pc.clean = append(pc.clean, clean)
 	}
@@ -485,21 +896,33 @@ func stdChildren(doc map[string]any) []any {
 // ---- The comparison ----
 
 type comparer struct {
-	t        *testing.T
-	engine   *gate.Engine
-	loader   *plan.Loader
-	operator plan.Policy
+	t         *testing.T
+	engine    *gate.Engine
+	loader    *plan.Loader
+	operators []plan.Policy // by operatorVariants; nil for none
+}
+
+func newComparer(t *testing.T) *comparer {
+	c := &comparer{t: t, engine: builtin(t), loader: loader(t)}
+	for _, v := range operatorVariants {
+		var p plan.Policy
+		if v.doc != "" {
+			p = mustPolicy(t, v.doc)
+		}
+		c.operators = append(c.operators, p)
+	}
+	return c
 }
 
 // judge runs a plan document through the real loader and engine.
-func (c *comparer) judge(doc map[string]any) ([][]finding, error) {
+func (c *comparer) judge(pc planCase) ([][]finding, error) {
 	var b bytes.Buffer
-	writeJSON(&b, doc)
+	writeJSON(&b, pc.doc)
 	p, err := c.loader.Plan(context.Background(), "random.json", b.Bytes())
 	if err != nil {
 		return nil, err
 	}
-	res, err := c.engine.Evaluate(context.Background(), c.operator, p, gate.ListAtMost(1<<30))
+	res, err := c.engine.Evaluate(context.Background(), c.operators[pc.operator], p, gate.ListAtMost(1<<30))
 	if err != nil {
 		return nil, err
 	}
@@ -515,7 +938,7 @@ func (c *comparer) judge(doc map[string]any) ([][]finding, error) {
 
 // disagreement says how the gate and the reference differ on a plan, or "".
 func (c *comparer) disagreement(pc planCase) string {
-	got, err := c.judge(pc.doc)
+	got, err := c.judge(pc)
 	if err != nil {
 		return "gate error: " + err.Error()
 	}
@@ -531,8 +954,9 @@ func (c *comparer) disagreement(pc planCase) string {
 	return ""
 }
 
-// shrink removes children, then keys and list elements, while the
-// disagreement lasts, to print the smallest plan that shows it.
+// shrink removes children, then keys (also inside a child's objects) and
+// list elements, while the disagreement lasts, to print the smallest plan
+// that shows it.
 func (c *comparer) shrink(pc planCase) planCase {
 	for changed := true; changed; {
 		changed = false
@@ -550,7 +974,7 @@ func smallerPlans(pc planCase) []planCase {
 	var out []planCase
 	children := pc.doc["plan"].([]any)
 	with := func(i int, child any, drop bool) planCase {
-		next := planCase{doc: map[string]any{}, policies: pc.policies}
+		next := planCase{doc: map[string]any{}, operator: pc.operator, inline: pc.inline, policies: pc.policies}
 		for k, v := range pc.doc {
 			next.doc[k] = v
 		}
@@ -579,24 +1003,41 @@ func smallerPlans(pc planCase) []planCase {
 		if !ok {
 			continue
 		}
-		for k, v := range obj {
-			smaller := map[string]any{}
-			for k2, v2 := range obj {
-				if k2 != k {
-					smaller[k2] = v2
+		for _, smaller := range smallerValues(obj) {
+			out = append(out, with(i, smaller, false))
+		}
+	}
+	return out
+}
+
+// smallerValues returns an object without one of its keys, with one
+// element fewer in one of its lists, or with one of its objects smaller.
+func smallerValues(obj map[string]any) []any {
+	var out []any
+	replaced := func(k string, v any, drop bool) map[string]any {
+		next := map[string]any{}
+		for k2, v2 := range obj {
+			if k2 != k {
+				next[k2] = v2
+			}
+		}
+		if !drop {
+			next[k] = v
+		}
+		return next
+	}
+	for k, v := range obj {
+		out = append(out, replaced(k, nil, true))
+		switch v := v.(type) {
+		case []any:
+			if len(v) > 1 {
+				for j := range v {
+					out = append(out, replaced(k, append(append([]any{}, v[:j]...), v[j+1:]...), false))
 				}
 			}
-			out = append(out, with(i, smaller, false))
-			if list, ok := v.([]any); ok && len(list) > 1 {
-				for j := range list {
-					shorter := append(append([]any{}, list[:j]...), list[j+1:]...)
-					replaced := map[string]any{}
-					for k2, v2 := range obj {
-						replaced[k2] = v2
-					}
-					replaced[k] = shorter
-					out = append(out, with(i, replaced, false))
-				}
+		case map[string]any:
+			for _, smaller := range smallerValues(v) {
+				out = append(out, replaced(k, smaller, false))
 			}
 		}
 	}
@@ -604,39 +1045,77 @@ func smallerPlans(pc planCase) []planCase {
 }
 
 // TestGateAgreesWithTheReferenceModel generates random plans, mixing clean
-// and hostile tools, paths, budgets, shapes and plan policies, and asserts
-// for every child that the gate refuses exactly what the reference refuses,
-// under the same rule and JSON pointer, and passes every child drawn only
-// from clean values. -ref.plans and -ref.seed run more or other plans.
+// and hostile tools, paths, budgets, models, agent blocks, shapes, plan
+// policies and operator policies, and asserts for every child that the gate
+// refuses exactly what the reference refuses, under the same rule and JSON
+// pointer, and passes every child drawn only from clean values. It also
+// asserts that every rule was seen refusing, and that clean children held
+// each kind of value the newer checks judge. -ref.plans and -ref.seed run
+// more or other plans.
 func TestGateAgreesWithTheReferenceModel(t *testing.T) {
-	c := &comparer{t: t, engine: builtin(t), loader: loader(t), operator: mustPolicy(t, operatorPolicy)}
+	c := newComparer(t)
 	r := rand.New(rand.NewPCG(*refSeed, 0x5ba7))
 	children, refused, clean := 0, 0, 0
+	byRule := map[string]int{}
+	cleanWith := map[string]int{"a model": 0, "an agent block": 0, "a spawn tool": 0, "a host write tool": 0, "a sandbox tool": 0}
 	for n := 0; n < *refPlans; n++ {
 		pc := randomPlan(r)
 		if d := c.disagreement(pc); d != "" {
 			small := c.shrink(pc)
 			var b bytes.Buffer
 			writeJSON(&b, small.doc)
-			t.Fatalf("plan %d (seed %d): %s\nsmallest plan that shows it: %s\n%s", n, *refSeed, d, b.String(), c.disagreement(small))
+			t.Fatalf("plan %d (seed %d, operator policy %d: %s): %s\nsmallest plan that shows it: %s\n%s", n, *refSeed, pc.operator, operatorVariants[pc.operator].doc, d, b.String(), c.disagreement(small))
 		}
+		plan := pc.doc["plan"].([]any)
 		for i, found := range refJudge(pc.policies, stdChildren(pc.doc)) {
 			children++
-			if pc.clean[i] {
-				clean++
-			}
 			if len(found) > 0 {
 				refused++
+			}
+			for _, f := range found {
+				byRule[f.rule]++
+			}
+			if !pc.clean[i] {
+				continue
+			}
+			clean++
+			child := plan[i].(map[string]any)
+			for k, v := range map[string]string{"model": "a model", "agent": "an agent block"} {
+				if _, ok := child[k]; ok {
+					cleanWith[v]++
+				}
+			}
+			for _, tool := range child["tools"].([]any) {
+				switch name := tool.(string); {
+				case slices.Contains(refDefaultSpawn, name) || name == "collaboration.delegate":
+					cleanWith["a spawn tool"]++
+				case strings.HasPrefix(name, "sandbox:"):
+					cleanWith["a sandbox tool"]++
+				}
+				if refHostWrite[tool.(string)] && !strings.HasPrefix(tool.(string), "sandbox:") {
+					cleanWith["a host write tool"]++
+				}
 			}
 		}
 	}
 	t.Logf("compared %d plans, %d children (%d drawn only from clean values, %d refused)", *refPlans, children, clean, refused)
+	t.Logf("findings by rule: %v; clean children with %v", byRule, cleanWith)
 	if clean == 0 || refused == 0 {
 		t.Fatal("the generator produced no clean or no refused children")
 	}
+	for _, check := range c.engine.Checks() {
+		if byRule[check.ID] == 0 {
+			t.Errorf("no child was refused under %s: the generator does not reach it", check.ID)
+		}
+	}
+	for what, n := range cleanWith {
+		if n == 0 {
+			t.Errorf("no clean child held %s", what)
+		}
+	}
 }
 
-// bigPlan joins the children of random plans that share a plan policy
+// bigPlan joins the children of random plans that share their policies
 // into one plan of about n children, ids renumbered so none repeats: a
 // plan the engine evaluates in several batches, on several cores.
 func bigPlan(r *rand.Rand, n int) planCase {
@@ -646,10 +1125,7 @@ func bigPlan(r *rand.Rand, n int) planCase {
 		if len(children) >= n {
 			break
 		}
-		more := randomPlan(r)
-		if fmt.Sprint(more.doc["policy"]) != fmt.Sprint(big.doc["policy"]) {
-			continue
-		}
+		more := randomPlanWith(r, big.operator, big.inline)
 		big.doc["plan"] = append(children, more.doc["plan"].([]any)...)
 		big.clean = append(big.clean, more.clean...)
 	}
@@ -666,31 +1142,99 @@ func bigPlan(r *rand.Rand, n int) planCase {
 // A plan of thousands of children is judged in batches on every core; the
 // batches must change nothing: each child gets what the reference says.
 func TestGateAgreesWithTheReferenceModelOnLargePlans(t *testing.T) {
-	c := &comparer{t: t, engine: builtin(t), loader: loader(t), operator: mustPolicy(t, operatorPolicy)}
+	c := newComparer(t)
 	r := rand.New(rand.NewPCG(*refSeed, 0xb16))
 	for n := 0; n < 3; n++ {
 		pc := bigPlan(r, 2500)
 		if d := c.disagreement(pc); d != "" {
-			t.Fatalf("large plan %d (seed %d, %d children): %s", n, *refSeed, len(pc.doc["plan"].([]any)), d)
+			t.Fatalf("large plan %d (seed %d, %d children, operator policy %d): %s", n, *refSeed, len(pc.doc["plan"].([]any)), pc.operator, d)
 		}
 	}
 }
 
 // TestReferenceModelSeesTheExamples keeps the reference honest on the
-// cases the README spells out.
+// cases the README and the rules' descriptions spell out.
 func TestReferenceModelSeesTheExamples(t *testing.T) {
 	op := []refPolicy{operatorRef()}
-	child := map[string]any{"role": "home-cleaner", "tools": []any{"fs.write", "fs:*", "shell.run"}, "paths": []any{"~"}, "budget_tokens": json.Number("5000000")}
-	got := refJudge(op, []any{child})[0]
-	want := []finding{
-		{"budget.cap", "/plan/0/budget_tokens"}, {"paths.escape", "/plan/0/paths/0"},
-		{"tools.write", "/plan/0/tools/0"}, {"tools.allowlist", "/plan/0/tools/1"},
-		{"tools.allowlist", "/plan/0/tools/2"}, {"tools.write", "/plan/0/tools/2"},
+	judge := func(policies []refPolicy, child map[string]any) []finding {
+		t.Helper()
+		for k, v := range child {
+			if s, ok := v.(lit); ok {
+				child[k] = json.Number(s)
+			}
+		}
+		return refJudge(policies, []any{child})[0]
 	}
-	sortFindings(want)
-	if !slices.Equal(got, want) {
-		t.Fatalf("reference on the seed essay's home-cleaner:\n got %v\nwant %v", got, want)
+	expect := func(name string, got []finding, want ...finding) {
+		t.Helper()
+		for i := range want {
+			want[i].pointer = "/plan/0" + want[i].pointer
+		}
+		sortFindings(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("reference on %s:\n got %v\nwant %v", name, got, want)
+		}
 	}
+	expect("the seed essay's home-cleaner",
+		judge(op, map[string]any{"role": "home-cleaner", "tools": []any{"fs.write", "fs:*", "shell.run"}, "paths": []any{"~"}, "budget_tokens": lit("5000000")}),
+		finding{"budget.cap", "/budget_tokens"}, finding{"paths.escape", "/paths/0"},
+		finding{"tools.write", "/tools/0"}, finding{"tools.allowlist", "/tools/1"},
+		finding{"tools.allowlist", "/tools/2"}, finding{"tools.write", "/tools/2"})
+	expect("host tools under operatorPolicy",
+		judge(op, map[string]any{"role": "r", "tools": []any{"Agent", "Bash(git diff:*)", "Bash", "sandbox:read-only"}, "paths": []any{}, "budget_tokens": lit("1")}),
+		finding{"tools.allowlist", "/tools/0"}, finding{"tools.spawn", "/tools/0"}, finding{"tools.allowlist", "/tools/1"},
+		finding{"tools.allowlist", "/tools/2"}, finding{"tools.write", "/tools/2"}, finding{"tools.allowlist", "/tools/3"})
+
+	// A policy that allows sandboxes by a pattern allows every one but
+	// danger-full-access; spawning needs allow_spawn in every policy.
+	host := refPolicyOf("operator", map[string]any{"allowed_tools": []any{"sandbox:*", "Agent", "Task"}, "workspace_root": "/repo/workspace",
+		"budget_cap_tokens": lit("1000"), "allow_write": true, "allow_spawn": true, "spawn_tools": []any{"Agent"}, "allowed_models": []any{"gpt-5*", "anthropic/**"}})
+	plan := refPolicyOf("plan", map[string]any{"allowed_tools": []any{"**", "sandbox:danger-full-access"}, "workspace_root": "/repo/workspace", "budget_cap_tokens": lit("1000"), "allow_write": true})
+	tools := []any{"sandbox:read-only", "sandbox:workspace-write", "sandbox:danger-full-access", "Agent", "Task"}
+	expect("sandboxes and spawn tools, operator alone",
+		judge([]refPolicy{host}, map[string]any{"role": "r", "tools": tools, "paths": []any{}, "budget_tokens": lit("1"), "model": "gpt-5.1"}),
+		finding{"tools.allowlist", "/tools/2"})
+	expect("sandboxes and spawn tools, with a plan policy that does not allow spawning",
+		judge([]refPolicy{host, plan}, map[string]any{"role": "r", "tools": tools, "paths": []any{}, "budget_tokens": lit("1"), "model": "anthropic/claude/opus"}),
+		finding{"tools.allowlist", "/tools/2"}, finding{"tools.spawn", "/tools/3"}, finding{"tools.spawn", "/tools/4"})
+	for _, tc := range []struct {
+		model any
+		want  []finding
+	}{
+		{"gpt-5", nil},
+		{"gpt-5/other", []finding{{"model.allowlist", "/model"}}},
+		{"gpt 5", []finding{{"model.allowlist", "/model"}}}, // the check covers the schema issue
+		{"gpt-5 ", []finding{{"schema", "/model"}}},        // gpt-5* allows it; the schema does not
+		{lit("5"), []finding{{"model.allowlist", "/model"}}},
+		{absent, []finding{{"model.allowlist", "/model"}}},
+	} {
+		child := map[string]any{"role": "r", "tools": []any{"Task"}, "paths": []any{}, "budget_tokens": lit("1"), "model": tc.model}
+		if tc.model == absent {
+			delete(child, "model")
+		}
+		expect(fmt.Sprintf("model %v", tc.model), judge([]refPolicy{host}, child), append([]finding{}, tc.want...)...)
+	}
+
+	// Agent blocks.
+	for _, tc := range []struct {
+		agent any
+		want  []finding
+	}{
+		{map[string]any{"host": "codex", "type": "w", "definition": "w.toml", "sandbox_mode": "read-only"}, nil},
+		{map[string]any{"host": "codex", "type": "w"}, []finding{{"agent.definition", "/agent/definition"}, {"agent.sandbox", "/agent/sandbox_mode"}}},
+		{map[string]any{"host": "codex", "type": "w", "definition": lit("1"), "sandbox_mode": lit("2")}, []finding{{"agent.definition", "/agent/definition"}, {"agent.sandbox", "/agent/sandbox_mode"}}},
+		{map[string]any{"host": "claude-code", "type": "r", "definition": "r.md", "sandbox_mode": lit("2"), "permission_mode": "auto", "inherits_tools": true},
+			[]finding{{"schema", "/agent/sandbox_mode"}, {"agent.permissions", "/agent/permission_mode"}, {"agent.tools", "/tools"}}},
+		{map[string]any{"type": "r", "definition": "r.md", "extra": true, "permission_mode": lit("1")},
+			[]finding{{"schema", "/agent/host"}, {"schema", "/agent/extra"}, {"schema", "/agent/permission_mode"}}},
+		{[]any{}, []finding{{"schema", "/agent"}}},
+	} {
+		child := map[string]any{"role": "r", "tools": []any{"fs.read"}, "paths": []any{}, "budget_tokens": lit("1"), "agent": tc.agent}
+		var b bytes.Buffer
+		writeJSON(&b, child)
+		expect("agent "+b.String(), refJudge(op, stdChildren(map[string]any{"plan": []any{child}}))[0], tc.want...)
+	}
+
 	for _, tc := range pathCases {
 		if got := refInside(tc.path, "/repo/workspace", []string{"/repo/workspace"}); got != tc.inside {
 			t.Errorf("refInside(%q) = %v, want %v", tc.path, got, tc.inside)
@@ -702,9 +1246,22 @@ func TestReferenceModelSeesTheExamples(t *testing.T) {
 	}{
 		{"fs.*", "fs.read", true}, {"fs.*", "fs.read.all", false}, {"fs.**", "fs.read.all", true},
 		{"fs?read", "fs.read", false}, {"fs?read", "fsxread", true}, {"mcp__github__get_*", "mcp__github__get_issue", true},
+		{"sandbox:*", "sandbox:danger-full-access", true}, {"collaboration.*", "collaboration.spawn_agent", true},
 	} {
 		if got := refGlob(tc.pattern, tc.name); got != tc.match {
 			t.Errorf("refGlob(%q, %q) = %v", tc.pattern, tc.name, got)
+		}
+	}
+	for _, tc := range []struct {
+		pattern, name string
+		match         bool
+	}{
+		{"gpt-5*", "gpt-5.1-codex", true}, {"gpt-5*", "gpt-5/other", false}, {"openai/**", "openai/a/b", true},
+		{"o?-mini", "o3-mini", true}, {"o?-mini", "o/-mini", false}, {"anthropic/*/*", "anthropic/claude/sonnet", true},
+		{"claude-*", "claude-sonnet\n", true}, {"**", "a/b c", true}, {"sonnet", "sonnet ", false},
+	} {
+		if got := refModelGlob(tc.pattern, tc.name); got != tc.match {
+			t.Errorf("refModelGlob(%q, %q) = %v", tc.pattern, tc.name, got)
 		}
 	}
 }

@@ -96,9 +96,10 @@ func (e *Error) Where() string {
 	return b.String()
 }
 
-// classify turns whatever stopped the pipeline into an *Error about
-// source.
-func classify(source string, err error) *Error {
+// AsError turns whatever stopped a front end's work into an *Error about
+// source: a reading error keeps its parts, a deadline or cancellation is a
+// Timeout or Interrupted, anything unknown is Internal.
+func AsError(source string, err error) *Error {
 	var je *Error
 	if errors.As(err, &je) {
 		return je

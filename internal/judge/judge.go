@@ -59,8 +59,8 @@ func New(ctx context.Context, opts Options, policyFile string) (*Gate, error) {
 	}
 	g := &Gate{opts: opts, loader: loader}
 	if policyFile != "" {
-		g.operator, err = within(ctx, opts.Timeout, policyFile, func(ctx context.Context) (plan.Policy, error) {
-			data, err := read(ctx, policyFile, policyFile, opts.Limits.MaxBytes, nil)
+		g.operator, err = Within(ctx, opts.Timeout, policyFile, func(ctx context.Context) (plan.Policy, error) {
+			data, err := Read(ctx, policyFile, policyFile, opts.Limits.MaxBytes, nil)
 			if err != nil {
 				return nil, err
 			}
@@ -102,8 +102,8 @@ func SourceName(name string) string {
 // *Error: the plan was not judged, and is never a pass.
 func (g *Gate) JudgeFile(ctx context.Context, name string, stdin io.Reader, maxListed int) (report.Result, error) {
 	source := SourceName(name)
-	return within(ctx, g.opts.Timeout, source, func(ctx context.Context) (report.Result, error) {
-		data, err := read(ctx, name, source, g.opts.Limits.MaxBytes, stdin)
+	return Within(ctx, g.opts.Timeout, source, func(ctx context.Context) (report.Result, error) {
+		data, err := Read(ctx, name, source, g.opts.Limits.MaxBytes, stdin)
 		if err != nil {
 			return report.Result{}, err
 		}
@@ -114,7 +114,7 @@ func (g *Gate) JudgeFile(ctx context.Context, name string, stdin io.Reader, maxL
 // JudgeBytes judges a plan document already in memory; source names it in
 // messages and decides its syntax by its extension (see plan.SyntaxOf).
 func (g *Gate) JudgeBytes(ctx context.Context, source string, data []byte, maxListed int) (report.Result, error) {
-	return within(ctx, g.opts.Timeout, source, func(ctx context.Context) (report.Result, error) {
+	return Within(ctx, g.opts.Timeout, source, func(ctx context.Context) (report.Result, error) {
 		if int64(len(data)) > g.opts.Limits.MaxBytes {
 			return report.Result{}, &plan.Error{Source: source, Msg: fmt.Sprintf("document is larger than %d bytes", g.opts.Limits.MaxBytes), Limit: "max-bytes"}
 		}
@@ -136,12 +136,12 @@ func (g *Gate) judge(ctx context.Context, source string, data []byte, maxListed 
 	return g.engine.Evaluate(ctx, g.operator, p, gate.ListAtMost(maxListed))
 }
 
-// within runs f with the timeout. Running out of time, or the caller's
+// Within runs f with the timeout. Running out of time, or the caller's
 // context ending, is an error like any other, also when f finished anyway:
 // the document is then not judged, never passed. Every error comes back
 // as an *Error about name. f runs on the caller's goroutine: a fresh one
 // would grow its stack again for every document, a fifth of a small check.
-func within[T any](ctx context.Context, timeout time.Duration, name string, f func(context.Context) (T, error)) (T, error) {
+func Within[T any](ctx context.Context, timeout time.Duration, name string, f func(context.Context) (T, error)) (T, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	watchdog := time.AfterFunc(timeout+stopGrace, func() { Stuck(name, timeout) })
@@ -157,7 +157,7 @@ func within[T any](ctx context.Context, timeout time.Duration, name string, f fu
 	case errors.Is(err, context.DeadlineExceeded):
 		return zero, &Error{Kind: Timeout, Source: name, Msg: fmt.Sprintf("timed out after %s", timeout), Limit: "timeout"}
 	}
-	return zero, classify(name, err)
+	return zero, AsError(name, err)
 }
 
 // stopGrace is how long a step may run on after its deadline before Stuck
@@ -170,10 +170,11 @@ const stopGrace = 500 * time.Millisecond
 // it does nothing, and the caller waits.
 var Stuck = func(name string, timeout time.Duration) {}
 
-// read reads a document, giving up when the context ends: a FIFO without
-// a writer or a stdin that never closes must not hold the gate past its
-// timeout or a signal. The abandoned read ends with the process.
-func read(ctx context.Context, name, source string, max int64, stdin io.Reader) ([]byte, error) {
+// Read reads a document (name, or stdin for "-"), giving up when the
+// context ends: a FIFO without a writer or a stdin that never closes must
+// not hold the gate past its timeout or a signal. The abandoned read ends
+// with the process.
+func Read(ctx context.Context, name, source string, max int64, stdin io.Reader) ([]byte, error) {
 	type result struct {
 		data  []byte
 		err   error

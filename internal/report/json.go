@@ -123,6 +123,12 @@ func appendViolation(b []byte, v Violation, indent string) []byte {
 	b = appendField(b, in, "severity", v.Severity, true)
 	b = appendField(b, in, "message", v.Message, true)
 	b = appendField(b, in, "path", v.Path, true)
+	if v.Line > 0 {
+		b = append(b, ',')
+		b = append(b, in...)
+		b = append(b, `"line": `...)
+		b = strconv.AppendInt(b, int64(v.Line), 10)
+	}
 	b = append(b, '\n')
 	b = append(b, indent...)
 	return append(b, '}')

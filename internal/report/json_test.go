@@ -57,12 +57,12 @@ func TestJSONEqualsEncodingJSON(t *testing.T) {
 				res.Children = []Child{}
 			}
 			for m := rng.IntN(3); m > 0; m-- {
-				c := Child{Index: rng.IntN(1000), Role: str(), Verdict: Verdict(str())}
+				c := Child{Index: rng.IntN(1000), Role: str(), Verdict: Verdict(str()), Unlisted: rng.IntN(3)}
 				if rng.IntN(4) > 0 {
 					c.Violations = []Violation{}
 				}
 				for k := rng.IntN(3); k > 0; k-- {
-					c.Violations = append(c.Violations, Violation{str(), str(), str(), str()})
+					c.Violations = append(c.Violations, Violation{str(), str(), str(), str(), rng.IntN(3)})
 				}
 				res.Children = append(res.Children, c)
 			}

@@ -76,6 +76,9 @@ type Violation struct {
 	// Path is a JSON pointer into the plan document, such as
 	// /plan/0/paths/1.
 	Path string `json:"path"`
+	// Line is the line of the file the violation points at, when the
+	// front end knows one (an agent definition's); 0 otherwise.
+	Line int `json:"line,omitempty"`
 }
 
 // Problem is why a plan could not be evaluated, in parts: where in the

@@ -70,7 +70,11 @@ func writeResult(b *bufio.Writer, res Result) {
 			pathWidth = max(pathWidth, len(Clean(v.Path)))
 		}
 		for _, v := range ch.Violations {
-			fmt.Fprintf(b, "      %-*s  %-*s  %s\n", ruleWidth, v.Rule, pathWidth, Clean(v.Path), Clean(v.Message))
+			at := ""
+			if v.Line > 0 {
+				at = "line " + strconv.Itoa(v.Line) + ": "
+			}
+			fmt.Fprintf(b, "      %-*s  %-*s  %s%s\n", ruleWidth, v.Rule, pathWidth, Clean(v.Path), at, Clean(v.Message))
 		}
 		if ch.Unlisted > 0 {
 			fmt.Fprintf(b, "      and %d more, not listed\n", ch.Unlisted)

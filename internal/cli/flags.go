@@ -1,0 +1,247 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+
+	"github.com/spawngate/spawngate/internal/judge"
+	"github.com/spawngate/spawngate/internal/plan"
+	"github.com/spawngate/spawngate/internal/report"
+)
+
+// command is the flags of one subcommand, parsed the same way for all:
+// every flag at most once, flags before, between and after the arguments,
+// "--" ending them, help only when it is all that was asked.
+type command struct {
+	fs   *flag.FlagSet
+	help func(io.Writer, *flag.FlagSet)
+}
+
+func newCommand(name string, help func(io.Writer, *flag.FlagSet)) *command {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {} // errors are reported once, by the caller; help only on -h
+	return &command{fs: fs, help: help}
+}
+
+// gateFlags are the flags of every command that judges: the operator's
+// policy, the limits, the timeout and path resolution.
+func (c *command) gateFlags(policy *string, o *judge.Options) {
+	fs := c.fs
+	fs.Var(policyFlag{policy}, "policy", "the operator's policy `FILE` (.yaml, .yml or .json)")
+	fs.Int64Var(&o.Limits.MaxBytes, "max-bytes", plan.DefaultLimits.MaxBytes, "largest plan or policy document, in `bytes`")
+	fs.Int64Var(&o.Limits.MaxYAMLBytes, "max-yaml-bytes", plan.DefaultLimits.MaxYAMLBytes, "largest YAML document, in `bytes` (YAML takes far more memory to parse than JSON)")
+	fs.IntVar(&o.Limits.MaxDepth, "max-depth", plan.DefaultLimits.MaxDepth, "deepest nesting of lists and mappings, in `levels`")
+	fs.IntVar(&o.Limits.MaxAliasNodes, "max-alias-nodes", plan.DefaultLimits.MaxAliasNodes, "most `values` YAML aliases may expand to, per document")
+	fs.IntVar(&o.Limits.MaxAliasBytes, "max-alias-bytes", plan.DefaultLimits.MaxAliasBytes, "most `bytes` of strings and keys YAML aliases may expand to, per document")
+	fs.IntVar(&o.Limits.MaxStringBytes, "max-string-bytes", plan.DefaultLimits.MaxStringBytes, "longest string or key, in `bytes`")
+	fs.IntVar(&o.Limits.MaxValues, "max-values", plan.DefaultLimits.MaxValues, "most `values` (of any kind) in one document")
+	fs.IntVar(&o.Limits.MaxChildren, "max-children", plan.DefaultLimits.MaxChildren, "most `children` in one plan")
+	fs.IntVar(&o.Limits.MaxChildEntries, "max-child-entries", plan.DefaultLimits.MaxChildEntries, "most `entries` one child's tools, and one child's paths, may list")
+	fs.BoolVar(&o.ResolvePaths, "resolve-paths", false, "also resolve every path on this machine's filesystem, following symlinks; the workspace roots must exist")
+	fs.DurationVar(&o.Timeout, "timeout", judge.DefaultTimeout, "longest time to judge one plan (read, validate, evaluate), as a `duration` such as 500ms or 10s")
+}
+
+// reportFlags are the flags of every command that prints a report.
+func (c *command) reportFlags(format *report.Format, maxListed *int) {
+	c.fs.Var(formatFlag{format}, "format", "output `format`: "+formatHelp())
+	c.fs.IntVar(maxListed, "max-listed", report.DefaultMaxListed, "most `violations` the report lists in all; the rest are counted per child, and verdicts and counts stay exact")
+}
+
+// parse parses the command line and returns its arguments. Every flag may
+// be given once: a second --policy would silently drop the first, a second
+// --resolve-paths=false or --max-* would silently undo a safety setting an
+// earlier part of the command line made. Help (-h, --help) is an answer
+// only when it is all that was asked: "-h" among plans, or a file a glob
+// named "--help=x", must never turn a run into exit 0; c.help is then
+// written and flag.ErrHelp returned.
+func (c *command) parse(args []string, help io.Writer) ([]string, error) {
+	fs := c.fs
+	fs.VisitAll(func(f *flag.Flag) {
+		if _, ok := f.Value.(*onceValue); !ok {
+			f.Value = &onceValue{Value: f.Value}
+		}
+	})
+	flagArgs, rest := args, []string(nil)
+	for i, a := range args {
+		if a == "--" {
+			flagArgs, rest = args[:i], args[i+1:]
+			break
+		}
+	}
+	var positional []string
+	for {
+		if err := fs.Parse(flagArgs); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				if len(args) != 1 || (args[0] != "-h" && args[0] != "-help" && args[0] != "--help") {
+					return positional, &usageError{"-h and --help take no value and no other arguments; to name a file like a flag, put it after --"}
+				}
+				c.help(help, fs)
+				return nil, err
+			}
+			return positional, &usageError{flagError(err)}
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		flagArgs = fs.Args()[1:]
+	}
+	return append(positional, rest...), nil
+}
+
+// checkGate refuses limits and settings the gate cannot work with.
+func checkGate(policy string, o judge.Options) error {
+	l := o.Limits
+	switch {
+	case l.MaxBytes <= 0:
+		return &usageError{"--max-bytes must be positive"}
+	case l.MaxYAMLBytes <= 0:
+		return &usageError{"--max-yaml-bytes must be positive"}
+	case l.MaxDepth <= 0 || l.MaxDepth > maxDepthCeiling:
+		return &usageError{fmt.Sprintf("--max-depth must be between 1 and %d", maxDepthCeiling)}
+	case l.MaxAliasNodes < 0:
+		return &usageError{"--max-alias-nodes must not be negative"}
+	case l.MaxAliasBytes < 0:
+		return &usageError{"--max-alias-bytes must not be negative"}
+	case l.MaxChildEntries <= 0:
+		return &usageError{"--max-child-entries must be positive"}
+	case l.MaxStringBytes <= 0:
+		return &usageError{"--max-string-bytes must be positive"}
+	case l.MaxValues <= 0:
+		return &usageError{"--max-values must be positive"}
+	case l.MaxChildren <= 0:
+		return &usageError{"--max-children must be positive"}
+	case o.Timeout <= 0:
+		return &usageError{"--timeout must be positive"}
+	case policy == "-":
+		return &usageError{"--policy must name a file: standard input is for plans"}
+	}
+	return nil
+}
+
+// printFlags lists a command's flags with their defaults, for its help.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		kind, usage := flag.UnquoteUsage(f)
+		if kind != "" {
+			kind = " " + kind
+		}
+		fmt.Fprintf(w, "  --%s%s\n    \t%s", f.Name, kind, usage)
+		if f.DefValue != "" && f.DefValue != "false" {
+			fmt.Fprintf(w, " (default %s)", f.DefValue)
+		}
+		fmt.Fprintln(w)
+	})
+	fmt.Fprint(w, "\nEvery flag may be given at most once; flags may come before or after the\n"+
+		"arguments, and -- ends them.\n")
+}
+
+// maxDepthCeiling caps --max-depth: the readers recurse once per level, and
+// a deeper document would overflow the stack instead of being refused.
+const maxDepthCeiling = 10000
+
+// usageError is a command line the gate cannot act on.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+// onceValue is a flag that refuses to be set twice: whichever of two
+// values were applied, the other would be dropped without a word.
+type onceValue struct {
+	flag.Value
+	set bool
+}
+
+func (o *onceValue) Set(s string) error {
+	if o.set {
+		return errors.New("given more than once")
+	}
+	o.set = true
+	return o.Value.Set(s)
+}
+
+// IsBoolFlag keeps --resolve-paths a flag without a value.
+func (o *onceValue) IsBoolFlag() bool {
+	b, ok := o.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// policyFlag is --policy. An empty value (an unset $POLICY) must not mean
+// "no operator policy".
+type policyFlag struct{ value *string }
+
+func (p policyFlag) String() string {
+	if p.value == nil {
+		return ""
+	}
+	return *p.value
+}
+
+func (p policyFlag) Set(s string) error {
+	if s == "" {
+		return errors.New("is empty: name the operator's policy file")
+	}
+	*p.value = s
+	return nil
+}
+
+// formatFlag is --format, chosen from report.Formats.
+type formatFlag struct{ value *report.Format }
+
+func (f formatFlag) String() string {
+	if f.value == nil {
+		return report.Formats[0].Name
+	}
+	return f.value.Name
+}
+
+func (f formatFlag) Set(s string) error {
+	format, err := report.FormatNamed(s)
+	if err != nil {
+		return err
+	}
+	*f.value = format
+	return nil
+}
+
+var (
+	unknownFlag  = regexp.MustCompile(`^flag provided but not defined: -+(.*)$`)
+	missingValue = regexp.MustCompile(`^flag needs an argument: -+(.*)$`)
+	badValue     = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for (?:flag )?-+([^:]*): (.*)$`)
+)
+
+// flagError says a flag package error the way the flags are documented,
+// with two dashes.
+func flagError(err error) string {
+	msg := err.Error()
+	if m := unknownFlag.FindStringSubmatch(msg); m != nil {
+		return "unknown flag --" + m[1]
+	}
+	if m := missingValue.FindStringSubmatch(msg); m != nil {
+		return "--" + m[1] + " needs a value"
+	}
+	if m := badValue.FindStringSubmatch(msg); m != nil {
+		why := m[3]
+		switch {
+		case why == "parse error" && m[2] == "timeout":
+			why = "not a duration such as 500ms or 10s"
+		case why == "parse error":
+			why = "not a number"
+		}
+		return fmt.Sprintf("--%s %q: %s", m[2], m[1], why)
+	}
+	return msg
+}
+
+func formatHelp() string {
+	parts := make([]string, len(report.Formats))
+	for i, f := range report.Formats {
+		parts[i] = f.Name + " (" + f.Help + ")"
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,177 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+
+	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/hook"
+	"github.com/spawngate/spawngate/internal/judge"
+	"github.com/spawngate/spawngate/internal/plan"
+	"github.com/spawngate/spawngate/internal/report"
+)
+
+// hookOptions are the flags of spawngate hook HOST.
+type hookOptions struct {
+	host      agent.Host
+	policy    string
+	gate      judge.Options
+	agentDirs dirsFlag
+	budget    string
+	printPlan string
+}
+
+// The hosts spawngate hook speaks for, by the name the command takes.
+var hookHosts = map[string]agent.Host{"claude-code": agent.ClaudeCode, "codex": agent.Codex}
+
+// runHook is spawngate hook HOST: one hook payload on stdin, the answer in
+// the host's protocol. Both hosts block a spawn on exit 0 with the deny
+// JSON (a refusal) and on exit 2 with a reason on stderr (cannot judge);
+// anything else lets it through. So a hook says nothing and exits 0 to
+// pass, and never exits 1: Claude Code reads exit 1 as a non-blocking
+// error and spawns the child, and so does Codex. Even its help exits 2, so
+// that a hook wired with -h blocks rather than passes.
+func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fail := func(msg string) int {
+		fmt.Fprintf(stderr, "spawngate: %s\n", report.Clean(plan.OneLine(msg)))
+		return exitError
+	}
+	if len(args) == 0 {
+		return fail("hook needs the host it answers for: spawngate hook claude-code or spawngate hook codex (see spawngate help hook)")
+	}
+	host, ok := hookHosts[args[0]]
+	if !ok {
+		if len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+			printHookHelp(stdout)
+			return exitError
+		}
+		return fail(fmt.Sprintf("hook: unknown host %q: choose claude-code or codex", args[0]))
+	}
+	opts, err := parseHook(host, args[1:], stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitError
+	}
+	if err != nil {
+		return fail(err.Error() + " (see spawngate help hook)")
+	}
+	g, err := newGate(ctx, opts.gate, opts.policy)
+	if err != nil {
+		return fail(err.Error())
+	}
+	payload, err := judge.Within(ctx, opts.gate.Timeout, "hook payload", func(ctx context.Context) ([]byte, error) {
+		return judge.Read(ctx, judge.Stdin, "hook payload", opts.gate.Limits.MaxBytes, stdin)
+	})
+	if err != nil {
+		line, _ := say(err)
+		return fail(line)
+	}
+	home, _ := os.UserHomeDir()
+	cfg := hook.Config{Host: host, Home: home, Budget: json.Number(opts.budget), Getenv: os.Getenv}
+	if len(opts.agentDirs) > 0 {
+		cfg.AgentsDirs = opts.agentDirs
+	}
+	d := hook.Decide(ctx, g, cfg, payload)
+	if opts.printPlan != "" && d.Plan != nil {
+		if err := writePlan(opts.printPlan, d.Plan, stderr); err != nil {
+			fmt.Fprintf(stderr, "spawngate: --print-plan: %s\n", report.Clean(plan.OneLine(err.Error())))
+		}
+	}
+	switch d.Kind {
+	case hook.Ignore, hook.Pass:
+		return exitPass
+	case hook.Deny:
+		if _, err := stdout.Write(hook.DenyJSON(d.Reason)); err != nil {
+			return fail("writing the answer: " + err.Error())
+		}
+		return exitPass
+	}
+	line, _ := say(d.Err)
+	return fail(line)
+}
+
+// writePlan writes the plan a hook judged, for an operator to read or to
+// give to spawngate check: to a file, or to stderr for "-". Never to stdout,
+// which is the host's.
+func writePlan(name string, data []byte, stderr io.Writer) error {
+	if name == "-" {
+		_, err := stderr.Write(data)
+		return err
+	}
+	return os.WriteFile(name, data, 0o644)
+}
+
+func parseHook(host agent.Host, args []string, help io.Writer) (*hookOptions, error) {
+	opts := &hookOptions{host: host, gate: judge.DefaultOptions()}
+	c := newCommand("spawngate hook "+string(host), func(w io.Writer, fs *flag.FlagSet) { printHookFlags(w, host, fs) })
+	c.gateFlags(&opts.policy, &opts.gate)
+	c.fs.Var(&opts.agentDirs, "agents-dir", "a `DIR` of agent definitions to look in, before any other; repeat it to give several, in order (default: the host's own folders, found from the payload's cwd)")
+	c.fs.StringVar(&opts.budget, "budget-tokens", "", "the token `budget` a spawn is granted when its definition states none (default: the operator policy's budget_cap_tokens)")
+	c.fs.StringVar(&opts.printPlan, "print-plan", "", "also write the plan the hook judged to `FILE` (- for stderr), to read it or give it to spawngate check; the answer is the same")
+	args, err := c.parse(args, help)
+	if err != nil {
+		return opts, err
+	}
+	if len(args) > 0 {
+		return opts, &usageError{fmt.Sprintf("hook takes no arguments, only flags: the payload comes on standard input (got %q)", args[0])}
+	}
+	if opts.policy == "" {
+		return opts, &usageError{"hook needs --policy FILE: a spawn call carries no policy of its own"}
+	}
+	if err := checkGate(opts.policy, opts.gate); err != nil {
+		return opts, err
+	}
+	if opts.budget != "" {
+		if n, err := strconv.ParseInt(opts.budget, 10, 64); err != nil || n <= 0 || strconv.FormatInt(n, 10) != opts.budget {
+			return opts, &usageError{fmt.Sprintf("--budget-tokens %q: not a positive whole number", opts.budget)}
+		}
+	}
+	return opts, nil
+}
+
+// dirsFlag is a flag that may be given many times, in order.
+type dirsFlag []string
+
+func (d *dirsFlag) String() string { return fmt.Sprint(*d) }
+
+func (d *dirsFlag) Set(s string) error {
+	if s == "" {
+		return errors.New("is empty: name a folder of agent definitions")
+	}
+	*d = append(*d, s)
+	return nil
+}
+
+func printHookHelp(w io.Writer) {
+	fmt.Fprint(w, `Usage: spawngate hook claude-code|codex --policy FILE [flags] < PAYLOAD
+
+Reads one PreToolUse hook payload on standard input, finds the agent
+definition the spawn names, translates both into a plan and judges it
+like spawngate check. It answers in the host's protocol:
+
+  pass            no output, exit 0
+  refused         exit 0 with {"hookSpecificOutput": {... "permissionDecision": "deny", ...}}
+  cannot judge    exit 2 with one line on stderr (both hosts block on it)
+  not a spawn     no output, exit 0 (the matcher was wider than needed)
+
+It never exits 1, which both hosts read as "go ahead". Its help exits 2,
+so that a hook wired with -h blocks rather than passes.
+
+Run 'spawngate hook claude-code -h' or 'spawngate hook codex -h' for the
+flags, and see the README's "Use it from Claude Code" and "Use it from
+Codex" for the settings that wire it in.
+`)
+}
+
+func printHookFlags(w io.Writer, host agent.Host, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "Usage: spawngate hook %s --policy FILE [flags] < PAYLOAD\n\n", host)
+	fmt.Fprint(w, "Judges the spawn one PreToolUse payload asks for. Pass: no output, exit 0.\n"+
+		"Refused: the deny JSON on stdout, exit 0. Cannot judge: one line on\n"+
+		"stderr, exit 2. Never exit 1. (This help exits 2.)\n\nFlags:\n")
+	printFlags(w, fs)
+}
