@@ -17,7 +17,7 @@ import data.spawngate.lib
 
 modes := {"read-only", "workspace-write", "danger-full-access"}
 
-deny contains lib.violation(i, "/agent/sandbox_mode", explain(child.agent)) if {
+deny contains lib.violation(i, field(child.agent), explain(child.agent)) if {
 	some i, child in lib.children
 	child.agent.host == "codex"
 	is_string(child.agent.definition) # without one, agent.definition refuses the child
@@ -27,6 +27,13 @@ deny contains lib.violation(i, "/agent/sandbox_mode", explain(child.agent)) if {
 # (A helper: "not x.sandbox_mode in modes" is undefined, not true, when the
 # key is missing.)
 sandboxed(agent) if agent.sandbox_mode in modes
+
+# Without a sandbox nothing about the child's powers is known, so the
+# refusal is of the child itself; a sandbox that is set but unknown is
+# refused where it is written.
+field(agent) := "/agent/sandbox_mode" if {
+	is_string(agent.sandbox_mode)
+} else := ""
 
 explain(agent) := sprintf("sandbox_mode %s is not read-only, workspace-write or danger-full-access", [lib.show(agent.sandbox_mode)]) if {
 	is_string(agent.sandbox_mode)

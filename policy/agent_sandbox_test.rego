@@ -15,7 +15,7 @@ test_sandbox_modes_allowed[mode] if {
 }
 
 test_unset_sandbox_denied if {
-	judge(codex(null)) == {{"child": 0, "field": "/agent/sandbox_mode", "message": "sandbox_mode is not set, so the child inherits the parent session's sandbox, which the hook cannot see: set sandbox_mode in its definition"}}
+	judge(codex(null)) == {{"child": 0, "field": "", "message": "sandbox_mode is not set, so the child inherits the parent session's sandbox, which the hook cannot see: set sandbox_mode in its definition"}}
 	count(judge(object.remove(codex(null), ["sandbox_mode"]))) == 1
 }
 

@@ -17,9 +17,9 @@ deny contains lib.violation(i, "/tools", problem(child)) if {
 }
 
 # A child translated from a host's spawn lists no tools when its agent
-# inherits every tool or has no definition; agent.tools and
-# agent.definition refuse it for that, saying why, and this check does not
-# repeat it.
+# inherits every tool, has no definition, or (Codex) sets no sandbox;
+# agent.tools, agent.definition and agent.sandbox refuse it for that,
+# saying why, and this check does not repeat it.
 explained(child) if child.agent.inherits_tools == true
 
 explained(child) if {
@@ -27,6 +27,15 @@ explained(child) if {
 	not is_string(child.agent.definition)
 	not "tools" in object.keys(child)
 }
+
+# A Codex agent's tools are its sandbox and its MCP servers; without a
+# sandbox, agent.sandbox says what to set.
+explained(child) if {
+	child.agent.host == "codex"
+	not sandboxed(child.agent)
+}
+
+sandboxed(agent) if agent.sandbox_mode in {"read-only", "workspace-write", "danger-full-access"}
 
 well_formed(child) if {
 	is_array(child.tools)

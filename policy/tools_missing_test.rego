@@ -34,9 +34,12 @@ test_second_child_denied_by_index if {
 test_missing_tools_an_agent_check_explains_allowed if {
 	inherits := {"host": "claude-code", "type": "r", "definition": "r.md", "inherits_tools": true}
 	undefined := {"host": "codex", "type": "r", "definition": null}
+	unsandboxed := {"host": "codex", "type": "r", "definition": "r.toml", "sandbox_mode": null}
 	count(tools_missing.deny) == 0 with input as fixtures.plan([
 		object.union(fixtures.child_without("tools"), {"agent": inherits}),
 		object.union(fixtures.child_without("tools"), {"agent": undefined}),
+		object.union(fixtures.child({"tools": []}), {"agent": unsandboxed}),
+		object.union(fixtures.child({"tools": []}), {"agent": object.remove(unsandboxed, ["sandbox_mode"])}),
 	])
 }
 

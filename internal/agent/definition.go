@@ -159,6 +159,10 @@ func ReadCodex(file string, data []byte) *Definition {
 		if errors.As(err, &de) {
 			d.Err.Line, d.Err.Column = de.Position()
 		}
+		// A key written twice is an error of meaning, not of syntax: the
+		// name may still be read, so that only a spawn of that name is
+		// refused for it.
+		d.Name = tomlName(data)
 		return d
 	}
 	d.Fields = normalizeTOML(fields).(map[string]any)
@@ -260,6 +264,27 @@ func tomlLines(data []byte, lines map[string]int) {
 			record(append(append([]string{}, table...), parts...), line)
 		}
 	}
+}
+
+// tomlName finds the first top-level name = "..." of a TOML document that
+// the strict reader refused, or "".
+func tomlName(data []byte) string {
+	p := unstable.Parser{}
+	p.Reset(data)
+	for p.NextExpression() {
+		e := p.Expression()
+		if e.Kind == unstable.Table || e.Kind == unstable.ArrayTable {
+			return ""
+		}
+		parts, _ := keyParts(e.Key())
+		if e.Kind == unstable.KeyValue && len(parts) == 1 && parts[0] == "name" {
+			if v := e.Value(); v != nil && v.Kind == unstable.String {
+				return string(v.Data)
+			}
+			return ""
+		}
+	}
+	return ""
 }
 
 // keyParts reads a dotted key, and the range of its first part.

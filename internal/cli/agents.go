@@ -121,9 +121,11 @@ func judgeDefinition(ctx context.Context, g *judge.Gate, catalog *agent.Catalog,
 	case def.Skipped != "":
 		resolved, problem = nil, fmt.Sprintf("%s defines no agent: %s", def.File, def.Skipped)
 		call.Type = strings.TrimSuffix(filepath.Base(def.File), filepath.Ext(def.File))
-	case def.Err != nil && def.Name == "":
+	case def.Err != nil:
 		resolved, problem = nil, "the definition does not parse: "+def.ParseProblem()
-		call.Type = strings.TrimSuffix(filepath.Base(def.File), filepath.Ext(def.File))
+		if def.Name == "" {
+			call.Type = strings.TrimSuffix(filepath.Base(def.File), filepath.Ext(def.File))
+		}
 	default:
 		// As a spawn of its name would resolve it: a second definition of
 		// the name, or an error in this one, is a refusal.

@@ -253,10 +253,17 @@ func refJudge(policies []refPolicy, children []any) [][]finding {
 			}
 		}
 
-		// tools
+		// tools: a child with no tools gets tools.missing, unless its agent
+		// block says why: it inherits every tool (agent.tools), or it has no
+		// definition and no tools key at all (agent.definition).
+		agent, isAgent := obj["agent"].(map[string]any)
+		_, hasTools := obj["tools"]
+		explained := isAgent && (agent["inherits_tools"] == true || (!isString(agent["definition"]) && !hasTools))
 		if tools, ok := obj["tools"].([]any); !ok || len(tools) == 0 {
 			bad("/tools")
-			add("tools.missing", "/tools")
+			if !explained {
+				add("tools.missing", "/tools")
+			}
 		} else {
 			for j, t := range tools {
 				field := "/tools/" + strconv.Itoa(j)
@@ -332,9 +339,8 @@ func refJudge(policies []refPolicy, children []any) [][]finding {
 			}
 		}
 		// agent
-		if v, present := obj["agent"]; present {
-			agent, ok := v.(map[string]any)
-			if !ok {
+		if _, present := obj["agent"]; present {
+			if !isAgent {
 				bad("/agent")
 			} else {
 				for k := range agent {
@@ -364,14 +370,17 @@ func refJudge(policies []refPolicy, children []any) [][]finding {
 					}
 				}
 				// A definition the gate can read is a file name; null or
-				// missing says there is none.
-				if !isString(agent["definition"]) {
-					add("agent.definition", "/agent/definition")
+				// missing says there is none, and then nothing about the
+				// child's shape can be known: the finding is the child's
+				// own, and covers every schema issue of it.
+				defined := isString(agent["definition"])
+				if !defined {
+					add("agent.definition", "")
 				}
 				if mode, _ := agent["permission_mode"].(string); refApprovingModes[mode] {
 					add("agent.permissions", "/agent/permission_mode")
 				}
-				if agent["host"] == "codex" {
+				if agent["host"] == "codex" && defined {
 					if mode, _ := agent["sandbox_mode"].(string); !refSandboxModes[mode] {
 						add("agent.sandbox", "/agent/sandbox_mode")
 					}
@@ -531,7 +540,7 @@ var (
 		"type":            {absent, lit("5"), nil, "", true},
 		"definition":      {absent, nil, "", lit("3"), true, []any{".claude/agents/x.md"}, map[string]any{}},
 		"problem":         {absent, "", "agent type \"general-purpose\" is built in and no agents folder defines it", lit("1"), nil},
-		"inherits_tools":  {absent, true, false, "true", lit("1"), nil},
+		"inherits_tools":  {absent, true, true, false, "true", lit("1"), nil},
 		"permission_mode": {absent, "bypassPermissions", "auto", "Auto", "bypasspermissions", "default", lit("1"), nil},
 		"sandbox_mode":    {absent, nil, "yolo", "Read-Only", "read-only ", "read-only", "danger-full-access", lit("1"), true},
 		"caller":          {absent, "lead", lit("2"), nil},
@@ -1074,6 +1083,10 @@ func TestGateAgreesWithTheReferenceModel(t *testing.T) {
 			}
 			for _, f := range found {
 				byRule[f.rule]++
+				if f.rule == "schema" {
+					// where the schema issues lie: the newer keys must be among them
+					byRule["schema at "+strings.SplitN(f.pointer+"/", "/", 5)[3]]++
+				}
 			}
 			if !pc.clean[i] {
 				continue
@@ -1106,6 +1119,11 @@ func TestGateAgreesWithTheReferenceModel(t *testing.T) {
 	for _, check := range c.engine.Checks() {
 		if byRule[check.ID] == 0 {
 			t.Errorf("no child was refused under %s: the generator does not reach it", check.ID)
+		}
+	}
+	for _, key := range []string{"model", "agent"} {
+		if byRule["schema at "+key] == 0 {
+			t.Errorf("no schema issue at /plan/N/%s survived: the generator does not reach it", key)
 		}
 	}
 	for what, n := range cleanWith {
@@ -1204,7 +1222,7 @@ func TestReferenceModelSeesTheExamples(t *testing.T) {
 		{"gpt-5", nil},
 		{"gpt-5/other", []finding{{"model.allowlist", "/model"}}},
 		{"gpt 5", []finding{{"model.allowlist", "/model"}}}, // the check covers the schema issue
-		{"gpt-5 ", []finding{{"schema", "/model"}}},        // gpt-5* allows it; the schema does not
+		{"gpt-5 ", []finding{{"schema", "/model"}}},         // gpt-5* allows it; the schema does not
 		{lit("5"), []finding{{"model.allowlist", "/model"}}},
 		{absent, []finding{{"model.allowlist", "/model"}}},
 	} {
@@ -1221,8 +1239,10 @@ func TestReferenceModelSeesTheExamples(t *testing.T) {
 		want  []finding
 	}{
 		{map[string]any{"host": "codex", "type": "w", "definition": "w.toml", "sandbox_mode": "read-only"}, nil},
-		{map[string]any{"host": "codex", "type": "w"}, []finding{{"agent.definition", "/agent/definition"}, {"agent.sandbox", "/agent/sandbox_mode"}}},
-		{map[string]any{"host": "codex", "type": "w", "definition": lit("1"), "sandbox_mode": lit("2")}, []finding{{"agent.definition", "/agent/definition"}, {"agent.sandbox", "/agent/sandbox_mode"}}},
+		{map[string]any{"host": "codex", "type": "w"}, []finding{{"agent.definition", ""}}},
+		{map[string]any{"host": "codex", "type": "w", "definition": lit("1"), "sandbox_mode": lit("2"), "extra": true}, []finding{{"agent.definition", ""}}},
+		{map[string]any{"host": "codex", "type": "w", "definition": "w.toml", "sandbox_mode": "yolo"}, []finding{{"agent.sandbox", "/agent/sandbox_mode"}}},
+		{map[string]any{"host": "codex", "type": "w", "definition": "w.toml", "sandbox_mode": lit("2")}, []finding{{"agent.sandbox", "/agent/sandbox_mode"}}},
 		{map[string]any{"host": "claude-code", "type": "r", "definition": "r.md", "sandbox_mode": lit("2"), "permission_mode": "auto", "inherits_tools": true},
 			[]finding{{"schema", "/agent/sandbox_mode"}, {"agent.permissions", "/agent/permission_mode"}, {"agent.tools", "/tools"}}},
 		{map[string]any{"type": "r", "definition": "r.md", "extra": true, "permission_mode": lit("1")},
@@ -1233,6 +1253,27 @@ func TestReferenceModelSeesTheExamples(t *testing.T) {
 		var b bytes.Buffer
 		writeJSON(&b, child)
 		expect("agent "+b.String(), refJudge(op, stdChildren(map[string]any{"plan": []any{child}}))[0], tc.want...)
+	}
+	// A child without tools whose agent block says why is refused for that
+	// reason, not as tools.missing.
+	for _, tc := range []struct {
+		tools, agent any
+		want         []finding
+	}{
+		{absent, map[string]any{"host": "codex", "type": "w", "definition": nil}, []finding{{"agent.definition", ""}}},
+		{[]any{}, map[string]any{"host": "codex", "type": "w", "definition": nil}, []finding{{"agent.definition", ""}, {"tools.missing", "/tools"}}},
+		{absent, map[string]any{"host": "claude-code", "type": "r", "definition": "r.md", "inherits_tools": true}, []finding{{"agent.tools", "/tools"}}},
+		{"fs.read", map[string]any{"host": "claude-code", "type": "r", "definition": "r.md", "inherits_tools": true}, []finding{{"agent.tools", "/tools"}}},
+		{absent, map[string]any{"host": "claude-code", "type": "r", "definition": "r.md", "inherits_tools": false}, []finding{{"tools.missing", "/tools"}}},
+		{absent, "reviewer", []finding{{"tools.missing", "/tools"}, {"schema", "/agent"}}},
+	} {
+		child := map[string]any{"role": "r", "tools": tc.tools, "paths": []any{}, "budget_tokens": lit("1"), "agent": tc.agent}
+		if tc.tools == absent {
+			delete(child, "tools")
+		}
+		var b bytes.Buffer
+		writeJSON(&b, child)
+		expect("no tools "+b.String(), refJudge(op, stdChildren(map[string]any{"plan": []any{child}}))[0], tc.want...)
 	}
 
 	for _, tc := range pathCases {
