@@ -1,0 +1,279 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/spawngate/spawngate/internal/mutate"
+	"github.com/spawngate/spawngate/internal/report"
+)
+
+// hostFixtures are the example payloads of a host, with the policy and
+// the agents folder they are judged with.
+type hostFixtures struct {
+	host, policy, agents string
+	payloads             []string
+}
+
+func exampleHosts(t testing.TB) []hostFixtures {
+	t.Helper()
+	var out []hostFixtures
+	for _, h := range []struct{ host, dir, agents string }{
+		{"claude-code", "claude-code", ".claude/agents"},
+		{"codex", "codex", ".codex/agents"},
+	} {
+		base := filepath.Join("..", "..", "examples", h.dir)
+		payloads, err := filepath.Glob(filepath.Join(base, "payloads", "*.json"))
+		if err != nil || len(payloads) == 0 {
+			t.Fatalf("no example payloads for %s: %v", h.host, err)
+		}
+		out = append(out, hostFixtures{h.host, filepath.Join(base, "policy.yaml"), filepath.Join(base, h.agents), payloads})
+	}
+	return out
+}
+
+// hookAnswer is what a hook said: its exit code, stdout and stderr.
+type hookAnswer struct {
+	code           int
+	stdout, stderr string
+}
+
+func runHookOn(t testing.TB, args []string, payload []byte) hookAnswer {
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), args, bytes.NewReader(payload), &stdout, &stderr)
+	return hookAnswer{code, stdout.String(), stderr.String()}
+}
+
+// denyReason reads a deny answer, failing when stdout is anything else.
+func denyReason(t testing.TB, stdout string) string {
+	t.Helper()
+	var answer struct {
+		HookSpecificOutput struct {
+			HookEventName            string `json:"hookEventName"`
+			PermissionDecision       string `json:"permissionDecision"`
+			PermissionDecisionReason string `json:"permissionDecisionReason"`
+		} `json:"hookSpecificOutput"`
+	}
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&answer); err != nil || dec.More() {
+		t.Fatalf("stdout is not one deny answer: %v\n%s", err, stdout)
+	}
+	o := answer.HookSpecificOutput
+	if o.HookEventName != "PreToolUse" || o.PermissionDecision != "deny" || o.PermissionDecisionReason == "" {
+		t.Fatalf("not a deny answer: %+v", o)
+	}
+	return o.PermissionDecisionReason
+}
+
+// checkHookProtocol holds an answer to what both hosts' protocols make
+// safe: exit 0 with nothing (pass) or one deny answer (refused), or exit 2
+// with one line on stderr and nothing on stdout (cannot judge). Never exit
+// 1, and never an "allow".
+func checkHookProtocol(t testing.TB, a hookAnswer) {
+	t.Helper()
+	switch a.code {
+	case exitPass:
+		if a.stdout != "" {
+			denyReason(t, a.stdout)
+		}
+		if a.stderr != "" {
+			t.Fatalf("exit 0 with stderr %q", a.stderr)
+		}
+	case exitError:
+		if a.stdout != "" && !strings.HasPrefix(a.stdout, "Usage:") {
+			t.Fatalf("exit 2 with stdout %q", a.stdout)
+		}
+		if a.stderr == "" && a.stdout == "" {
+			t.Fatal("exit 2 without a reason on stderr: Codex would let the spawn through")
+		}
+		if a.stderr != "" && (strings.Count(a.stderr, "\n") != 1 || !strings.HasPrefix(a.stderr, "spawngate: ")) {
+			t.Fatalf("stderr is not one line: %q", a.stderr)
+		}
+	default:
+		t.Fatalf("exit %d: a hook may exit only 0 or 2 (stdout %q, stderr %q)", a.code, a.stdout, a.stderr)
+	}
+}
+
+// For every example payload, the hook's decision is spawngate check's on
+// the plan the hook printed: a refusal is exit 1 with the same rules at
+// the same fields, a pass is exit 0. The hook and check cannot disagree.
+func TestHookDecisionEqualsCheckOnThePrintedPlan(t *testing.T) {
+	decided := map[string]int{}
+	for _, h := range exampleHosts(t) {
+		for _, p := range h.payloads {
+			payload, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			printed := filepath.Join(t.TempDir(), "plan.json")
+			a := runHookOn(t, []string{"hook", h.host, "--policy", h.policy, "--agents-dir", h.agents, "--print-plan", printed}, payload)
+			checkHookProtocol(t, a)
+			if _, err := os.Stat(printed); os.IsNotExist(err) {
+				if a.code != exitPass || a.stdout != "" {
+					t.Fatalf("%s: no plan printed, yet the hook answered %+v", p, a)
+				}
+				decided["not a spawn"]++
+				continue // not a spawn: nothing was judged
+			}
+			var out, errOut bytes.Buffer
+			code := Run(context.Background(), []string{"check", "--policy", h.policy, "--format", "json", printed}, nil, &out, &errOut)
+			var rep report.Report
+			if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+				t.Fatalf("%s: check printed no report: %v", p, err)
+			}
+			switch {
+			case a.stdout == "" && a.code == exitPass:
+				decided["pass"]++
+				if code != exitPass {
+					t.Fatalf("%s: the hook passed, check exits %d: %s", p, code, out.String())
+				}
+			case a.code == exitPass:
+				decided["deny"]++
+				reason := denyReason(t, a.stdout)
+				if code != exitBlock {
+					t.Fatalf("%s: the hook refused, check exits %d", p, code)
+				}
+				var want []string
+				for _, v := range rep.Results[0].Children[0].Violations {
+					field := strings.TrimPrefix(v.Path, "/plan/0")
+					if field == "" {
+						field = "/"
+					}
+					want = append(want, v.Rule+" "+field)
+				}
+				var got []string
+				for _, line := range strings.Split(reason, "\n")[1:] {
+					fields := strings.Fields(strings.TrimPrefix(line, "- "))
+					got = append(got, fields[0]+" "+strings.TrimSuffix(fields[1], ":"))
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("%s: the hook names %q, check %q", p, got, want)
+				}
+			default:
+				t.Fatalf("%s: the hook could not judge a plan it printed: %+v", p, a)
+			}
+		}
+	}
+	if decided["pass"] == 0 || decided["deny"] < 5 || decided["not a spawn"] == 0 {
+		t.Fatalf("the fixtures did not try every answer: %v", decided)
+	}
+}
+
+// hookSeeds are the example payloads and variants of them.
+func hookSeeds(t testing.TB) [][]byte {
+	var seeds [][]byte
+	for _, h := range exampleHosts(t) {
+		for _, p := range h.payloads {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seeds = append(seeds, data)
+		}
+	}
+	for _, s := range []string{``, `{}`, `[]`, `null`, `{"tool_name": "Agent"}`, `{"tool_name": "Agent", "tool_input": {}, "cwd": "/"}`,
+		`{"tool_name": "spawn_agent", "tool_input": {"agent_type": null}, "cwd": "/home/dev/project"}`,
+		`{"tool_name": "Task", "tool_input": {"subagent_type": "code-reviewer"}, "cwd": "/home/dev/project", "hook_event_name": 1}`} {
+		seeds = append(seeds, []byte(s))
+	}
+	return seeds
+}
+
+// hookProperty runs both hooks on one payload and holds the answers to the
+// hosts' protocols.
+func hookProperty(t testing.TB) func(*testing.T, []byte) {
+	hosts := exampleHosts(t)
+	return func(t *testing.T, payload []byte) {
+		for _, h := range hosts {
+			a := runHookOn(t, []string{"hook", h.host, "--policy", h.policy, "--agents-dir", h.agents}, payload)
+			checkHookProtocol(t, a)
+		}
+	}
+}
+
+// FuzzHook feeds both hooks any bytes: whatever they are, the answer is one
+// both hosts read safely (hookProperty), never exit 1.
+func FuzzHook(f *testing.F) {
+	for _, s := range hookSeeds(f) {
+		f.Add(s)
+	}
+	f.Fuzz(hookProperty(f))
+}
+
+// TestFuzzHookShort runs FuzzHook's property over payloads mutated from
+// its seeds.
+func TestFuzzHookShort(t *testing.T) {
+	check := hookProperty(t)
+	for _, in := range mutate.Bytes(hookSeeds(t), 1500, 2) {
+		check(t, in)
+	}
+}
+
+// The hook finds definitions where the host does: in the project's folder
+// from the payload's cwd up to the repository root (the closest first),
+// then in the user's; and it reads a model the host's environment forces.
+func TestHookFindsDefinitionsWhereTheHostDoes(t *testing.T) {
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	repo := filepath.Join(root, "repo")
+	sub := filepath.Join(repo, "svc", "api")
+	write := func(path, content string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	agent := func(name, tools string) string {
+		return "---\nname: " + name + "\ndescription: d\ntools: " + tools + "\nmodel: sonnet\n---\n"
+	}
+	write(filepath.Join(repo, ".git", "HEAD"), "ref: refs/heads/main\n")
+	write(filepath.Join(repo, ".claude", "agents", "r.md"), agent("reader", "Read"))
+	write(filepath.Join(sub, ".claude", "agents", "r.md"), agent("reader", "Read, Bash")) // closest wins
+	write(filepath.Join(repo, ".claude", "agents", "only-repo.md"), agent("lister", "Glob"))
+	write(filepath.Join(home, ".claude", "agents", "u.md"), agent("user-agent", "Grep"))
+	write(filepath.Join(root, ".claude", "agents", "above.md"), agent("above-repo", "Grep")) // above the repository: not looked at
+	policy := filepath.Join(root, "policy.yaml")
+	write(policy, "allowed_tools: [Read, Grep, Glob, Bash]\nworkspace_root: "+repo+"\nbudget_cap_tokens: 1000\n")
+	t.Setenv("HOME", home)
+	payload := func(typ string) []byte {
+		return []byte(fmt.Sprintf(`{"cwd": %q, "hook_event_name": "PreToolUse", "tool_name": "Agent", "tool_input": {"subagent_type": %q}}`, sub, typ))
+	}
+	for _, tc := range []struct {
+		typ, want string
+	}{
+		{"reader", "tools.write /tools/1"},   // the closest definition, which has Bash
+		{"lister", ""},                       // the repository's
+		{"User Agent", ""},                   // the user's, matched as Claude Code matches names
+		{"above-repo", "agent.definition /"}, // outside the repository
+	} {
+		a := runHookOn(t, []string{"hook", "claude-code", "--policy", policy}, payload(tc.typ))
+		checkHookProtocol(t, a)
+		got := ""
+		if a.stdout != "" {
+			lines := strings.Split(denyReason(t, a.stdout), "\n")
+			got = strings.Join(strings.Fields(strings.TrimPrefix(lines[1], "- "))[:2], " ")
+			got = strings.TrimSuffix(got, ":")
+		}
+		if got != tc.want {
+			t.Errorf("%s: refused for %q, want %q (%s)", tc.typ, got, tc.want, a.stdout)
+		}
+	}
+	t.Setenv("CLAUDE_CODE_SUBAGENT_MODEL", "opus")
+	restricted := filepath.Join(root, "restricted.yaml")
+	write(restricted, "allowed_tools: [Glob]\nworkspace_root: "+repo+"\nbudget_cap_tokens: 1000\nallowed_models: [sonnet]\n")
+	a := runHookOn(t, []string{"hook", "claude-code", "--policy", restricted}, payload("lister"))
+	if !strings.Contains(a.stdout, `model \"opus\" is not allowed`) {
+		t.Fatalf("the model the environment forces was not judged: %+v", a)
+	}
+}
