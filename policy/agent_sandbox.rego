@@ -4,10 +4,11 @@
 #   A Codex agent definition without sandbox_mode inherits the parent
 #   session's sandbox, which the hook cannot see, so it could be
 #   danger-full-access. The definition must set sandbox_mode to read-only,
-#   workspace-write or danger-full-access; each is then judged as the tool
-#   sandbox:<mode> (workspace-write and danger-full-access write, and
-#   danger-full-access must be allowed by an exact entry). A child with no
-#   definition at all is agent.definition's.
+#   workspace-write or danger-full-access. (spawngate hook codex and
+#   spawngate agents give the child its sandbox as the tool sandbox:<mode>,
+#   which the tool checks judge: workspace-write and danger-full-access
+#   write, and danger-full-access must be allowed by an exact entry.) A
+#   child with no definition at all is agent.definition's.
 # custom:
 #   id: agent.sandbox
 #   severity: high

@@ -12,7 +12,7 @@ package spawngate.lib
 # n keys in time n squared.)
 #
 # input.children holds one child for each group of plan children that
-# differ only in what grants nothing (id, brief, model, metadata). A check
+# differ only in what grants nothing (id, brief, metadata). A check
 # judges each child on its own, and sees the children a batch at a time. A
 # check of the whole plan (a count, a sum) declares custom.scope: plan in
 # its METADATA: it sees every child at once, and input.members[i] says how

@@ -24,9 +24,13 @@ explained(child) if child.agent.inherits_tools == true
 
 explained(child) if {
 	is_object(child.agent)
-	not is_string(child.agent.definition)
+	not defined(child.agent)
 	not "tools" in object.keys(child)
 }
+
+# (A helper: "not is_string(x.definition)" is undefined, not true, when the
+# key is missing.)
+defined(agent) if is_string(agent.definition)
 
 # A Codex agent's tools are its sandbox and its MCP servers; without a
 # sandbox, agent.sandbox says what to set.

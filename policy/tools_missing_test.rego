@@ -38,6 +38,7 @@ test_missing_tools_an_agent_check_explains_allowed if {
 	count(tools_missing.deny) == 0 with input as fixtures.plan([
 		object.union(fixtures.child_without("tools"), {"agent": inherits}),
 		object.union(fixtures.child_without("tools"), {"agent": undefined}),
+		object.union(fixtures.child_without("tools"), {"agent": object.remove(undefined, ["definition"])}),
 		object.union(fixtures.child({"tools": []}), {"agent": unsandboxed}),
 		object.union(fixtures.child({"tools": []}), {"agent": object.remove(unsandboxed, ["sandbox_mode"])}),
 	])

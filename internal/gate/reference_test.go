@@ -19,7 +19,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"unicode"
 
 	"github.com/spawngate/spawngate/internal/gate"
 	"github.com/spawngate/spawngate/internal/plan"
@@ -131,9 +130,11 @@ func refAllows(p refPolicy, name string) bool {
 	return refAny(p.allowed, name, refGlob)
 }
 
-// refModelName reads the child schema's "a model name without
-// whitespace": a non-empty string with no whitespace in it.
-func refModelName(s string) bool { return s != "" && !strings.ContainsFunc(s, unicode.IsSpace) }
+// refModelName reads the child schema's model rule: printable ASCII
+// without a space, at least one character.
+func refModelName(s string) bool {
+	return s != "" && !strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r > '~' })
+}
 
 // refInside reads the README's path rules directly: segments of
 // A-Z a-z 0-9 . _ - @ between single slashes, one trailing slash allowed,
@@ -254,11 +255,16 @@ func refJudge(policies []refPolicy, children []any) [][]finding {
 		}
 
 		// tools: a child with no tools gets tools.missing, unless its agent
-		// block says why: it inherits every tool (agent.tools), or it has no
-		// definition and no tools key at all (agent.definition).
+		// block says why: it inherits every tool (agent.tools), it has no
+		// definition and no tools key at all (agent.definition), or it is a
+		// Codex agent, whose tools are its sandbox, without a sandbox
+		// (agent.sandbox, or agent.definition when it has no definition).
 		agent, isAgent := obj["agent"].(map[string]any)
 		_, hasTools := obj["tools"]
-		explained := isAgent && (agent["inherits_tools"] == true || (!isString(agent["definition"]) && !hasTools))
+		sandbox, _ := agent["sandbox_mode"].(string)
+		explained := isAgent && (agent["inherits_tools"] == true ||
+			(!isString(agent["definition"]) && !hasTools) ||
+			(agent["host"] == "codex" && !refSandboxModes[sandbox]))
 		if tools, ok := obj["tools"].([]any); !ok || len(tools) == 0 {
 			bad("/tools")
 			if !explained {
@@ -380,9 +386,14 @@ func refJudge(policies []refPolicy, children []any) [][]finding {
 				if mode, _ := agent["permission_mode"].(string); refApprovingModes[mode] {
 					add("agent.permissions", "/agent/permission_mode")
 				}
-				if agent["host"] == "codex" && defined {
-					if mode, _ := agent["sandbox_mode"].(string); !refSandboxModes[mode] {
+				// A Codex agent needs a sandbox. One that is set but unknown is
+				// refused where it is written; without one nothing about the
+				// child's powers is known, and the refusal is of the child.
+				if agent["host"] == "codex" && defined && !refSandboxModes[sandbox] {
+					if isString(agent["sandbox_mode"]) {
 						add("agent.sandbox", "/agent/sandbox_mode")
+					} else {
+						add("agent.sandbox", "")
 					}
 				}
 				if agent["inherits_tools"] == true {
@@ -511,13 +522,10 @@ var (
 		lit("0"), lit("-1"), lit("-0"), lit("200000"), lit("200001"), lit("5000000"), lit("4e4"), lit("40000.0"),
 		lit("1.5"), lit("9007199254740993"), lit("100000"), lit("100001"), lit("150001"), "40000", true, nil, []any{lit("1")},
 	}
-	// Models no policy below lists, or that break the schema. Whitespace
-	// the schema's \S does not know (U+000B, U+00A0, U+2028, U+3000 ...) is
-	// left out: the gate takes "a\u00a0b" as a model name without
-	// whitespace, the README's reading does not (see the report of the
-	// change that extended this model).
+	// Models no policy below lists, or that break the schema: whitespace
+	// of every kind (the schema allows printable ASCII only), non-ASCII.
 	hostileModels = []any{
-		absent, "opus", "gpt-4o", "m", "claude sonnet", " sonnet", "sonnet ", "sonnet\n", "\tgpt-5", "", "openai/gpt-5/mini",
+		absent, "a\u000bb", "son\u00a0net", "gpt\u2028", "\u3000", "opus", "gpt-4o", "m", "claude sonnet", " sonnet", "sonnet ", "sonnet\n", "\tgpt-5", "", "openai/gpt-5/mini",
 		"anthropic/claude", "o33-mini", "o/-mini", "CLAUDE-OPUS-4", "claude-opus-4/", "claude-sönnet", "gpt-5*", "**",
 		lit("5"), nil, true, []any{"sonnet"}, map[string]any{"name": "sonnet"},
 	}
@@ -1242,7 +1250,8 @@ func TestReferenceModelSeesTheExamples(t *testing.T) {
 		{map[string]any{"host": "codex", "type": "w"}, []finding{{"agent.definition", ""}}},
 		{map[string]any{"host": "codex", "type": "w", "definition": lit("1"), "sandbox_mode": lit("2"), "extra": true}, []finding{{"agent.definition", ""}}},
 		{map[string]any{"host": "codex", "type": "w", "definition": "w.toml", "sandbox_mode": "yolo"}, []finding{{"agent.sandbox", "/agent/sandbox_mode"}}},
-		{map[string]any{"host": "codex", "type": "w", "definition": "w.toml", "sandbox_mode": lit("2")}, []finding{{"agent.sandbox", "/agent/sandbox_mode"}}},
+		{map[string]any{"host": "codex", "type": "w", "definition": "w.toml", "sandbox_mode": lit("2")}, []finding{{"agent.sandbox", ""}}},
+		{map[string]any{"host": "codex", "type": "w", "definition": "w.toml", "sandbox_mode": nil, "caller": true}, []finding{{"agent.sandbox", ""}}},
 		{map[string]any{"host": "claude-code", "type": "r", "definition": "r.md", "sandbox_mode": lit("2"), "permission_mode": "auto", "inherits_tools": true},
 			[]finding{{"schema", "/agent/sandbox_mode"}, {"agent.permissions", "/agent/permission_mode"}, {"agent.tools", "/tools"}}},
 		{map[string]any{"type": "r", "definition": "r.md", "extra": true, "permission_mode": lit("1")},
@@ -1261,11 +1270,21 @@ func TestReferenceModelSeesTheExamples(t *testing.T) {
 		want         []finding
 	}{
 		{absent, map[string]any{"host": "codex", "type": "w", "definition": nil}, []finding{{"agent.definition", ""}}},
-		{[]any{}, map[string]any{"host": "codex", "type": "w", "definition": nil}, []finding{{"agent.definition", ""}, {"tools.missing", "/tools"}}},
+		{absent, map[string]any{"host": "claude-code", "type": "r", "definition": nil}, []finding{{"agent.definition", ""}}},
+		// A definition left out says as much as null. (The gate once added
+		// tools.missing here: "not is_string(child.agent.definition)" is
+		// undefined, not true, when the key is missing.)
+		{absent, map[string]any{"host": "claude-code", "type": "r"}, []finding{{"agent.definition", ""}}},
+		{[]any{}, map[string]any{"host": "claude-code", "type": "w", "definition": nil}, []finding{{"agent.definition", ""}, {"tools.missing", "/tools"}}},
+		{[]any{}, map[string]any{"host": "codex", "type": "w", "definition": nil}, []finding{{"agent.definition", ""}}},
 		{absent, map[string]any{"host": "claude-code", "type": "r", "definition": "r.md", "inherits_tools": true}, []finding{{"agent.tools", "/tools"}}},
 		{"fs.read", map[string]any{"host": "claude-code", "type": "r", "definition": "r.md", "inherits_tools": true}, []finding{{"agent.tools", "/tools"}}},
 		{absent, map[string]any{"host": "claude-code", "type": "r", "definition": "r.md", "inherits_tools": false}, []finding{{"tools.missing", "/tools"}}},
 		{absent, "reviewer", []finding{{"tools.missing", "/tools"}, {"schema", "/agent"}}},
+		{[]any{}, map[string]any{"host": "codex", "type": "w", "definition": "w.toml"}, []finding{{"agent.sandbox", ""}}},
+		{[]any{}, map[string]any{"host": "codex", "type": "w", "definition": "w.toml", "sandbox_mode": "yolo"}, []finding{{"agent.sandbox", "/agent/sandbox_mode"}, {"schema", "/tools"}}},
+		{"fs.read", map[string]any{"host": "codex", "type": "w", "definition": "w.toml", "sandbox_mode": "yolo"}, []finding{{"agent.sandbox", "/agent/sandbox_mode"}, {"schema", "/tools"}}},
+		{[]any{}, map[string]any{"host": "codex", "type": "w", "definition": "w.toml", "sandbox_mode": "read-only"}, []finding{{"tools.missing", "/tools"}}},
 	} {
 		child := map[string]any{"role": "r", "tools": tc.tools, "paths": []any{}, "budget_tokens": lit("1"), "agent": tc.agent}
 		if tc.tools == absent {
