@@ -207,9 +207,9 @@ func (c *Catalog) Definitions() []*Definition {
 
 // Resolve finds the definition of an agent type, as the host would, or
 // says why none can be judged: the type is defined twice in the folder
-// that would win, its definition does not parse, a file in a folder that
-// comes first does not parse and may define it, or it is built in, or
-// unknown.
+// that would win, its definition does not parse, a file in that folder or
+// one that comes first does not parse and may define it, or it is built in,
+// or unknown.
 func (c *Catalog) Resolve(typ string) (*Definition, string) {
 	want := normalize(c.Host, typ)
 	for i, defs := range c.folders {
@@ -228,10 +228,12 @@ func (c *Catalog) Resolve(typ string) (*Definition, string) {
 			return nil, fmt.Sprintf("agent type %q is defined twice in %s (%s and %s): the host would pick one by file order; keep one", typ, c.Dirs[i], found[0].File, found[1].File)
 		case len(found) == 1 && found[0].Err != nil:
 			return nil, fmt.Sprintf("the definition of agent type %q in %s does not parse: %s", typ, found[0].File, found[0].ParseProblem())
+		case len(unnamed) > 0:
+			// Also in the folder that defines the type: the file may define
+			// it a second time, and the host might pick that one.
+			return nil, fmt.Sprintf("agent type %q may be defined by %s, which does not parse: %s", typ, unnamed[0].File, unnamed[0].ParseProblem())
 		case len(found) == 1:
 			return found[0], ""
-		case len(unnamed) > 0:
-			return nil, fmt.Sprintf("agent type %q may be defined by %s, which does not parse: %s", typ, unnamed[0].File, unnamed[0].ParseProblem())
 		}
 	}
 	for _, b := range Builtin(c.Host) {

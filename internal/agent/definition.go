@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
@@ -55,6 +57,22 @@ func ReadClaude(ctx context.Context, file string, data []byte, lim plan.Limits) 
 	d := &Definition{Host: ClaudeCode, File: file, Lines: map[string]int{}}
 	front, ok := frontmatter(data)
 	if !ok {
+		// Written almost as frontmatter (a byte-order mark, spaces after a
+		// ---), a host might still read it: then it is a definition the gate
+		// cannot read, refused under the name a lenient reading finds, so
+		// that a definition of the same name further down is not taken for
+		// it.
+		if loose, ok := frontmatter(leniently(data)); ok {
+			d.Err = &plan.Error{Source: file, Line: 1, Msg: "the frontmatter is written oddly (a byte-order mark, or spaces after ---): hosts may read it differently; write it plainly"}
+			var fields map[string]any
+			if yaml.Unmarshal(loose, &fields) == nil {
+				d.Name, _ = fields["name"].(string)
+			}
+			if d.Name == "" {
+				d.Err, d.Skipped = nil, "its frontmatter has no name, so Claude Code does not load it"
+			}
+			return d
+		}
 		d.Skipped = "it does not start with YAML frontmatter between --- lines, so Claude Code does not load it"
 		return d
 	}
@@ -128,6 +146,19 @@ func frontmatter(data []byte) ([]byte, bool) {
 	return rest[:end+1], true
 }
 
+// leniently undoes what a lenient reader of frontmatter forgives: a
+// byte-order mark, and spaces or tabs after a --- line.
+func leniently(data []byte) []byte {
+	data = bytes.TrimPrefix(data, []byte{0xEF, 0xBB, 0xBF})
+	lines := bytes.Split(data, []byte("\n"))
+	for i, l := range lines {
+		if t := bytes.TrimRight(l, " \t\r"); bytes.Equal(t, []byte("---")) {
+			lines[i] = t
+		}
+	}
+	return bytes.Join(lines, []byte("\n"))
+}
+
 // keyLines records the line of each top-level key of a YAML mapping, and of
 // each entry of a block list under one, shifted by offset lines.
 func keyLines(front []byte, offset int, lines map[string]int) {
@@ -168,7 +199,12 @@ func ReadCodex(file string, data []byte) *Definition {
 	d.Fields = normalizeTOML(fields).(map[string]any)
 	tomlLines(data, d.Lines)
 	name, ok := d.Fields["name"].(string)
+	_, servers := d.Fields["mcp_servers"].(map[string]any)
+	_, serversSet := d.Fields["mcp_servers"]
 	switch {
+	case serversSet && !servers:
+		d.Name = name
+		d.Err = &plan.Error{Source: file, Line: d.Lines["mcp_servers"], Msg: "mcp_servers is not a table of servers"}
 	case !ok || name == "":
 		d.Err = &plan.Error{Source: file, Line: d.Lines["name"], Msg: "the definition has no name, which Codex knows an agent by"}
 	case !isString(d.Fields["description"]):
@@ -226,7 +262,16 @@ func normalizeTOML(v any) any {
 	case int64:
 		return jsonNumber(fmt.Sprint(v))
 	case float64:
-		return jsonNumber(fmt.Sprint(v))
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Sprint(v) // nan and inf are no JSON number
+		}
+		// A TOML float stays written as one (40000.0, not 40000), so that
+		// a budget written as a float is refused as it is in a plan.
+		s := strconv.FormatFloat(v, 'g', -1, 64)
+		if !strings.ContainsAny(s, ".eE") {
+			s += ".0"
+		}
+		return jsonNumber(s)
 	case string, bool:
 		return v
 	}

@@ -86,6 +86,7 @@ func Translate(call Call, def *Definition, problem string) Translation {
 		codexChild(call, def, child, facts, t.Lines)
 		if model == "" {
 			model, _ = def.Fields["model"].(string)
+			t.Lines["/model"] = def.Lines["model"]
 		}
 	default:
 		t.File = def.File
@@ -105,6 +106,7 @@ func Translate(call Call, def *Definition, problem string) Translation {
 	}
 	if call.EnvModel != "" {
 		model = call.EnvModel
+		delete(t.Lines, "/model") // the environment's, not the definition's
 	}
 	if model != "" && model != "inherit" {
 		child["model"] = model
@@ -133,20 +135,31 @@ func sessionMode(call Call, own string) string {
 // tools omitted means every tool of the parent; disallowedTools is applied
 // first, then tools is resolved against what is left.
 func claudeChild(call Call, def *Definition, child, facts map[string]any, lines map[string]int) {
-	own, _ := def.Fields["permissionMode"].(string)
-	if own == "" {
-		own = "default"
-	}
-	facts["permission_mode"] = sessionMode(call, own)
 	lines["/agent/permission_mode"] = def.Lines["permissionMode"]
-	raw, listed := def.Fields["tools"]
-	if !listed || raw == nil {
+	raw, set := def.Fields["permissionMode"]
+	own, isString := raw.(string)
+	switch {
+	case set && !isString:
+		// Kept as written, for the schema to refuse: a mode the gate cannot
+		// read is not the default.
+		facts["permission_mode"] = raw
+		if mode := sessionMode(call, ""); mode != "" {
+			facts["permission_mode"] = mode
+		}
+	default:
+		if own == "" {
+			own = "default"
+		}
+		facts["permission_mode"] = sessionMode(call, own)
+	}
+	rawTools, listed := def.Fields["tools"]
+	if !listed || rawTools == nil {
 		facts["inherits_tools"] = true
 		lines["/tools"] = def.Lines["disallowedTools"]
 		return
 	}
 	facts["inherits_tools"] = false
-	entries, entryLines := toolList(raw, def.Lines, "tools")
+	entries, entryLines := toolList(rawTools, def.Lines, "tools")
 	denied, _ := toolList(def.Fields["disallowedTools"], def.Lines, "disallowedTools")
 	tools := []any{}
 	lines["/tools"] = def.Lines["tools"]
@@ -212,7 +225,7 @@ func removed(tool string, denied []any) bool {
 			return true
 		case s == "mcp__*" && strings.HasPrefix(tool, "mcp__"):
 			return true
-		case strings.HasSuffix(s, "__*") && strings.HasPrefix(tool, strings.TrimSuffix(s, "*")):
+		case strings.HasPrefix(s, "mcp__") && strings.HasSuffix(s, "__*") && strings.HasPrefix(tool, strings.TrimSuffix(s, "*")):
 			return true
 		case strings.HasPrefix(s, "mcp__") && strings.HasPrefix(tool, s+"__"):
 			return true

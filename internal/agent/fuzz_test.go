@@ -1,0 +1,365 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spawngate/spawngate/internal/mutate"
+	"github.com/spawngate/spawngate/internal/plan"
+)
+
+// The fuzz targets read any bytes as a definition and hold the reader to
+// the invariants the rest of the package, and the hook, rely on:
+//
+//   - Reading never panics, and gives a *Definition of the host, of the
+//     file, with a non-nil Lines.
+//   - Every definition is in one of three states, and Resolve tells them
+//     apart by Skipped and Err alone:
+//     skipped (Skipped != ""): the host loads nothing from the file, and
+//     Resolve passes it over (Claude Code only: ReadCodex never skips);
+//     broken (Skipped == "", Err != nil): Resolve refuses the spawn of its
+//     Name, or of any type while Name is "";
+//     usable (Skipped == "", Err == nil): Fields is not nil, Name is the
+//     non-empty string Fields["name"] and the description is a string
+//     (for Claude Code a non-empty one, and a name without ':' or a
+//     leading '-').
+//   - Claude Code: settings come only from a frontmatter the strict reader
+//     read, so Fields != nil means Err == nil; a broken file that is not
+//     skipped is one the host would load, so it has the Name the lenient
+//     reading found; a file that does not start with "---" is skipped.
+//   - Codex: Fields is nil exactly when the TOML did not parse, and then
+//     no line is known either.
+//   - Err names the file; ParseProblem is one line.
+//   - Fields is JSON-shaped (maps, lists, strings, booleans, null and
+//     json.Number holding a valid JSON number), so that a child built of
+//     it can be encoded; every line in Lines and Err lies in the file.
+//   - Translating a spawn of what was read (as the definition when it is
+//     usable, or as no definition with the reason as the problem, and, to
+//     be robust, as the definition whatever its state) gives Plan() bytes
+//     that are the same on every call, that the gate's strict loader reads
+//     into one child without a document error, and whose facts say what
+//     the definition and the call say. A child with schema issues is fine:
+//     those are refusals. A limit error is fine too: a definition can list
+//     more tools than a child may (max-child-entries), or nest its values
+//     deeper, and the gate then stops with an error, which never passes.
+
+func FuzzReadClaude(f *testing.F) {
+	for _, seed := range claudeSeeds() {
+		f.Add(seed)
+	}
+	f.Fuzz(readProperty(f, ClaudeCode))
+}
+
+func FuzzReadCodex(f *testing.F) {
+	for _, seed := range codexSeeds() {
+		f.Add(seed)
+	}
+	f.Fuzz(readProperty(f, Codex))
+}
+
+// TestFuzzReadClaudeShort runs FuzzReadClaude's property over inputs
+// mutated from its seeds.
+func TestFuzzReadClaudeShort(t *testing.T) {
+	check := readProperty(t, ClaudeCode)
+	for _, in := range mutate.Bytes(claudeSeeds(), 4000, 1) {
+		check(t, in)
+	}
+}
+
+// TestFuzzReadCodexShort runs FuzzReadCodex's property over inputs mutated
+// from its seeds.
+func TestFuzzReadCodexShort(t *testing.T) {
+	check := readProperty(t, Codex)
+	for _, in := range mutate.Bytes(codexSeeds(), 4000, 1) {
+		check(t, in)
+	}
+}
+
+func claudeSeeds() [][]byte {
+	var seeds [][]byte
+	for _, tc := range claudeCases {
+		seeds = append(seeds, []byte(tc.data))
+	}
+	for _, tc := range translateCases {
+		if tc.host == ClaudeCode && tc.def != "" {
+			seeds = append(seeds, []byte(tc.def))
+		}
+	}
+	seeds = append(seeds, exampleSeeds("claude-code", "*.md")...)
+	return append(seeds,
+		[]byte(md("tools: mcp__github__get, Bash(git diff:*)\ndisallowedTools: [mcp__github, 'mcp__*', 'mcp__x__*']\npermissionMode: manual\nmodel: inherit\nbudget_tokens: 10\n")),
+		[]byte("---\r\nname: a\r\ndescription: d\r\ntools:\r\n  - Read\r\n---"),
+	)
+}
+
+func codexSeeds() [][]byte {
+	var seeds [][]byte
+	for _, tc := range codexCases {
+		seeds = append(seeds, []byte(tc.data))
+	}
+	for _, tc := range translateCases {
+		if tc.host == Codex && tc.def != "" {
+			seeds = append(seeds, []byte(tc.def))
+		}
+	}
+	seeds = append(seeds, exampleSeeds("codex", "*.toml")...)
+	return append(seeds,
+		[]byte(codexTOML("sandbox_mode = \"read-only\"\nbudget_tokens = 1\nmodel = \"m\"\n[mcp_servers.a]\ncommand = \"a\"\n[mcp_servers.b.env]\nX = 1\n")),
+		[]byte(codexTOML("mcp_servers = { a = { command = \"a\" }, b = 5 }\nsandbox_mode = [\"read-only\"]\nx = 1979-05-27T07:32:00Z\n")),
+	)
+}
+
+// exampleSeeds reads the example definitions of a host.
+func exampleSeeds(example, pattern string) [][]byte {
+	host := ClaudeCode
+	if example == "codex" {
+		host = Codex
+	}
+	files, _ := filepath.Glob(filepath.Join("..", "..", "examples", example, Folder(host), pattern))
+	var seeds [][]byte
+	for _, f := range files {
+		if data, err := os.ReadFile(f); err == nil {
+			seeds = append(seeds, data)
+		}
+	}
+	return seeds
+}
+
+func readProperty(tb testing.TB, host Host) func(t *testing.T, data []byte) {
+	loader, err := plan.NewLoader(plan.DefaultLimits)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	file := "/repo/" + filepath.ToSlash(Folder(host)) + "/agent.md"
+	if host == Codex {
+		file = "/repo/" + filepath.ToSlash(Folder(host)) + "/agent.toml"
+	}
+	return func(t *testing.T, data []byte) {
+		var d *Definition
+		if host == Codex {
+			d = ReadCodex(file, data)
+		} else {
+			d = ReadClaude(context.Background(), file, data, plan.DefaultLimits)
+		}
+		if err := checkDefinition(d, host, file, data); err != nil {
+			t.Fatalf("%v\ninput %q\nread  %+v", err, data, d)
+		}
+		usable := d.Skipped == "" && d.Err == nil
+		why := d.Skipped
+		if why == "" {
+			why = d.ParseProblem()
+		}
+		lineCount := bytes.Count(data, []byte("\n")) + 1
+		for _, call := range []Call{
+			{Host: host, Type: d.Name, Cwd: "/repo", Budget: "1000"},
+			{Host: host, Cwd: "/repo", SessionMode: "bypassPermissions", Model: "call-model", EnvModel: "env-model", Brief: "b", ID: "id", Caller: "lead"},
+		} {
+			if usable {
+				tr := Translate(call, d, "")
+				if err := checkTranslation(loader, tr, call, d, lineCount); err != nil {
+					t.Fatalf("%v\ninput %q\nplan  %s", err, data, tr.Plan())
+				}
+			} else {
+				tr := Translate(call, nil, why)
+				if err := checkTranslation(loader, tr, call, nil, lineCount); err != nil {
+					t.Fatalf("%v\ninput %q\nplan  %s", err, data, tr.Plan())
+				}
+				if tr.Child["agent"].(map[string]any)["problem"] != why {
+					t.Fatalf("problem fact %v, want %q", tr.Child["agent"], why)
+				}
+				// Translate is only ever given a usable definition, but
+				// nothing read makes it fail.
+				tr = Translate(call, d, "")
+				if _, err := loadTranslation(loader, tr); err != nil {
+					t.Fatalf("%v\ninput %q\nplan  %s", err, data, tr.Plan())
+				}
+			}
+		}
+	}
+}
+
+// checkDefinition checks the invariants of a definition read from data.
+func checkDefinition(d *Definition, host Host, file string, data []byte) error {
+	switch {
+	case d == nil:
+		return errors.New("nil definition")
+	case d.Host != host || d.File != file:
+		return fmt.Errorf("Host, File = %q, %q", d.Host, d.File)
+	case d.Lines == nil:
+		return errors.New("nil Lines")
+	case d.Err != nil && d.Err.Source != file:
+		return fmt.Errorf("Err.Source = %q", d.Err.Source)
+	case d.Err != nil && (d.ParseProblem() == "" || strings.ContainsAny(d.ParseProblem(), "\r\n")):
+		return fmt.Errorf("ParseProblem() = %q", d.ParseProblem())
+	}
+	usable := d.Skipped == "" && d.Err == nil
+	if usable {
+		name, _ := d.Fields["name"].(string)
+		desc, isString := d.Fields["description"].(string)
+		switch {
+		case d.Fields == nil:
+			return errors.New("a usable definition without fields")
+		case d.Name == "" || d.Name != name:
+			return fmt.Errorf("a usable definition named %q, with the name field %v", d.Name, d.Fields["name"])
+		case !isString:
+			return fmt.Errorf("a usable definition with the description %v", d.Fields["description"])
+		case host == ClaudeCode && (desc == "" || strings.Contains(name, ":") || strings.HasPrefix(name, "-")):
+			return fmt.Errorf("Claude Code would skip the definition named %q, described %q", name, desc)
+		}
+	}
+	if host == Codex {
+		switch {
+		case d.Skipped != "":
+			return fmt.Errorf("a Codex definition skipped: %s", d.Skipped)
+		case d.Fields == nil && d.Err == nil:
+			return errors.New("no fields and no error")
+		case d.Fields == nil && len(d.Lines) > 0:
+			return fmt.Errorf("lines %v of a file that does not parse", d.Lines)
+		}
+	} else {
+		starts := bytes.HasPrefix(data, []byte("---\n")) || bytes.HasPrefix(data, []byte("---\r\n"))
+		switch {
+		case d.Fields != nil && d.Err != nil:
+			return fmt.Errorf("fields of a frontmatter that does not parse: %v", d.Err)
+		case d.Err != nil && d.Skipped == "" && d.Name == "":
+			return fmt.Errorf("broken, not skipped, and unnamed: %v", d.Err)
+		case !starts && d.Skipped == "" && !strings.HasPrefix(d.ParseProblem(), "line 1: the frontmatter is written oddly"):
+			// Almost frontmatter (a byte-order mark, spaces after ---) is
+			// refused under its name rather than skipped.
+			return errors.New("no frontmatter, not skipped")
+		case d.Fields == nil && len(d.Lines) > 0:
+			return fmt.Errorf("lines %v without fields", d.Lines)
+		}
+	}
+	if d.Fields != nil {
+		if err := jsonShaped(d.Fields); err != nil {
+			return fmt.Errorf("Fields: %v", err)
+		}
+	}
+	lineCount := bytes.Count(data, []byte("\n")) + 1
+	for k, line := range d.Lines {
+		if line < 1 || line > lineCount {
+			return fmt.Errorf("Lines[%q] = %d in a file of %d lines", k, line, lineCount)
+		}
+	}
+	if d.Err != nil && (d.Err.Line < 0 || d.Err.Line > lineCount) {
+		return fmt.Errorf("error at line %d in a file of %d lines: %v", d.Err.Line, lineCount, d.Err)
+	}
+	return nil
+}
+
+// jsonShaped tells why a value is not one the gate's readers could give.
+func jsonShaped(v any) error {
+	switch v := v.(type) {
+	case nil, bool, string:
+		return nil
+	case json.Number:
+		if !json.Valid([]byte(v)) || strings.ContainsAny(string(v), " \t\r\n[]{}\",") {
+			return fmt.Errorf("json.Number %q is not a JSON number", string(v))
+		}
+		return nil
+	case []any:
+		for _, x := range v {
+			if err := jsonShaped(x); err != nil {
+				return err
+			}
+		}
+		return nil
+	case map[string]any:
+		for _, x := range v {
+			if err := jsonShaped(x); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("%T is not JSON-shaped", v)
+}
+
+// loadTranslation has the gate's loader read a translation's plan, and
+// says whether it stopped at a limit.
+func loadTranslation(loader *plan.Loader, tr Translation) (limited bool, err error) {
+	b := tr.Plan()
+	if again := tr.Plan(); !bytes.Equal(b, again) {
+		return false, errors.New("Plan() gives other bytes on a second call")
+	}
+	p, err := loader.Plan(context.Background(), "spawn.json", b)
+	var pe *plan.Error
+	switch {
+	case errors.As(err, &pe) && pe.Limit != "":
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("the loader refuses the plan: %v", err)
+	case len(p.Children) != 1:
+		return false, fmt.Errorf("%d children", len(p.Children))
+	}
+	return false, nil
+}
+
+// checkTranslation checks a translation of a spawn of def (nil for none).
+func checkTranslation(loader *plan.Loader, tr Translation, call Call, def *Definition, lineCount int) error {
+	if _, err := loadTranslation(loader, tr); err != nil {
+		return err
+	}
+	facts, ok := tr.Child["agent"].(map[string]any)
+	if !ok {
+		return fmt.Errorf("agent block %v", tr.Child["agent"])
+	}
+	mode, _ := facts["permission_mode"].(string)
+	typ := call.Type
+	if typ == "" {
+		typ = DefaultType(call.Host)
+	}
+	switch {
+	case facts["host"] != string(call.Host) || facts["type"] != typ:
+		return fmt.Errorf("facts host, type = %v, %v", facts["host"], facts["type"])
+	case mode == "":
+		return fmt.Errorf("permission_mode %v", facts["permission_mode"])
+	case call.SessionMode == "bypassPermissions" && mode != "bypassPermissions":
+		return fmt.Errorf("a session bypassing permissions, a child in %q", mode)
+	case call.EnvModel != "" && tr.Child["model"] != call.EnvModel:
+		return fmt.Errorf("model %v, forced %q", tr.Child["model"], call.EnvModel)
+	case call.Caller != "" && facts["caller"] != call.Caller:
+		return fmt.Errorf("caller %v", facts["caller"])
+	}
+	for p := range tr.Lines {
+		if line := tr.LineOf(p); line < 0 || line > lineCount {
+			return fmt.Errorf("LineOf(%q) = %d in a file of %d lines", p, line, lineCount)
+		}
+	}
+	if def == nil {
+		if facts["definition"] != nil || tr.File != "" {
+			return fmt.Errorf("no definition, yet the facts name %v", facts["definition"])
+		}
+		if _, set := tr.Child["tools"]; set {
+			return fmt.Errorf("no definition, yet tools %v", tr.Child["tools"])
+		}
+		return nil
+	}
+	if facts["definition"] != def.File || tr.File != def.File || tr.Child["role"] != def.Name {
+		return fmt.Errorf("facts definition %v, File %q, role %v", facts["definition"], tr.File, tr.Child["role"])
+	}
+	tools, listed := tr.Child["tools"].([]any)
+	if def.Host == Codex {
+		if _, set := facts["sandbox_mode"]; !set || !listed {
+			return fmt.Errorf("a Codex child without a sandbox fact or a tools list: %v", tr.Child)
+		}
+		return nil
+	}
+	inherits, _ := facts["inherits_tools"].(bool)
+	_, hasTools := tr.Child["tools"]
+	if inherits == hasTools || hasTools && !listed {
+		return fmt.Errorf("inherits_tools %v with tools %v", facts["inherits_tools"], tr.Child["tools"])
+	}
+	if entries, _ := toolList(def.Fields["tools"], def.Lines, "tools"); len(tools) > len(entries) {
+		return fmt.Errorf("%d tools from %d entries", len(tools), len(entries))
+	}
+	return nil
+}
