@@ -19,6 +19,16 @@ type Options struct {
 	// Shards is how many distinct task directories the children share;
 	// 0 gives every child its own, so no two children are granted alike.
 	Shards int
+	// Distinct gives every child its own role, budget, absolute task
+	// directory and relative docs path, as real fan-outs are written: no
+	// two children can be judged as one. Templates decide only the tools.
+	Distinct bool
+}
+
+// Distinct is the plan real fan-outs write: every child its own role,
+// budget and paths, 1% of children asking for too much.
+func Distinct(children int) Options {
+	return Options{Children: children, RefusedEvery: 100, Distinct: true}
 }
 
 // Default is the benchmark's plan: 3% of children refused, 64 task
@@ -72,6 +82,10 @@ func Generate(o Options) []byte {
 				budget = 5000000
 			}
 		}
+		if o.Distinct {
+			writeDistinct(&b, i, tools, paths != t.paths, budget != t.budget)
+			continue
+		}
 		b.WriteString(`{"id":"task-`)
 		b.WriteString(strconv.Itoa(i))
 		b.WriteString(`","role":"`)
@@ -93,4 +107,26 @@ func Generate(o Options) []byte {
 	}
 	b.WriteString("]}\n")
 	return b.Bytes()
+}
+
+// writeDistinct writes child i of a distinct plan: its own role, budget,
+// task directory and docs path; escape and overBudget make it ask for too
+// much.
+func writeDistinct(b *bytes.Buffer, i int, tools string, escape, overBudget bool) {
+	n := strconv.Itoa(i)
+	b.WriteString(`{"id":"task-` + n + `","role":"worker-` + n + `","brief":"Work through item ` + n + ` of the backlog.","tools":`)
+	b.WriteString(tools)
+	b.WriteString(`,"paths":["/repo/workspace/task-` + n + `",`)
+	if escape {
+		b.WriteString(`"~/.ssh/` + n + `"`)
+	} else {
+		b.WriteString(`"docs/` + n + `"`)
+	}
+	b.WriteString(`],"budget_tokens":`)
+	budget := 1000 + i%150000
+	if overBudget {
+		budget = 5000000 + i
+	}
+	b.WriteString(strconv.Itoa(budget))
+	b.WriteString("}")
 }

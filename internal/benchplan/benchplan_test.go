@@ -35,3 +35,31 @@ func mustJSON(v any) []byte {
 	b, _ := json.Marshal(v)
 	return b
 }
+
+// A distinct plan has no two children alike, and refuses 1% of them.
+func TestGenerateDistinct(t *testing.T) {
+	data := Generate(Distinct(1000))
+	var doc struct {
+		Plan []map[string]any
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	refused := 0
+	for _, c := range doc.Plan {
+		delete(c, "id")
+		delete(c, "brief")
+		key := string(mustJSON(c))
+		if seen[key] {
+			t.Fatalf("two children alike: %s", key)
+		}
+		seen[key] = true
+		if bytes.Contains(mustJSON(c), []byte("shell.run")) || bytes.Contains(mustJSON(c), []byte("~/")) || c["budget_tokens"].(float64) > 200000 {
+			refused++
+		}
+	}
+	if len(doc.Plan) != 1000 || refused != 10 {
+		t.Fatalf("%d children, %d asking for too much; want 1000 and 10", len(doc.Plan), refused)
+	}
+}

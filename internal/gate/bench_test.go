@@ -8,30 +8,26 @@ import (
 	"github.com/spawngate/spawngate/internal/benchplan"
 )
 
-// BenchmarkEvaluate is the Rego step alone, on plans already loaded.
+// BenchmarkEvaluate is the Rego step alone, on plans already loaded, of
+// both shapes: repeating (a few templates and 64 task directories, so
+// children group) and distinct (every child its own role, budget and
+// paths, as real fan-outs are written: none groups).
 func BenchmarkEvaluate(b *testing.B) {
 	e := builtin(b)
 	operator := mustPolicy(b, benchplan.Policy)
-	for _, n := range []int{1000, 10000, 100000} {
-		p := mustPlan(b, string(benchplan.Generate(benchplan.Default(n))))
-		b.Run("children="+strconv.Itoa(n), func(b *testing.B) {
-			for b.Loop() {
-				if _, err := e.Evaluate(context.Background(), operator, p); err != nil {
-					b.Fatal(err)
+	for _, shape := range []struct {
+		name string
+		opts func(int) benchplan.Options
+	}{{"repeating", benchplan.Default}, {"distinct", benchplan.Distinct}} {
+		for _, n := range []int{1000, 10000, 100000} {
+			p := mustPlan(b, string(benchplan.Generate(shape.opts(n))))
+			b.Run(shape.name+"/children="+strconv.Itoa(n), func(b *testing.B) {
+				for b.Loop() {
+					if _, err := e.Evaluate(context.Background(), operator, p); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-		})
-	}
-	// The worst case: every child has a task directory of its own, so no
-	// two are alike and every one is evaluated.
-	o := benchplan.Default(10000)
-	o.Shards = 0
-	p := mustPlan(b, string(benchplan.Generate(o)))
-	b.Run("children=10000/distinct", func(b *testing.B) {
-		for b.Loop() {
-			if _, err := e.Evaluate(context.Background(), operator, p); err != nil {
-				b.Fatal(err)
-			}
+			})
 		}
-	})
+	}
 }

@@ -15,6 +15,7 @@ func main() {
 	children := flag.Int("children", 100000, "children in the plan")
 	shards := flag.Int("shards", 64, "distinct task directories; 0 gives every child its own")
 	policy := flag.Bool("policy", false, "write the operator policy instead of a plan")
+	distinct := flag.Bool("distinct", false, "give every child its own role, budget and paths, 1% refused (no two alike)")
 	flag.Parse()
 	if *policy {
 		fmt.Println(benchplan.Policy)
@@ -22,5 +23,8 @@ func main() {
 	}
 	o := benchplan.Default(*children)
 	o.Shards = *shards
+	if *distinct {
+		o = benchplan.Distinct(*children)
+	}
 	os.Stdout.Write(benchplan.Generate(o))
 }
