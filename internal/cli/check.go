@@ -128,17 +128,27 @@ func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Wri
 		fmt.Fprintf(stderr, "spawngate: %s\n", report.Clean(rep.Error))
 		return rep
 	}
+	// Plans are judged on every core and reported in the order given; each
+	// lists what it may, and the listing is bounded over the run in order.
 	left := opts.maxListed // the report lists at most this many violations in all
-	for _, name := range opts.plans {
-		res, err := g.JudgeFile(ctx, name, stdin, left)
+	type judged struct {
+		res  report.Result
+		line string // the error, when it could not be judged
+	}
+	inOrder(len(opts.plans), func(i int) judged {
+		res, err := g.JudgeFile(ctx, opts.plans[i], stdin, opts.maxListed)
 		if err != nil {
 			line, problem := say(err)
-			fmt.Fprintf(stderr, "spawngate: %s\n", report.Clean(line))
-			res = report.Failed(judge.SourceName(name), line, problem)
+			return judged{report.Failed(judge.SourceName(opts.plans[i]), line, problem), line}
 		}
-		left = res.Trim(left)
-		rep.Results = append(rep.Results, res)
-	}
+		return judged{res: res}
+	}, func(_ int, j judged) {
+		if j.line != "" {
+			fmt.Fprintf(stderr, "spawngate: %s\n", report.Clean(j.line))
+		}
+		left = j.res.Trim(left)
+		rep.Results = append(rep.Results, j.res)
+	})
 	return rep
 }
 

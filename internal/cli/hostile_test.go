@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -108,5 +111,65 @@ func TestTheTimeoutStopsAnEvaluationThatWouldRunOn(t *testing.T) {
 	// whole evaluation takes several times longer.
 	if took > 300*time.Millisecond+2*time.Second {
 		t.Fatalf("stopped after %s, with a timeout of 300ms", took)
+	}
+}
+
+// Plans are judged on every core, and the report is the same bytes as one
+// core gives: plans in the order named, errors on stderr in that order,
+// and the listing bounded over the run in that order.
+func TestManyPlansAreReportedInTheOrderGiven(t *testing.T) {
+	dir := t.TempDir()
+	var args []string
+	for i := range 120 {
+		name := filepath.Join(dir, fmt.Sprintf("plan-%03d.json", i))
+		var doc string
+		switch i % 4 {
+		case 0:
+			doc = fmt.Sprintf(`{"policy": %s, "plan": [{"role": "r%d", "tools": ["fs.read"], "paths": [], "budget_tokens": 1}]}`, shellPolicy, i)
+		case 1:
+			doc = fmt.Sprintf(`{"policy": %s, "plan": [{"role": "r%d", "tools": ["shell.run", "x"], "paths": ["/etc"], "budget_tokens": 1}]}`, shellPolicy, i)
+		case 2:
+			doc = `{"plan": [` // does not parse
+		case 3:
+			name = filepath.Join(dir, fmt.Sprintf("missing-%03d.json", i))
+		}
+		if doc != "" {
+			if err := os.WriteFile(name, []byte(doc), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		args = append(args, name)
+	}
+	run := func() (int, string, string) {
+		var stdout, stderr bytes.Buffer
+		code := Run(context.Background(), append([]string{"check", "--format", "json", "--max-listed", "50"}, args...), nil, &stdout, &stderr)
+		return code, stdout.String(), stderr.String()
+	}
+	code, out, errs := run()
+	if code != exitError {
+		t.Fatalf("exit %d", code)
+	}
+	for range 3 {
+		if c, o, e := run(); c != code || o != out || e != errs {
+			t.Fatal("two runs over the same plans differ")
+		}
+	}
+	prev := runtime.GOMAXPROCS(1)
+	c, o, e := run()
+	runtime.GOMAXPROCS(prev)
+	if c != code || o != out || e != errs {
+		t.Fatal("one core and every core give different reports")
+	}
+	var rep report.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	for i, res := range rep.Results {
+		if want := args[i]; res.Source != want {
+			t.Fatalf("result %d is %s, want %s", i, res.Source, want)
+		}
+	}
+	if c := rep.Count(); c.Violations-c.Unlisted != 50 {
+		t.Fatalf("%d violations listed, want 50", c.Violations-c.Unlisted)
 	}
 }

@@ -15,29 +15,32 @@ import (
 // plan.Limits.MaxChildEntries tools and as many paths.
 const batchWeight = 2048
 
-// batch is a run of representatives, judged[start:end].
-type batch struct{ start, end int }
+// batch is the representatives, by group, that one evaluation judges.
+type batch []int
 
-// batches splits the representatives into batches of about batchWeight.
-func batches(judged []any) []batch {
+// batches splits the representatives to evaluate (need, in order) into
+// batches of about batchWeight.
+func batches(judged []any, need []int) []batch {
 	var out []batch
-	start, weight := 0, 0
-	for i, c := range judged {
+	var cur batch
+	weight := 0
+	for _, k := range need {
 		weight++
-		if obj, ok := c.(map[string]any); ok {
+		if obj, ok := judged[k].(map[string]any); ok {
 			for _, key := range []string{"tools", "paths"} {
 				if list, ok := obj[key].([]any); ok {
 					weight += len(list)
 				}
 			}
 		}
+		cur = append(cur, k)
 		if weight >= batchWeight {
-			out = append(out, batch{start, i + 1})
-			start, weight = i+1, 0
+			out = append(out, cur)
+			cur, weight = nil, 0
 		}
 	}
-	if start < len(judged) {
-		out = append(out, batch{start, len(judged)})
+	if len(cur) > 0 {
+		out = append(out, cur)
 	}
 	return out
 }
@@ -50,20 +53,27 @@ type batchResult struct {
 }
 
 // evaluateBatches runs the child checks over every batch, on every core,
-// and hands each batch's violations to fold in batch order, so that what
-// fold builds does not depend on which core finished first. At most two
-// batches per core are evaluated and not yet folded. A panic in a worker
-// is raised again here, where the caller's recover sees it.
-func (e *Engine) evaluateBatches(ctx context.Context, in *inputs, judged []any, fold func(start int, found [][]report.Violation) error) error {
-	bs := batches(judged)
+// and hands each batch's violations (by its place in the batch) to done in
+// batch order, so that what done builds does not depend on which core
+// finished first. At most two batches per core are evaluated and not yet
+// done. A panic in a worker is raised again here, where the caller's
+// recover sees it.
+func (e *Engine) evaluateBatches(ctx context.Context, in *inputs, judged []any, bs []batch, done func(batch, [][]report.Violation) error) error {
+	children := func(b batch) []any {
+		out := make([]any, len(b))
+		for j, k := range b {
+			out[j] = judged[k]
+		}
+		return out
+	}
 	workers := min(runtime.GOMAXPROCS(0), len(bs))
 	if workers <= 1 {
 		for _, b := range bs {
-			found, err := e.evaluate(ctx, e.childQuery, in, judged[b.start:b.end], nil)
+			found, err := e.evaluate(ctx, e.childQuery, in, children(b), nil)
 			if err != nil {
 				return err
 			}
-			if err := fold(b.start, found); err != nil {
+			if err := done(b, found); err != nil {
 				return err
 			}
 		}
@@ -75,7 +85,7 @@ func (e *Engine) evaluateBatches(ctx context.Context, in *inputs, judged []any, 
 	for i := range results {
 		results[i] = make(chan batchResult, 1)
 	}
-	ahead := make(chan struct{}, 2*workers) // batches started and not yet folded
+	ahead := make(chan struct{}, 2*workers) // batches started and not yet done
 	jobs := make(chan int)
 	go func() {
 		defer close(jobs)
@@ -95,7 +105,7 @@ func (e *Engine) evaluateBatches(ctx context.Context, in *inputs, judged []any, 
 	for range workers {
 		go func() {
 			for i := range jobs {
-				results[i] <- e.evaluateBatch(ctx, in, judged[bs[i].start:bs[i].end])
+				results[i] <- e.evaluateBatch(ctx, in, children(bs[i]))
 			}
 		}()
 	}
@@ -113,7 +123,7 @@ func (e *Engine) evaluateBatches(ctx context.Context, in *inputs, judged []any, 
 		if r.err != nil {
 			return r.err
 		}
-		if err := fold(b.start, r.found); err != nil {
+		if err := done(b, r.found); err != nil {
 			return err
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/topdown"
 
 	"github.com/spawngate/spawngate/internal/jsonpointer"
+	"github.com/spawngate/spawngate/internal/memo"
 	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
 	"github.com/spawngate/spawngate/policy"
@@ -32,6 +34,9 @@ type Engine struct {
 	checks       []Check       // every check, by ID
 	abstracted   []string      // child keys no check may see (plan.Abstracted)
 	resolvePaths bool
+	// decisions remembers what the child checks found, by policies and
+	// child key (see Evaluate).
+	decisions *memo.Memo[[]report.Violation]
 }
 
 // query is one compiled query that binds the deny set of each of its checks.
@@ -128,7 +133,7 @@ func New(modules []policy.Module, opts ...Option) (*Engine, error) {
 	if err := readsNoAbstractedField(compiler, abstracted); err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
-	e := &Engine{compiler: compiler, store: inmem.New(), checks: checks, abstracted: abstracted}
+	e := &Engine{compiler: compiler, store: inmem.New(), checks: checks, abstracted: abstracted, decisions: memo.New[[]report.Violation](memo.Size)}
 	var byScope [2][]Check
 	for _, chk := range checks {
 		if chk.Scope == ScopePlan {
@@ -263,7 +268,55 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 		}
 		f.addPlan(found)
 	}
-	if err := e.evaluateBatches(ctx, in, judged, f.fold); err != nil {
+	// What the child checks found for a child judged before under the same
+	// policies is remembered (child checks judge each child on its own, and
+	// nothing but the policies and the child goes into what they find).
+	// With --resolve-paths the filesystem goes in too, so nothing is.
+	remember := e.decisions != nil && !e.resolvePaths && len(p.Keys) == len(reps)
+	var policiesKey string
+	if remember {
+		policiesKey = plan.Key(policies) + "\x00"
+	}
+	cached := make([][]report.Violation, len(reps))
+	hit := make([]bool, len(reps))
+	var need []int
+	for k := range reps {
+		if remember {
+			if vs, ok := e.decisions.Get(policiesKey + p.Keys[k]); ok {
+				cached[k], hit[k] = vs, true
+				continue
+			}
+		}
+		need = append(need, k)
+	}
+	next := 0 // the next group to fold
+	foldTo := func(end int) error {
+		for ; next < end; next++ {
+			if err := f.fold(next, slices.Clone(cached[next])); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	err = e.evaluateBatches(ctx, in, judged, batches(judged, need), func(b batch, found [][]report.Violation) error {
+		for j, k := range b {
+			if err := foldTo(k); err != nil {
+				return err
+			}
+			if remember {
+				e.decisions.Put(policiesKey+p.Keys[k], slices.Clone(found[j]))
+			}
+			if err := f.fold(k, found[j]); err != nil {
+				return err
+			}
+			next = k + 1
+		}
+		return nil
+	})
+	if err == nil {
+		err = foldTo(len(reps))
+	}
+	if err != nil {
 		return report.Result{}, err
 	}
 	return f.assemble(ctx, names, group)

@@ -63,16 +63,15 @@ func newFindings(p *plan.Plan, reps []int, maxListed int) *findings {
 // addPlan records what the plan checks found, before any batch is folded.
 func (f *findings) addPlan(found [][]report.Violation) { f.planFound = found }
 
-// fold takes the child checks' violations of the groups start,
-// start+1, ...: it merges them with the plan checks' and the schema step's,
-// counts them, and keeps them if the report could list them. Groups must
-// come in order.
-func (f *findings) fold(start int, found [][]report.Violation) error {
-	if start != f.folded {
-		return fmt.Errorf("internal error: findings of group %d folded after group %d", start, f.folded)
+// fold takes the child checks' violations of group k: it merges them
+// with the plan checks' and the schema step's, counts them, and keeps them
+// if the report could list them. Groups must come in order; vs becomes
+// the findings'.
+func (f *findings) fold(k int, vs []report.Violation) error {
+	if k != f.folded {
+		return fmt.Errorf("internal error: findings of group %d folded after group %d", k, f.folded)
 	}
-	for j, vs := range found {
-		k := start + j
+	{
 		if f.planFound != nil {
 			vs = append(vs, f.planFound[k]...)
 		}
@@ -106,7 +105,7 @@ func (f *findings) fold(start int, found [][]report.Violation) error {
 			f.kept[k] = true
 		}
 	}
-	f.folded += len(found)
+	f.folded++
 	return nil
 }
 

@@ -127,3 +127,44 @@ func TestManyIdenticalRefusedChildrenAreCountedNotListed(t *testing.T) {
 		t.Fatalf("child 0: %q", msg)
 	}
 }
+
+// What the engine remembers of children it judged before changes nothing:
+// a plan judged again, after others that share its children under the same
+// policies and under other policies, gets the same result, and a child is
+// never judged by what was found for another policy or another literal.
+func TestRememberedDecisionsChangeNothing(t *testing.T) {
+	e, l := builtin(t), loader(t)
+	doc := `{"plan": [
+		{"role": "r", "tools": ["shell.run", "fs.read"], "paths": ["~"], "budget_tokens": 4e4, "unknown": 1},
+		{"role": "r", "tools": ["shell.run", "fs.read"], "paths": ["~"], "budget_tokens": 40000, "id": "a"},
+		{"role": "r", "tools": ["fs.read"], "paths": ["docs"], "budget_tokens": 40000, "id": "a"}]}`
+	loose := `{"allowed_tools": ["fs.read", "shell.run"], "workspace_root": "/repo/workspace", "budget_cap_tokens": 200000, "allow_write": true}`
+	judge := func(policy string) report.Result {
+		t.Helper()
+		p, err := l.Plan(context.Background(), "plan.json", []byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := e.Evaluate(context.Background(), mustPolicy(t, policy), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	strict1 := judge(operatorPolicy)
+	loose1 := judge(loose)
+	strict2 := judge(operatorPolicy)
+	loose2 := judge(loose)
+	if !reflect.DeepEqual(strict1, strict2) || !reflect.DeepEqual(loose1, loose2) {
+		t.Fatalf("judged again, the plan got another result:\n%+v\n%+v", strict1, strict2)
+	}
+	if reflect.DeepEqual(strict1.Children, loose1.Children) {
+		t.Fatal("two policies gave the same result: one was judged by the other's findings")
+	}
+	if got := rules(strict1.Children[0]); !strings.Contains(got, "budget.invalid") {
+		t.Fatalf("4e4 judged as 40000: %s", got)
+	}
+	if got := rules(strict1.Children[1]); strings.Contains(got, "budget.invalid") {
+		t.Fatalf("40000 judged as 4e4: %s", got)
+	}
+}

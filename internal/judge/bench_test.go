@@ -2,8 +2,10 @@ package judge_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 
 	"github.com/spawngate/spawngate/internal/judge"
@@ -14,6 +16,9 @@ import (
 // example: the document loaded and judged, as a server or a Go
 // orchestrator would make it, on one goroutine and on every core
 // (parallel). The gate is built once, as such a caller would build it.
+// Judged again and again, the example's children are remembered (see
+// gate.Engine.Evaluate); "fresh" gives every decision children never seen
+// before (a number in a role and a path), the cost of a first decision.
 func BenchmarkDecision(b *testing.B) {
 	g, err := judge.New(context.Background(), judge.DefaultOptions(), filepath.Join("..", "..", "examples", "policy.yaml"))
 	if err != nil {
@@ -45,4 +50,28 @@ func BenchmarkDecision(b *testing.B) {
 			})
 		})
 	}
+	var n atomic.Int64
+	fresh := func(b *testing.B) {
+		i := n.Add(1)
+		data := fmt.Appendf(nil, `{"plan": [
+			{"role": "home-cleaner-%d", "tools": ["fs.write", "fs:*", "shell.run"], "paths": ["~"], "budget_tokens": 5000000},
+			{"role": "doc-reader-%d", "tools": ["fs.read", "http.get"], "paths": ["/repo/workspace/docs/%d"], "budget_tokens": 40000}]}`, i, i, i)
+		if res, err := g.JudgeBytes(context.Background(), "plan.json", data, report.DefaultMaxListed); err != nil || res.Verdict != report.Block {
+			b.Fatal(err)
+		}
+	}
+	b.Run("fresh", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			fresh(b)
+		}
+	})
+	b.Run("fresh/parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				fresh(b)
+			}
+		})
+	})
 }

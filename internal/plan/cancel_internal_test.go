@@ -71,7 +71,7 @@ func TestReadingStopsWhenTheContextEnds(t *testing.T) {
 		"plan json": func(ctx context.Context) error { _, err := l.Plan(ctx, "p.json", jsonDoc); return err },
 		"plan yaml": func(ctx context.Context) error { _, err := l.Plan(ctx, "p.yaml", yamlDoc); return err },
 		"grouping": func(ctx context.Context) error {
-			_, _, err := (&grouper{}).group(ctx, make([]any, 2*checkEvery))
+			_, _, _, err := (&grouper{}).group(ctx, make([]any, 2*checkEvery))
 			return err
 		},
 		"validating": func(ctx context.Context) error { return validateAll(ctx, l, jsonDoc) },
@@ -92,6 +92,6 @@ func validateAll(ctx context.Context, l *Loader, data []byte) error {
 		return err
 	}
 	reps := doc.(map[string]any)["plan"].([]any)
-	_, _, err = l.schemas.validatePlan(ctx, doc.(map[string]any), reps, true)
+	_, _, err = l.schemas.validatePlan(ctx, doc.(map[string]any), reps, nil, true, nil)
 	return err
 }

@@ -78,24 +78,40 @@ type grouper struct {
 
 // group returns, for each group, the index of its first child (the
 // representative), and for each child its group.
-func (g *grouper) group(ctx context.Context, children []any) (reps, group []int, err error) {
+// group returns, for each group, the index of its first child (the
+// representative) and its key, and for each child its group. A key is
+// everything the schema and the checks can see of a child, written out, so
+// that two children with equal keys are judged alike, in this plan or in
+// another.
+func (g *grouper) group(ctx context.Context, children []any) (reps []int, keys []string, group []int, err error) {
 	g.index = make(map[string]int, len(children)/4+1)
 	group = make([]int, len(children))
 	for i, c := range children {
 		if err := ctxErr(ctx, i); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		g.buf = g.buf[:0]
 		g.child(c)
 		k, ok := g.index[string(g.buf)]
 		if !ok {
 			k = len(reps)
-			g.index[string(g.buf)] = k
+			key := string(g.buf)
+			g.index[key] = k
 			reps = append(reps, i)
+			keys = append(keys, key)
 		}
 		group[i] = k
 	}
-	return reps, group, nil
+	return reps, keys, group, nil
+}
+
+// Key writes out a JSON-shaped value exactly, numbers as written: the same
+// encoding the keys of groups use, for keying anything else that the
+// checks judge alike when it is equal (the policies of a plan).
+func Key(v any) string {
+	var g grouper
+	g.value(v)
+	return string(g.buf)
 }
 
 func (g *grouper) child(c any) {

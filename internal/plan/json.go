@@ -109,7 +109,7 @@ func (p *jsonParser) intern(b []byte) any {
 	var v any = string(b)
 	if len(p.strings) < 4096 {
 		if p.strings == nil {
-			p.strings = make(map[string]any, 256)
+			p.strings = make(map[string]any, 16)
 		}
 		p.strings[string(b)] = v
 	}
@@ -443,7 +443,7 @@ func (p *jsonParser) number() (any, error) {
 	v, err := checkNumber(string(literal), func(msg string) error { return p.failAt(start, "%s", msg) })
 	if err == nil && len(p.numbers) < 4096 {
 		if p.numbers == nil {
-			p.numbers = make(map[string]any, 64)
+			p.numbers = make(map[string]any, 8)
 		}
 		p.numbers[string(literal)] = v
 	}

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/spawngate/spawngate/internal/jsonpointer"
+	"github.com/spawngate/spawngate/internal/memo"
 )
 
 // Plan is a spawn plan read from one document.
@@ -25,6 +26,10 @@ type Plan struct {
 	// cannot tell apart, the index of its first child (its
 	// representative); Group holds each child's group. See group.go.
 	Reps, Group []int
+	// Keys holds each group's key: everything the schema and the checks
+	// can see of its children, written out. Children with equal keys are
+	// judged alike, also across plans.
+	Keys []string
 	// GroupIssues holds, for each group, the schema violations of its
 	// representative, which hold for every member of the group, in pointer
 	// order. (Child is the representative's index.) Kept by group, a
@@ -80,6 +85,10 @@ type Issue struct {
 type Loader struct {
 	limits  Limits
 	schemas *schemaSet
+	// seen remembers what the schema said of children validated before,
+	// by key, so that a child judged again (the same agent spawned again,
+	// the same template in another plan) is not validated again.
+	seen *memo.Memo[[]problem]
 }
 
 // NewLoader returns a loader that reads with the given limits.
@@ -88,7 +97,7 @@ func NewLoader(lim Limits) (*Loader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Loader{limits: lim, schemas: s}, nil
+	return &Loader{limits: lim, schemas: s, seen: memo.New[[]problem](memo.Size)}, nil
 }
 
 // The embedded schemas are compiled once per process, by whoever needs
@@ -134,7 +143,7 @@ func (l *Loader) Plan(ctx context.Context, source string, data []byte) (*Plan, e
 		// schema says of a representative it says of every member.
 		g := grouper{abstract: l.schemas.abstract}
 		p.Children = children
-		if p.Reps, p.Group, err = g.group(ctx, children); err != nil {
+		if p.Reps, p.Keys, p.Group, err = g.group(ctx, children); err != nil {
 			return nil, err
 		}
 	}
@@ -142,7 +151,7 @@ func (l *Loader) Plan(ctx context.Context, source string, data []byte) (*Plan, e
 	for k, i := range p.Reps {
 		reps[k] = children[i]
 	}
-	docProblems, repProblems, err := l.schemas.validatePlan(ctx, doc, reps, isList)
+	docProblems, repProblems, err := l.schemas.validatePlan(ctx, doc, reps, p.Keys, isList, l.seen)
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/spawngate/spawngate/internal/jsonpointer"
+	"github.com/spawngate/spawngate/internal/memo"
 	"github.com/spawngate/spawngate/schemas"
 )
 
@@ -120,7 +121,7 @@ func splitChild(ptr string) (child int, field string, ok bool) {
 // children, and each representative's problems with pointers relative to
 // it. Children are validated one at a time where the schema allows it, so
 // that the work stops when ctx ends.
-func (s *schemaSet) validatePlan(ctx context.Context, doc map[string]any, reps []any, isList bool) (docProblems []problem, repProblems [][]problem, err error) {
+func (s *schemaSet) validatePlan(ctx context.Context, doc map[string]any, reps []any, keys []string, isList bool, seen *memo.Memo[[]problem]) (docProblems []problem, repProblems [][]problem, err error) {
 	repProblems = make([][]problem, len(reps))
 	shell := doc
 	if isList {
@@ -139,7 +140,16 @@ func (s *schemaSet) validatePlan(ctx context.Context, doc map[string]any, reps [
 			if err := ctxErr(ctx, k); err != nil {
 				return nil, nil, err
 			}
+			if seen != nil && k < len(keys) {
+				if ps, ok := seen.Get(keys[k]); ok {
+					repProblems[k] = ps
+					continue
+				}
+			}
 			repProblems[k] = s.validate(s.child, reps[k])
+			if seen != nil && k < len(keys) {
+				seen.Put(keys[k], repProblems[k])
+			}
 		}
 	}
 	for _, pr := range s.validate(s.plan, shell) {
