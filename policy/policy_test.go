@@ -144,7 +144,7 @@ func TestDefaultToolListsMatchTheSchema(t *testing.T) {
 		if err := json.Unmarshal(schema.Properties[field].Default, &documented); err != nil || len(documented) == 0 {
 			t.Fatalf("policy.schema.json gives %s no default list: %v", field, err)
 		}
-		rs, err := topdown.NewQuery(ast.MustParseBody("x = data.spawngate.lib."+rule)).
+		rs, err := topdown.NewQuery(ast.MustParseBody("x = data.spawngate.lib." + rule)).
 			WithCompiler(compiler).WithStore(inmem.New()).Run(context.Background())
 		if err != nil || len(rs) != 1 {
 			t.Fatalf("evaluating lib.%s: %v (%d results)", rule, err, len(rs))
