@@ -17,10 +17,9 @@ import data.spawngate.lib
 
 # Reported at the child itself: nothing about a child without a definition
 # can be known, so no other finding about its shape adds anything.
-deny contains lib.violation(i, "", explain(child.agent)) if {
-	some i, child in lib.children
-	is_object(child.agent)
-	not defined(child.agent)
+deny contains lib.violation(i, "", explain(agent)) if {
+	some i, agent in lib.agents
+	not defined(agent)
 }
 
 # (A helper: "not is_string(x.definition)" is undefined, not true, when the

@@ -17,9 +17,9 @@ import data.spawngate.lib
 # The modes in which nothing the child does waits for an approval.
 approving := {"bypassPermissions", "auto"}
 
-deny contains lib.violation(i, "/agent/permission_mode", explain(child.agent.permission_mode)) if {
-	some i, child in lib.children
-	child.agent.permission_mode in approving
+deny contains lib.violation(i, "/agent/permission_mode", explain(agent.permission_mode)) if {
+	some i, agent in lib.agents
+	agent.permission_mode in approving
 }
 
 explain(mode) := sprintf("the child would run in permission mode %s, which approves every action by itself: use default, plan or dontAsk, and allow tools explicitly", [lib.show(mode)])

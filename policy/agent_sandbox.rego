@@ -18,11 +18,11 @@ import data.spawngate.lib
 
 modes := {"read-only", "workspace-write", "danger-full-access"}
 
-deny contains lib.violation(i, field(child.agent), explain(child.agent)) if {
-	some i, child in lib.children
-	child.agent.host == "codex"
-	is_string(child.agent.definition) # without one, agent.definition refuses the child
-	not sandboxed(child.agent)
+deny contains lib.violation(i, field(agent), explain(agent)) if {
+	some i, agent in lib.agents
+	agent.host == "codex"
+	is_string(agent.definition) # without one, agent.definition refuses the child
+	not sandboxed(agent)
 }
 
 # (A helper: "not x.sandbox_mode in modes" is undefined, not true, when the

@@ -12,9 +12,9 @@ package spawngate.checks.agent_tools
 
 import data.spawngate.lib
 
-deny contains lib.violation(i, "/tools", explain(child.agent)) if {
-	some i, child in lib.children
-	child.agent.inherits_tools == true
+deny contains lib.violation(i, "/tools", explain(agent)) if {
+	some i, agent in lib.agents
+	agent.inherits_tools == true
 }
 
 explain(agent) := sprintf("the definition %s lists no tools, so the child inherits every tool, MCP tools included: list the tools it needs under tools: (disallowedTools alone does not bound them)", [lib.show(agent.definition)]) if {

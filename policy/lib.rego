@@ -22,6 +22,13 @@ children := {i: child |
 	is_object(child)
 }
 
+# The agent block of each child that has one (what a host adapter learned
+# of it), by index: the agent checks look at these children only.
+agents := {i: child.agent |
+	some i, child in children
+	is_object(child.agent)
+}
+
 # Every distinct tool and path the children request, so that a check
 # judges each once however many children ask for it.
 requested_tools := {tool |

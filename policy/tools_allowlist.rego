@@ -15,9 +15,16 @@ package spawngate.checks.tools_allowlist
 import data.spawngate.lib
 
 deny contains lib.violation(i, sprintf("/tools/%d", [j]), explain(tool)) if {
+	count(refused) > 0 # most batches refuse no tool: then no child is looked at
 	some i, child in lib.children
 	is_array(child.tools)
 	some j, tool in child.tools
+	tool in refused
+}
+
+# The requested tools not allowed, each judged once.
+refused := {tool |
+	some tool in lib.requested_tools
 	not allowed(tool)
 }
 

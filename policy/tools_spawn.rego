@@ -16,6 +16,7 @@ import data.spawngate.lib
 
 deny contains lib.violation(i, sprintf("/tools/%d", [j]), explain(tool)) if {
 	count(withholding) > 0
+	count(spawning) > 0
 	some i, child in lib.children
 	is_array(child.tools)
 	some j, tool in child.tools

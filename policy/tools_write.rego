@@ -17,6 +17,7 @@ import data.spawngate.lib
 
 deny contains lib.violation(i, sprintf("/tools/%d", [j]), explain(tool)) if {
 	count(withholding) > 0
+	count(writing) > 0
 	some i, child in lib.children
 	is_array(child.tools)
 	some j, tool in child.tools

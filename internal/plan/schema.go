@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -136,20 +137,20 @@ func (s *schemaSet) validatePlan(ctx context.Context, doc map[string]any, reps [
 			shell[k] = v
 		}
 		shell["plan"] = reps[:alone]
-		for k := alone; k < len(reps); k++ {
-			if err := ctxErr(ctx, k); err != nil {
-				return nil, nil, err
-			}
+		one := func(k int) {
 			if seen != nil && k < len(keys) {
 				if ps, ok := seen.Get(keys[k]); ok {
 					repProblems[k] = ps
-					continue
+					return
 				}
 			}
 			repProblems[k] = s.validate(s.child, reps[k])
 			if seen != nil && k < len(keys) {
 				seen.Put(keys[k], repProblems[k])
 			}
+		}
+		if err := onEveryCore(ctx, alone, len(reps), one); err != nil {
+			return nil, nil, err
 		}
 	}
 	for _, pr := range s.validate(s.plan, shell) {
@@ -355,4 +356,46 @@ func dedupe(ps []problem) []problem {
 		out = append(out, p)
 	}
 	return out
+}
+
+// onEveryCore runs f for every index from start to end-1, on every core
+// when there are enough of them to pay for it, looking at the context
+// every checkEvery steps.
+func onEveryCore(ctx context.Context, start, end int, f func(int)) error {
+	const alone = 512 // fewer than this are done on one core
+	workers := min(runtime.GOMAXPROCS(0), (end-start)/alone)
+	if workers <= 1 {
+		for k := start; k < end; k++ {
+			if err := ctxErr(ctx, k); err != nil {
+				return err
+			}
+			f(k)
+		}
+		return nil
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, workers)
+	panics := make([]any, workers)
+	for w := range workers {
+		wg.Go(func() {
+			defer func() { panics[w] = recover() }()
+			for k := start + w; k < end; k += workers {
+				if err := ctxErr(ctx, k-w); err != nil {
+					errs[w] = err
+					return
+				}
+				f(k)
+			}
+		})
+	}
+	wg.Wait()
+	for w := range workers {
+		if panics[w] != nil {
+			panic(panics[w]) // raised again where the caller's recover sees it
+		}
+		if errs[w] != nil {
+			return errs[w]
+		}
+	}
+	return nil
 }
