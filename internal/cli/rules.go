@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/spawngate/spawngate/internal/gate"
 	"github.com/spawngate/spawngate/internal/judge"
 )
 
@@ -17,9 +18,13 @@ func rules(args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	g, err := judge.New(context.Background(), judge.DefaultOptions(), "")
+	var engine *gate.Engine
+	if err == nil {
+		engine, err = g.Engine()
+	}
 	if err == nil {
 		var b strings.Builder
-		for i, c := range g.Engine().Checks() {
+		for i, c := range engine.Checks() {
 			if i > 0 {
 				b.WriteByte('\n')
 			}

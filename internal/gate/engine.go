@@ -115,10 +115,19 @@ func New(modules []policy.Module, opts ...Option) (*Engine, error) {
 	// run time, and built-in errors are strict, so the plan is not
 	// evaluated (exit 2). TestBuiltinsTypeCheck runs it on the built-in
 	// checks, so their type errors are caught before release.
+	skip := []ast.StageID{ast.StageCheckTypes}
+	if builtin(modules) {
+		// The built-in checks, exactly as embedded, also skip the stages
+		// that only look for mistakes and change nothing (recursion, rule
+		// conflicts, ...): TestBuiltinsTypeCheck compiles them with every
+		// stage, and start-up is the hook's latency. Any other module, an
+		// operator's own check, is compiled with all of them.
+		skip = append(skip, validationStages...)
+	}
 	compiler := ast.NewCompiler().
 		WithCapabilities(capabilities()).
 		WithEnablePrintStatements(false).
-		WithSkipStages(ast.StageCheckTypes)
+		WithSkipStages(skip...)
 	if compiler.Compile(parsed); compiler.Failed() {
 		return nil, fmt.Errorf("policy: %w", compiler.Errors)
 	}
@@ -170,6 +179,21 @@ func prepare(compiler *ast.Compiler, checks []Check) (*query, error) {
 		return nil, fmt.Errorf("policy: preparing the query: %w", err)
 	}
 	return &query{body: body, checks: checks}, nil
+}
+
+// validationStages are the compiler's stages that only look for mistakes
+// in the modules and change nothing in them.
+var validationStages = []ast.StageID{
+	ast.StageCheckRecursion, ast.StageCheckRuleConflicts, ast.StageCheckKeywordOverrides,
+	ast.StageCheckDuplicateImports, ast.StageCheckVoidCalls, ast.StageCheckDeprecatedBuiltins,
+	ast.StageCheckUnusedImports, ast.StageRewriteTestRulesForTracing, ast.StageBuildRequiredCapabilities,
+}
+
+// builtin tells whether the modules are the built-in checks exactly as
+// embedded.
+func builtin(modules []policy.Module) bool {
+	embedded, err := policy.Modules()
+	return err == nil && slices.Equal(modules, embedded)
 }
 
 func binding(i int) string { return "deny" + strconv.Itoa(i) }

@@ -102,6 +102,7 @@ func TestNewRefusesPoliciesItCannotTrust(t *testing.T) {
 		{"no title", []policy.Module{module("spawngate.checks.a", "# description: D\n# custom:\n#   id: a.b\n#   severity: low\n", denyNone)}, "METADATA has no title"},
 		{"no description", []policy.Module{module("spawngate.checks.a", "# title: T\n# custom:\n#   id: a.b\n#   severity: low\n", denyNone)}, "METADATA has no description"},
 		{"no deny rule", []policy.Module{module("spawngate.checks.a", goodMeta, "allow := true")}, "no deny rule"},
+		{"recursion", []policy.Module{module("spawngate.checks.a", goodMeta, "deny contains v if { v := f(1) }\nf(x) := f(x)")}, "rego_recursion_error"},
 		{"unknown scope", []policy.Module{module("spawngate.checks.a", strings.Replace(goodMeta, "x.ok", "x.ok\n#   scope: tree", 1), denyNone)}, `custom.scope "tree" is not child or plan`},
 		{"duplicate id", []policy.Module{module("spawngate.checks.a", goodMeta, denyNone), module("spawngate.checks.b", goodMeta, denyNone)}, "rule ID x.ok is already used"},
 		{"reserved id", []policy.Module{module("spawngate.checks.a", strings.Replace(goodMeta, "x.ok", "schema", 1), denyNone)}, `custom.id "schema" is not a rule ID`},

@@ -41,8 +41,8 @@ func DefaultOptions() Options {
 type Gate struct {
 	opts     Options
 	loader   *plan.Loader
-	engine   *gate.Engine
-	operator plan.Policy // nil when there is none
+	pending  *pendingEngine // compiled beside the first document's reading
+	operator plan.Policy    // nil when there is none
 }
 
 // New builds a gate: the checks compiled (once per process), the schemas,
@@ -70,10 +70,20 @@ func New(ctx context.Context, opts Options, policyFile string) (*Gate, error) {
 			return nil, err
 		}
 	}
-	if g.engine, err = pending.wait(); err != nil {
+	// The checks go on compiling while the first document is read and
+	// loaded: only its evaluation waits for them. Compiling is most of a
+	// small check's time.
+	g.pending = pending
+	return g, nil
+}
+
+// engine waits for the compiled checks.
+func (g *Gate) engine() (*gate.Engine, error) {
+	e, err := g.pending.wait()
+	if err != nil {
 		return nil, &Error{Kind: Internal, Msg: "internal error: " + plan.OneLine(err.Error())}
 	}
-	return g, nil
+	return e, nil
 }
 
 // Options returns the options the gate was built with.
@@ -83,7 +93,7 @@ func (g *Gate) Options() Options { return g.opts }
 func (g *Gate) Operator() plan.Policy { return g.operator }
 
 // Engine is the compiled checks, for listing them.
-func (g *Gate) Engine() *gate.Engine { return g.engine }
+func (g *Gate) Engine() (*gate.Engine, error) { return g.engine() }
 
 // Stdin is the name that JudgeFile reads from standard input.
 const Stdin = "-"
@@ -133,7 +143,11 @@ func (g *Gate) judge(ctx context.Context, source string, data []byte, maxListed 
 	if err != nil {
 		return report.Result{}, err
 	}
-	return g.engine.Evaluate(ctx, g.operator, p, gate.ListAtMost(maxListed))
+	e, err := g.engine()
+	if err != nil {
+		return report.Result{}, err
+	}
+	return e.Evaluate(ctx, g.operator, p, gate.ListAtMost(maxListed))
 }
 
 // Within runs f with the timeout. Running out of time, or the caller's
@@ -245,6 +259,8 @@ func startEngine(resolve bool) *pendingEngine {
 	return p
 }
 
+// wait waits for the engine. A panic while building it is raised again
+// in every caller, whose recover turns it into an internal error.
 func (p *pendingEngine) wait() (*gate.Engine, error) {
 	<-p.done
 	if p.panic != nil {
