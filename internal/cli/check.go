@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spawngate/spawngate/internal/judge"
 	"github.com/spawngate/spawngate/internal/report"
@@ -18,6 +19,7 @@ type checkOptions struct {
 	format    report.Format
 	gate      judge.Options
 	maxListed int
+	log       logFlags
 	plans     []string
 }
 
@@ -29,6 +31,7 @@ func parseCheck(args []string, help io.Writer) (*checkOptions, error) {
 	c := newCommand("spawngate check", printCheckHelp)
 	c.gateFlags(&opts.policy, &opts.gate)
 	c.reportFlags(&opts.format, &opts.maxListed)
+	c.logFlags(&opts.log)
 	plans, err := c.parse(args, help)
 	opts.plans = plans
 	if errors.Is(err, flag.ErrHelp) {
@@ -89,7 +92,15 @@ func check(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		}
 		return exitError
 	}
-	rep := run(ctx, opts, stdin, stderr)
+	log, err := openDecisions(opts.log, opts.policy, stdout)
+	if err != nil {
+		fmt.Fprintf(stderr, "spawngate: %s\n", report.Clean(oneLine(err.Error())))
+		return exitError
+	}
+	if log != nil {
+		defer log.close()
+	}
+	rep := run(ctx, opts, stdin, stderr, log)
 	rep.Finish()
 	return render(stdout, stderr, opts.format, rep)
 }
@@ -120,9 +131,13 @@ func writeJSONError(w io.Writer, msg string) {
 
 // run judges every plan. Errors are written to stderr as they happen, one
 // line each, and recorded in the report.
-func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Writer) *report.Report {
+func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Writer, log *decisions) *report.Report {
 	rep := &report.Report{Results: []report.Result{}}
-	g, err := newGate(ctx, opts.gate, opts.policy)
+	var read []func(string, []byte)
+	if log != nil {
+		read = append(read, log.read)
+	}
+	g, err := newGate(ctx, opts.gate, opts.policy, read...)
 	if err != nil {
 		rep.Error = err.Error()
 		fmt.Fprintf(stderr, "spawngate: %s\n", report.Clean(rep.Error))
@@ -136,12 +151,19 @@ func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Wri
 		line string // the error, when it could not be judged
 	}
 	inOrder(len(opts.plans), func(i int) judged {
+		start := time.Now()
 		res, err := g.JudgeFile(ctx, opts.plans[i], stdin, opts.maxListed)
+		var j judged
 		if err != nil {
 			line, problem := say(err)
-			return judged{report.Failed(judge.SourceName(opts.plans[i]), line, problem), line}
+			j = judged{report.Failed(judge.SourceName(opts.plans[i]), line, problem), line}
+		} else {
+			j = judged{res: res}
 		}
-		return judged{res: res}
+		if log != nil {
+			log.write("check", j.res.Source, j.res, time.Since(start), stderr)
+		}
+		return j
 	}, func(_ int, j judged) {
 		if j.line != "" {
 			fmt.Fprintf(stderr, "spawngate: %s\n", report.Clean(j.line))
@@ -154,10 +176,14 @@ func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Wri
 
 // newGate builds the pipeline for a front end. An error is one line, as the
 // command line says it: a problem with the operator's policy names --policy.
-func newGate(ctx context.Context, opts judge.Options, policy string) (*judge.Gate, error) {
-	opts.OnRead = func(n int) {
-		if n > largeDocument {
+// read, when set, is also given every document read.
+func newGate(ctx context.Context, opts judge.Options, policy string, read ...func(string, []byte)) (*judge.Gate, error) {
+	opts.OnRead = func(source string, data []byte) {
+		if len(data) > largeDocument {
 			largeDocumentSeen()
+		}
+		for _, f := range read {
+			f(source, data)
 		}
 	}
 	g, err := judge.New(ctx, opts, policy)

@@ -20,13 +20,20 @@ import (
 // Main runs spawngate with the process's arguments and streams and returns
 // the exit code.
 func Main() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if len(os.Args) > 1 && os.Args[1] == "serve" {
+		// A server stops gracefully on the first signal, within its own
+		// --shutdown-timeout, and collects garbage as any long-lived
+		// process does. It never ends itself for one stuck request: a
+		// refused connection lets Claude Code's HTTP hook spawn the child.
+		return Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	}
 	tuneGC()
 	judge.Stuck = func(name string, timeout time.Duration) {
 		fmt.Fprintf(os.Stderr, "spawngate: %s: timed out after %s (limit --timeout), and did not stop; exiting\n", report.Clean(oneLine(name)), timeout)
 		os.Exit(exitError)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	finished := make(chan struct{})
 	defer close(finished)
 	go func() {
@@ -110,6 +117,10 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runHook(ctx, args[1:], stdin, stdout, stderr)
 	case "agents":
 		return runAgents(ctx, args[1:], stdout, stderr)
+	case "serve":
+		return runServe(ctx, args[1:], stdout, stderr)
+	case "version", "--version":
+		return runVersion(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		return help(args, stdout, stderr)
 	}
@@ -133,8 +144,10 @@ func help(args []string, stdout, stderr io.Writer) int {
 	case len(args) == 2 && args[0] == "help" && args[1] == "hook":
 		printHookHelp(stdout)
 		return exitPass
+	case len(args) == 2 && args[0] == "help" && args[1] == "serve":
+		return runServe(context.Background(), []string{"-h"}, stdout, stderr)
 	}
-	msg := fmt.Sprintf("%s takes no arguments but a command name (help check, help hook, help agents): nothing was checked", args[0])
+	msg := fmt.Sprintf("%s takes no arguments but a command name (help COMMAND): nothing was checked", args[0])
 	fmt.Fprintf(stderr, "spawngate: %s\n", msg)
 	if len(args) > 2 && args[1] == "check" && wantsJSON(args[2:]) {
 		writeJSONError(stdout, msg)
@@ -151,6 +164,9 @@ Usage:
                                     sub-agent its payload asks for
   spawngate agents [flags] [PATH]   judge every Claude Code and Codex agent
                                     definition in a repository (for CI)
+  spawngate serve --policy FILE     answer decisions over HTTP (check and
+                                    both hooks), with metrics and reload
+  spawngate version                 the version, OPA's, and the checks' digest
   spawngate rules                   list the rules a refusal can cite
   spawngate help [COMMAND]          show this help, or a command's
 
@@ -164,8 +180,7 @@ A hook answers in its host's protocol instead, and never exits 1.
 Example:
   spawngate check --policy examples/policy.yaml examples/refused-plan.yaml
 
-Run 'spawngate help check', 'spawngate help hook' or 'spawngate help agents'
-for the flags of each.
+Run 'spawngate help COMMAND' (check, hook, agents, serve) for its flags.
 `
 
 // oneLine keeps an error on one line of stderr.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/spawngate/spawngate/internal/agent"
 	"github.com/spawngate/spawngate/internal/hook"
@@ -25,6 +26,7 @@ type hookOptions struct {
 	agentDirs dirsFlag
 	budget    string
 	printPlan string
+	log       logFlags
 }
 
 // The hosts spawngate hook speaks for, by the name the command takes.
@@ -60,6 +62,14 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err != nil {
 		return fail(err.Error() + " (see spawngate help hook)")
 	}
+	log, err := openDecisions(opts.log, opts.policy, stderr)
+	if err != nil {
+		return fail(err.Error())
+	}
+	if log != nil {
+		defer log.close()
+	}
+	start := time.Now()
 	g, err := newGate(ctx, opts.gate, opts.policy)
 	if err != nil {
 		return fail(err.Error())
@@ -77,6 +87,20 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		cfg.AgentsDirs = opts.agentDirs
 	}
 	d := hook.Decide(ctx, g, cfg, payload)
+	if log != nil && d.Kind != hook.Ignore {
+		res := d.Result
+		switch d.Kind {
+		case hook.Fail:
+			line, _ := say(d.Err)
+			res = report.Failed("hook payload", line, nil)
+		case hook.Pass, hook.Deny:
+			if res.Verdict == "" {
+				res.Verdict = report.Pass
+			}
+		}
+		log.read("hook payload", payload)
+		log.write("hook "+string(host), "hook payload", res, time.Since(start), stderr)
+	}
 	if opts.printPlan != "" && d.Plan != nil {
 		if err := writePlan(opts.printPlan, d.Plan, stderr); err != nil {
 			fmt.Fprintf(stderr, "spawngate: --print-plan: %s\n", report.Clean(plan.OneLine(err.Error())))
@@ -112,6 +136,7 @@ func parseHook(host agent.Host, args []string, help io.Writer) (*hookOptions, er
 	c.gateFlags(&opts.policy, &opts.gate)
 	c.fs.Var(&opts.agentDirs, "agents-dir", "a `DIR` of agent definitions to look in, before any other; repeat it to give several, in order (default: the host's own folders, found from the payload's cwd)")
 	c.fs.StringVar(&opts.budget, "budget-tokens", "", "the token `budget` a spawn is granted when its definition states none (default: the operator policy's budget_cap_tokens)")
+	c.logFlags(&opts.log)
 	c.fs.StringVar(&opts.printPlan, "print-plan", "", "also write the plan the hook judged to `FILE` (- for stderr), to read it or give it to spawngate check; the answer is the same")
 	args, err := c.parse(args, help)
 	if err != nil {

@@ -23,9 +23,10 @@ type Options struct {
 	// ResolvePaths also resolves every path on this machine's filesystem,
 	// following symlinks (see gate.ResolvePaths).
 	ResolvePaths bool
-	// OnRead, when set, is told the size of every document read (the CLI
-	// tunes its garbage collector by it).
-	OnRead func(bytes int)
+	// OnRead, when set, is given every document read, by its source name
+	// (the CLI tunes its garbage collector by the size, and a decision log
+	// records the digest). It must not keep or change data.
+	OnRead func(source string, data []byte)
 }
 
 // DefaultTimeout bounds the judging of one document unless told otherwise.
@@ -50,6 +51,21 @@ type Gate struct {
 // only a plan's own policy applies). An error is an *Error about the
 // policy file, or of Kind Internal.
 func New(ctx context.Context, opts Options, policyFile string) (*Gate, error) {
+	return newGate(ctx, opts, policyFile, func(ctx context.Context) ([]byte, error) {
+		return Read(ctx, policyFile, policyFile, opts.Limits.MaxBytes, nil)
+	})
+}
+
+// NewWithPolicy is New with the operator's policy document in memory;
+// source names it in messages and decides its syntax by its extension.
+func NewWithPolicy(ctx context.Context, opts Options, source string, policy []byte) (*Gate, error) {
+	if source == "" {
+		source = "policy"
+	}
+	return newGate(ctx, opts, source, func(context.Context) ([]byte, error) { return policy, nil })
+}
+
+func newGate(ctx context.Context, opts Options, source string, readPolicy func(context.Context) ([]byte, error)) (*Gate, error) {
 	// The Rego is compiled on one core while the schemas are compiled and
 	// the operator policy is read on the other.
 	pending := startEngine(opts.ResolvePaths)
@@ -58,13 +74,16 @@ func New(ctx context.Context, opts Options, policyFile string) (*Gate, error) {
 		return nil, &Error{Kind: Internal, Msg: "internal error: " + plan.OneLine(err.Error())}
 	}
 	g := &Gate{opts: opts, loader: loader}
-	if policyFile != "" {
-		g.operator, err = Within(ctx, opts.Timeout, policyFile, func(ctx context.Context) (plan.Policy, error) {
-			data, err := Read(ctx, policyFile, policyFile, opts.Limits.MaxBytes, nil)
+	if source != "" {
+		g.operator, err = Within(ctx, opts.Timeout, source, func(ctx context.Context) (plan.Policy, error) {
+			data, err := readPolicy(ctx)
 			if err != nil {
 				return nil, err
 			}
-			return loader.Policy(ctx, policyFile, data)
+			if int64(len(data)) > opts.Limits.MaxBytes {
+				return nil, &plan.Error{Source: source, Msg: fmt.Sprintf("document is larger than %d bytes", opts.Limits.MaxBytes), Limit: "max-bytes"}
+			}
+			return loader.Policy(ctx, source, data)
 		})
 		if err != nil {
 			return nil, err
@@ -134,7 +153,7 @@ func (g *Gate) JudgeBytes(ctx context.Context, source string, data []byte, maxLi
 
 func (g *Gate) judge(ctx context.Context, source string, data []byte, maxListed int) (report.Result, error) {
 	if g.opts.OnRead != nil {
-		g.opts.OnRead(len(data))
+		g.opts.OnRead(source, data)
 	}
 	if err := ctx.Err(); err != nil {
 		return report.Result{}, err

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// SIGTERM stops the real server gracefully: the request in flight is
+// answered in full, new connections are refused, and it exits 0.
+func TestServeStopsGracefullyOnSIGTERM(t *testing.T) {
+	bin, err := exec.LookPath("spawngate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--policy", filepath.Join("..", "..", "examples", "policy.yaml"))
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := bufio.NewScanner(stderr)
+	serving := regexp.MustCompile(`"msg":"serving","addr":"([^"]+)"`)
+	var addr string
+	for lines.Scan() {
+		if m := serving.FindStringSubmatch(lines.Text()); m != nil {
+			addr = m[1]
+			break
+		}
+	}
+	if addr == "" {
+		t.Fatal("the server did not say where it serves")
+	}
+	go io.Copy(io.Discard, stderr)
+
+	// A request that takes seconds to judge: children that cannot be
+	// judged as one, each refused forty times.
+	var slow strings.Builder
+	slow.WriteString(`{"plan": [`)
+	for i := range 12000 {
+		if i > 0 {
+			slow.WriteByte(',')
+		}
+		fmt.Fprintf(&slow, `{"role": "r%d", "tools": [%s], "paths": [], "budget_tokens": 1}`, i, strings.TrimSuffix(strings.Repeat(`"shell.run",`, 20), ","))
+	}
+	slow.WriteString("]}")
+	type answer struct {
+		status int
+		body   string
+		err    error
+	}
+	inFlight := make(chan answer, 1)
+	go func() {
+		res, err := http.Post("http://"+addr+"/v1/check", "application/json", strings.NewReader(slow.String()))
+		if err != nil {
+			inFlight <- answer{err: err}
+			return
+		}
+		b, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		inFlight <- answer{res.StatusCode, string(b), err}
+	}()
+	time.Sleep(500 * time.Millisecond) // the request is being judged
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if res, err := http.Get("http://" + addr + "/healthz"); err == nil {
+		res.Body.Close()
+		t.Fatal("a new connection was accepted after SIGTERM")
+	}
+	a := <-inFlight
+	if a.err != nil || a.status != http.StatusOK || !strings.Contains(a.body, `"verdict": "block"`) {
+		t.Fatalf("the request in flight: %d %v %.200s", a.status, a.err, a.body)
+	}
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) || err != nil {
+		t.Fatalf("the server exited with %v, want 0", err)
+	}
+}

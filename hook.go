@@ -1,0 +1,90 @@
+package spawngate
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strconv"
+
+	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/hook"
+)
+
+// Host is an orchestrator whose hook payloads a Gate answers.
+type Host string
+
+// The hosts.
+const (
+	ClaudeCode Host = Host(agent.ClaudeCode)
+	Codex      Host = Host(agent.Codex)
+)
+
+// HookDecision is what a hook answers.
+type HookDecision int
+
+// The answers of a hook.
+const (
+	// HookIgnore: the call is not a spawn; let it through.
+	HookIgnore HookDecision = iota + 1
+	// HookPass: the child may be dispatched; answer nothing.
+	HookPass
+	// HookDeny: the child is refused; answer with Answer.Body.
+	HookDeny
+)
+
+// HookAnswer is a hook's answer to one payload.
+type HookAnswer struct {
+	Decision HookDecision
+	// Reason says why a spawn is refused, one line per violation.
+	Reason string
+	// Body is what to answer the host with: the deny JSON for a refusal
+	// (stdout of a command hook, the body of an HTTP hook), nothing
+	// otherwise.
+	Body []byte
+	// Plan is the plan the spawn was translated into and judged, and
+	// Result its result, when a spawn was judged.
+	Plan   []byte
+	Result Result
+}
+
+// HookOption changes how a hook finds definitions and budgets.
+type HookOption func(*hook.Config)
+
+// WithAgentsDirs makes the hook look for agent definitions in these
+// folders, in order, instead of the host's own (the project's from the
+// payload's cwd up to the repository root, then the user's).
+func WithAgentsDirs(dirs ...string) HookOption {
+	return func(c *hook.Config) { c.AgentsDirs = dirs }
+}
+
+// WithBudget is the token budget a spawn is granted when its definition
+// states none (the operator policy's cap unless given).
+func WithBudget(tokens int64) HookOption {
+	return func(c *hook.Config) { c.Budget = json.Number(strconv.FormatInt(tokens, 10)) }
+}
+
+// Hook judges the spawn one host hook payload asks for: Claude Code's
+// PreToolUse payload for its Agent tool, or Codex's for spawn_agent. An
+// error means the spawn cannot be judged, and the host must be told to
+// refuse it (a command hook exits 2 with the error on stderr; an HTTP
+// hook answers the deny JSON: a non-2xx answer lets Claude Code spawn).
+func (g *Gate) Hook(ctx context.Context, host Host, payload []byte, opts ...HookOption) (HookAnswer, error) {
+	home, _ := os.UserHomeDir()
+	cfg := hook.Config{Host: agent.Host(host), Home: home, Getenv: os.Getenv}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	d := hook.Decide(ctx, g.g, cfg, payload)
+	a := HookAnswer{Reason: d.Reason, Plan: d.Plan, Result: d.Result}
+	switch d.Kind {
+	case hook.Ignore:
+		a.Decision = HookIgnore
+	case hook.Pass:
+		a.Decision = HookPass
+	case hook.Deny:
+		a.Decision, a.Body = HookDeny, hook.DenyJSON(d.Reason)
+	default:
+		return HookAnswer{Plan: d.Plan}, d.Err
+	}
+	return a, nil
+}

@@ -1,0 +1,284 @@
+package cli
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spawngate/spawngate/internal/judge"
+	"github.com/spawngate/spawngate/internal/report"
+	"github.com/spawngate/spawngate/internal/server"
+)
+
+// serveOptions are the flags of spawngate serve.
+type serveOptions struct {
+	policy          string
+	gate            judge.Options
+	addr            string
+	maxListed       int
+	maxConcurrent   int
+	agentDirs       dirsFlag
+	budget          string
+	tokenFile       string
+	tlsCert, tlsKey string
+	tlsClientCA     string
+	decisionLog     string
+	logInput        bool
+	watch           time.Duration
+	shutdown        time.Duration
+	readTimeout     time.Duration
+	writeTimeout    time.Duration
+	idleTimeout     time.Duration
+}
+
+// DefaultAddr is where spawngate serve listens unless told otherwise:
+// loopback only.
+const DefaultAddr = "127.0.0.1:8321"
+
+func parseServe(args []string, help io.Writer) (*serveOptions, error) {
+	opts := &serveOptions{gate: judge.DefaultOptions()}
+	c := newCommand("spawngate serve", printServeHelp)
+	c.gateFlags(&opts.policy, &opts.gate)
+	fs := c.fs
+	fs.StringVar(&opts.addr, "addr", DefaultAddr, "the `host:port` to listen on (loopback by default)")
+	fs.IntVar(&opts.maxListed, "max-listed", report.DefaultMaxListed, "most `violations` one answer lists; the rest are counted per child")
+	fs.IntVar(&opts.maxConcurrent, "max-concurrent", 2*runtime.GOMAXPROCS(0), "most `decisions` evaluated at once; the others wait their turn until their timeout")
+	fs.Var(&opts.agentDirs, "agents-dir", "a `DIR` of agent definitions the hook endpoints look in first; repeat it for several")
+	fs.StringVar(&opts.budget, "budget-tokens", "", "the token `budget` a hook spawn is granted when its definition states none (default: the policy's cap)")
+	fs.StringVar(&opts.tokenFile, "auth-token-file", "", "a `FILE` holding the bearer token every request must carry (Authorization: Bearer ...)")
+	fs.StringVar(&opts.tlsCert, "tls-cert", "", "serve HTTPS with this certificate `FILE` (PEM)")
+	fs.StringVar(&opts.tlsKey, "tls-key", "", "the private key `FILE` of --tls-cert (PEM)")
+	fs.StringVar(&opts.tlsClientCA, "tls-client-ca", "", "require client certificates signed by the CAs in this `FILE` (PEM)")
+	fs.StringVar(&opts.decisionLog, "decision-log", "", "append one JSON line per decision to `FILE` (- for stdout)")
+	fs.BoolVar(&opts.logInput, "decision-log-input", false, "also write each request body into the decision log (briefs and prompts can carry secrets)")
+	fs.DurationVar(&opts.watch, "watch", 0, "look at the policy file every `interval` and reload it when it changes (0: only on SIGHUP)")
+	fs.DurationVar(&opts.shutdown, "shutdown-timeout", 10*time.Second, "how long a SIGTERM waits for the requests in flight, as a `duration`")
+	fs.DurationVar(&opts.readTimeout, "read-timeout", 10*time.Second, "longest time to read one request, as a `duration`")
+	fs.DurationVar(&opts.writeTimeout, "write-timeout", 0, "longest time to answer one request, as a `duration` (default: --timeout plus 5s)")
+	fs.DurationVar(&opts.idleTimeout, "idle-timeout", 60*time.Second, "longest time an idle keep-alive connection stays open, as a `duration`")
+	args, err := c.parse(args, help)
+	if err != nil {
+		return opts, err
+	}
+	switch {
+	case len(args) > 0:
+		return opts, &usageError{fmt.Sprintf("serve takes no arguments, only flags (got %q)", args[0])}
+	case opts.policy == "":
+		return opts, &usageError{"serve needs --policy FILE: every decision is judged by the operator's policy"}
+	case opts.maxConcurrent <= 0:
+		return opts, &usageError{"--max-concurrent must be positive"}
+	case opts.maxListed < 0:
+		return opts, &usageError{"--max-listed must not be negative"}
+	case (opts.tlsCert == "") != (opts.tlsKey == ""):
+		return opts, &usageError{"--tls-cert and --tls-key go together"}
+	case opts.tlsClientCA != "" && opts.tlsCert == "":
+		return opts, &usageError{"--tls-client-ca needs --tls-cert and --tls-key"}
+	case opts.watch < 0 || opts.shutdown <= 0 || opts.readTimeout <= 0 || opts.writeTimeout < 0 || opts.idleTimeout <= 0:
+		return opts, &usageError{"durations must be positive"}
+	}
+	if opts.writeTimeout == 0 {
+		opts.writeTimeout = opts.gate.Timeout + 5*time.Second
+	}
+	if opts.budget != "" {
+		if n, err := strconv.ParseInt(opts.budget, 10, 64); err != nil || n <= 0 || strconv.FormatInt(n, 10) != opts.budget {
+			return opts, &usageError{fmt.Sprintf("--budget-tokens %q: not a positive whole number", opts.budget)}
+		}
+	}
+	return opts, checkGate(opts.policy, opts.gate)
+}
+
+// runServe is spawngate serve. It answers until the first SIGINT or
+// SIGTERM (or ctx ends), then stops accepting, answers every request in
+// flight, and exits 0; SIGHUP reloads the policy. It exits 2 when it cannot
+// start, or when the requests in flight outlive --shutdown-timeout.
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fail := func(msg string) int {
+		fmt.Fprintf(stderr, "spawngate: %s\n", report.Clean(oneLine(msg)))
+		return exitError
+	}
+	opts, err := parseServe(args, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitPass
+	}
+	if err != nil {
+		return fail(err.Error() + " (see spawngate serve -h)")
+	}
+	logger := slog.New(slog.NewJSONHandler(stderr, nil))
+	cfg := server.Config{
+		PolicyFile: opts.policy, Gate: opts.gate, MaxListed: opts.maxListed, MaxConcurrent: opts.maxConcurrent,
+		AgentsDirs: opts.agentDirs, Budget: json.Number(opts.budget), Getenv: os.Getenv, Logger: logger,
+		LogInput: opts.logInput, Checks: judge.ChecksDigest(),
+		Say: func(err error) string { line, _ := say(err); return line },
+	}
+	cfg.Version, _ = judge.Versions()
+	cfg.Home, _ = os.UserHomeDir()
+	if opts.tokenFile != "" {
+		token, err := os.ReadFile(opts.tokenFile)
+		if err != nil {
+			return fail("--auth-token-file: " + err.Error())
+		}
+		if cfg.Token = []byte(strings.TrimSpace(string(token))); len(cfg.Token) == 0 {
+			return fail("--auth-token-file " + opts.tokenFile + ": the file holds no token")
+		}
+	}
+	if opts.decisionLog != "" {
+		w, closeLog, err := openLog(opts.decisionLog, stdout)
+		if err != nil {
+			return fail("--decision-log: " + err.Error())
+		}
+		defer closeLog()
+		cfg.DecisionLog = w
+	}
+	s, err := server.New(ctx, cfg)
+	if err != nil {
+		return fail(err.Error())
+	}
+	srv := &http.Server{
+		Handler:           s.Handler(),
+		ReadTimeout:       opts.readTimeout,
+		ReadHeaderTimeout: opts.readTimeout,
+		WriteTimeout:      opts.writeTimeout,
+		IdleTimeout:       opts.idleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	if opts.tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(opts.tlsCert, opts.tlsKey)
+		if err != nil {
+			return fail("--tls-cert/--tls-key: " + err.Error())
+		}
+		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		if opts.tlsClientCA != "" {
+			pem, err := os.ReadFile(opts.tlsClientCA)
+			if err != nil {
+				return fail("--tls-client-ca: " + err.Error())
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return fail("--tls-client-ca " + opts.tlsClientCA + ": no PEM certificate in it")
+			}
+			srv.TLSConfig.ClientCAs, srv.TLSConfig.ClientAuth = pool, tls.RequireAndVerifyClientCert
+		}
+	}
+	ln, err := net.Listen("tcp", opts.addr)
+	if err != nil {
+		return fail("--addr: " + err.Error())
+	}
+	if srv.TLSConfig != nil {
+		ln = tls.NewListener(ln, srv.TLSConfig)
+	}
+	logger.Info("serving", "addr", ln.Addr().String(), "policy", opts.policy, "digest", s.PolicyDigest(), "checks", cfg.Checks, "tls", srv.TLSConfig != nil)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	var tick <-chan time.Time
+	if opts.watch > 0 {
+		t := time.NewTicker(opts.watch)
+		defer t.Stop()
+		tick = t.C
+	}
+	lastDigest := s.PolicyDigest()
+	for {
+		select {
+		case <-hup:
+			s.Reload(context.Background())
+			lastDigest = s.PolicyDigest()
+		case <-tick:
+			if fileDigest(opts.policy) != lastDigest {
+				s.Reload(context.Background())
+				lastDigest = fileDigest(opts.policy) // a broken file is not tried again until it changes
+			}
+		case err := <-served:
+			return fail("serving: " + err.Error())
+		case <-ctx.Done():
+			logger.Info("stopping: answering the requests in flight", "timeout", opts.shutdown.String())
+			s.Drain()
+			sctx, cancel := context.WithTimeout(context.Background(), opts.shutdown)
+			defer cancel()
+			if err := srv.Shutdown(sctx); err != nil {
+				return fail("stopping: requests were still in flight after --shutdown-timeout " + opts.shutdown.String())
+			}
+			logger.Info("stopped")
+			return exitPass
+		}
+	}
+}
+
+// openLog opens a decision log for appending: a file, or stdout for "-".
+func openLog(name string, stdout io.Writer) (io.Writer, func(), error) {
+	if name == "-" {
+		return stdout, func() {}, nil
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, func() { f.Close() }, nil
+}
+
+// fileDigest is the digest Server.PolicyDigest gives a file's bytes, or ""
+// when it cannot be read.
+func fileDigest(name string) string {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return ""
+	}
+	return server.Digest(data)
+}
+
+func printServeHelp(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprint(w, `Usage: spawngate serve --policy FILE [flags]
+
+Answers decisions over HTTP, judged by the same checks as spawngate check:
+
+  POST /v1/check              a plan document (Content-Type application/json
+                              or application/yaml); the answer is the JSON
+                              report check --format json prints: 200 with a
+                              verdict, 422 a document error, 413 too large,
+                              415 another media type, 504 timed out, 503
+                              shutting down or busy, 500 internal, 401 no token
+  POST /v1/hooks/claude-code  a Claude Code hook payload; always 200: an
+  POST /v1/hooks/codex        empty body to pass, the deny JSON to refuse
+                              and whenever it cannot judge (a non-2xx answer
+                              would let Claude Code spawn the child)
+  GET  /healthz /readyz       alive; ready (policy loaded, not draining)
+  GET  /metrics               Prometheus metrics
+
+SIGHUP (or --watch) reloads the policy; a broken one keeps the old one
+serving. SIGTERM stops accepting, answers what is in flight, exits 0.
+
+Flags:
+`)
+	printFlags(w, fs)
+}
+
+// runVersion is spawngate version: the module version, the OPA version,
+// and the digest of the embedded checks and schemas that the decision log
+// records.
+func runVersion(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		fmt.Fprintf(stderr, "spawngate: version takes no arguments\n")
+		return exitError
+	}
+	v, opa := judge.Versions()
+	fmt.Fprintf(stdout, "spawngate %s\nopa %s\nchecks %s\n", v, opa, judge.ChecksDigest())
+	return exitPass
+}

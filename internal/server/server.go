@@ -1,0 +1,387 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/decisionlog"
+	"github.com/spawngate/spawngate/internal/hook"
+	"github.com/spawngate/spawngate/internal/judge"
+	"github.com/spawngate/spawngate/internal/report"
+)
+
+// Config is how a server judges and answers.
+type Config struct {
+	// PolicyFile is the operator's policy, read at start and on Reload.
+	PolicyFile string
+	Gate       judge.Options
+	// MaxListed bounds the violations one answer lists.
+	MaxListed int
+	// MaxConcurrent bounds the decisions evaluated at once; a request that
+	// waits past its timeout for a turn is answered 503.
+	MaxConcurrent int
+	// AgentsDirs, Home, Budget and Getenv are the hooks' (see hook.Config).
+	AgentsDirs []string
+	Home       string
+	Budget     json.Number
+	Getenv     func(string) string
+	// Token, when set, must come as "Authorization: Bearer <token>".
+	Token []byte
+	// DecisionLog, when set, gets one JSON line per decision; LogInput adds
+	// the request body to each line.
+	DecisionLog io.Writer
+	LogInput    bool
+	// Say phrases why a document could not be judged, as the command line
+	// the server was started from would (a limit with its flag).
+	Say    func(error) string
+	Logger *slog.Logger
+	// Version and Checks name what judges: the spawngate version and the
+	// digest of the embedded checks and schemas.
+	Version, Checks string
+}
+
+// Server answers decisions. Build one with New; Handler serves it.
+type Server struct {
+	cfg      Config
+	state    atomic.Pointer[state]
+	draining atomic.Bool
+	turns    chan struct{}
+	metrics  *metrics
+	log      *decisionlog.Log // nil without a decision log
+	reloadMu sync.Mutex
+}
+
+// decision is what the decision log records of one answer.
+type decision struct {
+	path        string
+	requestedBy string
+	policy      string
+	input       []byte
+	verdict     report.Verdict
+	report      *report.Report
+	err         string
+}
+
+// logDecision writes the decision's line, when there is a log.
+func (s *Server) logDecision(d decision, took time.Duration) {
+	if s.log == nil {
+		return
+	}
+	err := s.log.Write(decisionlog.Decision{Path: d.path, RequestedBy: d.requestedBy, Policy: d.policy, Input: d.input,
+		Verdict: d.verdict, Report: d.report, Err: d.err, Took: took})
+	if err != nil {
+		s.metrics.errors.WithLabelValues("decision-log").Inc()
+		s.cfg.Logger.Error("writing the decision log", "error", err.Error())
+	}
+}
+
+// state is one policy version: a request is judged entirely by the one it
+// loaded when it started.
+type state struct {
+	gate   *judge.Gate
+	digest string // sha256 of the policy file's bytes
+	loaded time.Time
+}
+
+// New builds a server and reads the policy. An error is a policy the
+// server cannot start with.
+func New(ctx context.Context, cfg Config) (*Server, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewJSONHandler(io.Discard, nil))
+	}
+	if cfg.MaxConcurrent <= 0 {
+		cfg.MaxConcurrent = 1
+	}
+	if cfg.Say == nil {
+		cfg.Say = func(err error) string { return err.Error() }
+	}
+	s := &Server{cfg: cfg, turns: make(chan struct{}, cfg.MaxConcurrent), metrics: newMetrics()}
+	if cfg.DecisionLog != nil {
+		s.log = decisionlog.New(cfg.DecisionLog, decisionlog.NewID(), cfg.Version, cfg.Checks, cfg.LogInput)
+	}
+	st, err := s.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.state.Store(st)
+	return s, nil
+}
+
+func (s *Server) load(ctx context.Context) (*state, error) {
+	data, err := os.ReadFile(s.cfg.PolicyFile)
+	if err != nil {
+		return nil, fmt.Errorf("--policy %s: cannot read: %w", s.cfg.PolicyFile, err)
+	}
+	g, err := judge.New(ctx, s.cfg.Gate, s.cfg.PolicyFile)
+	if err != nil {
+		return nil, errors.New("--policy " + s.cfg.Say(err))
+	}
+	if _, err := g.Engine(); err != nil {
+		return nil, err
+	}
+	return &state{gate: g, digest: Digest(data), loaded: time.Now()}, nil
+}
+
+// Digest is how the server names a policy: the SHA-256 of its bytes.
+func Digest(data []byte) string {
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Reload reads the policy again and, if it can be judged with, serves it
+// from the next request on. A policy that breaks keeps the old one
+// serving; the failure is logged and counted, and returned.
+func (s *Server) Reload(ctx context.Context) error {
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
+	st, err := s.load(ctx)
+	if err != nil {
+		s.metrics.reloadFailures.Inc()
+		s.cfg.Logger.Error("reload failed; the old policy keeps serving", "error", err.Error())
+		return err
+	}
+	old := s.state.Swap(st)
+	s.metrics.reloads.Inc()
+	if old == nil || old.digest != st.digest {
+		s.cfg.Logger.Info("policy reloaded", "policy", s.cfg.PolicyFile, "digest", st.digest)
+	}
+	return nil
+}
+
+// PolicyDigest is the digest of the policy serving now.
+func (s *Server) PolicyDigest() string { return s.state.Load().digest }
+
+// Drain makes the server refuse new decisions (503) and report itself not
+// ready, while those in flight finish.
+func (s *Server) Drain() { s.draining.Store(true) }
+
+// Handler is the server's routes.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/v1/check", s.check)
+	mux.HandleFunc("/v1/hooks/claude-code", s.hook(agent.ClaudeCode))
+	mux.HandleFunc("/v1/hooks/codex", s.hook(agent.Codex))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, "ok\n")
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if s.draining.Load() || s.state.Load() == nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, "draining\n")
+			return
+		}
+		io.WriteString(w, "ready\n")
+	})
+	mux.Handle("/metrics", s.metrics.handler())
+	return mux
+}
+
+// authorized tells whether a request carries the token, compared in
+// constant time.
+func (s *Server) authorized(r *http.Request) bool {
+	if s.cfg.Token == nil {
+		return true
+	}
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && subtle.ConstantTimeCompare([]byte(got), s.cfg.Token) == 1
+}
+
+// turn waits for a turn to evaluate, as long as the request lasts.
+func (s *Server) turn(ctx context.Context) (func(), bool) {
+	select {
+	case s.turns <- struct{}{}:
+		s.metrics.inFlight.Inc()
+		return func() { <-s.turns; s.metrics.inFlight.Dec() }, true
+	case <-ctx.Done():
+		return nil, false
+	}
+}
+
+// readBody reads a request body of at most max bytes.
+func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+	return io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+}
+
+// sourceFor names a request body by its media type, so that its syntax is
+// read as declared: JSON, or YAML.
+func sourceFor(contentType string) (string, bool) {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return "", false
+	}
+	switch mt {
+	case "application/json":
+		return "request.json", true
+	case "application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml":
+		return "request.yaml", true
+	}
+	return "", false
+}
+
+func (s *Server) check(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	d := decision{path: "/v1/check", requestedBy: r.RemoteAddr, policy: s.state.Load().digest}
+	answer := func(status int, rep *report.Report, kind string) {
+		rep.Finish()
+		var b bytes.Buffer
+		report.JSON{}.Render(&b, rep)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		w.Write(b.Bytes())
+		s.metrics.observe(string(rep.Verdict), kind, rep, time.Since(start))
+		d.verdict, d.report = rep.Verdict, rep
+		s.logDecision(d, time.Since(start))
+	}
+	fail := func(status int, kind, msg string) {
+		d.err = msg
+		answer(status, &report.Report{Error: msg, Results: []report.Result{}}, kind)
+	}
+	switch {
+	case r.Method != http.MethodPost:
+		w.Header().Set("Allow", http.MethodPost)
+		fail(http.StatusMethodNotAllowed, "usage", "POST a plan document to /v1/check")
+		return
+	case !s.authorized(r):
+		w.Header().Set("WWW-Authenticate", `Bearer realm="spawngate"`)
+		fail(http.StatusUnauthorized, "unauthorized", "a bearer token is required")
+		return
+	case s.draining.Load():
+		fail(http.StatusServiceUnavailable, "draining", "the server is shutting down")
+		return
+	}
+	source, ok := sourceFor(r.Header.Get("Content-Type"))
+	if !ok {
+		fail(http.StatusUnsupportedMediaType, "media-type", "the body must be application/json or application/yaml")
+		return
+	}
+	st := s.state.Load() // the one policy version this request is judged by
+	d.policy = st.digest
+	body, err := readBody(w, r, s.cfg.Gate.Limits.MaxBytes)
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		fail(http.StatusRequestEntityTooLarge, "limit", fmt.Sprintf("the body is larger than %d bytes (limit --max-bytes)", s.cfg.Gate.Limits.MaxBytes))
+		return
+	case err != nil:
+		fail(http.StatusBadRequest, "document", "the body cannot be read: "+err.Error())
+		return
+	}
+	d.input = body
+	done, ok := s.turn(r.Context())
+	if !ok {
+		fail(http.StatusServiceUnavailable, "busy", "no turn to evaluate came before the request ended")
+		return
+	}
+	res, err := st.gate.JudgeBytes(r.Context(), source, body, s.cfg.MaxListed)
+	done()
+	if err != nil {
+		var e *judge.Error
+		kind, status := "internal", http.StatusInternalServerError
+		if errors.As(err, &e) {
+			kind = e.Kind.String()
+			switch e.Kind {
+			case judge.Document, judge.Limit, judge.NoPolicy:
+				status = http.StatusUnprocessableEntity
+			case judge.Timeout:
+				status = http.StatusGatewayTimeout
+			case judge.Interrupted:
+				status = http.StatusServiceUnavailable
+			}
+		}
+		line := s.cfg.Say(err)
+		d.err = line
+		answer(status, &report.Report{Results: []report.Result{report.Failed(source, line, nil)}}, kind)
+		return
+	}
+	answer(http.StatusOK, &report.Report{Results: []report.Result{res}}, "")
+}
+
+// hook answers a host's hook payload in the host's protocol. Every answer
+// is 200: a pass is an empty body; a refusal, and anything the server
+// cannot judge (a bad payload, a missing token, a timeout, shutting
+// down), is the deny JSON, because Claude Code lets the spawn through on
+// an answer that is not 2xx, and Codex on anything but a deny.
+func (s *Server) hook(host agent.Host) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		d := decision{path: "/v1/hooks/" + string(host), requestedBy: r.RemoteAddr, policy: s.state.Load().digest}
+		deny := func(kind, reason string) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(hook.DenyJSON(reason))
+			d.verdict = report.Block
+			if kind != "" {
+				d.err, d.verdict = reason, report.Error
+			}
+			s.metrics.observe(string(d.verdict), kind, d.report, time.Since(start))
+			s.logDecision(d, time.Since(start))
+		}
+		cannot := func(kind, why string) { deny(kind, "spawngate could not judge this sub-agent, so it is refused: "+why) }
+		switch {
+		case r.Method != http.MethodPost:
+			cannot("usage", "the hook must POST its payload")
+			return
+		case !s.authorized(r):
+			cannot("unauthorized", "the hook's request carries no valid bearer token")
+			return
+		case s.draining.Load():
+			cannot("draining", "the server is shutting down")
+			return
+		}
+		st := s.state.Load()
+		d.policy = st.digest
+		body, err := readBody(w, r, s.cfg.Gate.Limits.MaxBytes)
+		if err != nil {
+			cannot("limit", fmt.Sprintf("the payload cannot be read or is larger than %d bytes", s.cfg.Gate.Limits.MaxBytes))
+			return
+		}
+		d.input = body
+		done, ok := s.turn(r.Context())
+		if !ok {
+			cannot("busy", "no turn to evaluate came before the request ended")
+			return
+		}
+		cfg := hook.Config{Host: host, AgentsDirs: s.cfg.AgentsDirs, Home: s.cfg.Home, Budget: s.cfg.Budget, Getenv: s.cfg.Getenv}
+		dec := hook.Decide(r.Context(), st.gate, cfg, body)
+		done()
+		if dec.Plan != nil {
+			d.report = &report.Report{Results: []report.Result{dec.Result}}
+		}
+		switch dec.Kind {
+		case hook.Ignore, hook.Pass:
+			d.verdict = report.Pass
+			if dec.Kind == hook.Ignore {
+				d.verdict = "ignored"
+			}
+			w.WriteHeader(http.StatusOK)
+			s.metrics.observe(string(report.Pass), "", d.report, time.Since(start))
+			s.logDecision(d, time.Since(start))
+		case hook.Deny:
+			deny("", dec.Reason)
+		default:
+			kind := "internal"
+			var e *judge.Error
+			if errors.As(dec.Err, &e) {
+				kind = e.Kind.String()
+			}
+			cannot(kind, s.cfg.Say(dec.Err))
+		}
+	}
+}

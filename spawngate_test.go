@@ -1,0 +1,188 @@
+package spawngate_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/spawngate/spawngate"
+)
+
+const operator = `{"allowed_tools": ["fs.read", "http.get"], "workspace_root": "/repo/workspace", "budget_cap_tokens": 100000}`
+
+func gate(t *testing.T, opts ...spawngate.Option) *spawngate.Gate {
+	t.Helper()
+	g, err := spawngate.New(context.Background(), append([]spawngate.Option{spawngate.WithPolicy("operator.json", []byte(operator))}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// Every way a plan can fail to be judged is a typed error with its parts,
+// and none of them is Allowed.
+func TestErrorsAreTypedAndNeverAllowed(t *testing.T) {
+	g := gate(t)
+	deep := `{"plan": [{"role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 1, "metadata": [[[[[[]]]]]]}]}`
+	for _, tc := range []struct {
+		name, doc string
+		gate      *spawngate.Gate
+		kind      spawngate.ErrorKind
+		line, col int
+		pointer   string
+		limit     string
+	}{
+		{"does not parse", "{\n  \"plan\": [1,]\n}", g, spawngate.ErrDocument, 2, 14, "/plan", ""},
+		{"duplicate key", `{"plan": [], "plan": []}`, g, spawngate.ErrDocument, 1, 14, "", ""},
+		{"empty", "", g, spawngate.ErrDocument, 0, 0, "", ""},
+		{"nothing to check", `{"plan": []}`, g, spawngate.ErrDocument, 0, 0, "/plan", ""},
+		{"over a limit", deep, gate(t, spawngate.WithLimits(func() spawngate.Limits { l := spawngate.DefaultLimits(); l.MaxDepth = 5; return l }())), spawngate.ErrLimit, 1, 94, "/plan/0/metadata/0/0", "max-depth"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := tc.gate.Check(context.Background(), "plan.json", []byte(tc.doc))
+			if spawngate.Allowed(res, err) {
+				t.Fatal("allowed")
+			}
+			var e *spawngate.Error
+			if !errors.As(err, &e) {
+				t.Fatalf("error %v (%T) is not a *spawngate.Error", err, err)
+			}
+			if e.Kind != tc.kind || e.Line != tc.line || e.Column != tc.col || e.Pointer != tc.pointer || e.Limit != tc.limit || e.Source != "plan.json" {
+				t.Fatalf("got %+v", e)
+			}
+		})
+	}
+	// A timeout (the caller's deadline passing counts as one), and no
+	// policy at all.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Nanosecond)
+	defer cancel()
+	<-ctx.Done()
+	res, err := g.Check(ctx, "plan.json", []byte(`{"plan": [{"role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 1}]}`))
+	var e *spawngate.Error
+	if spawngate.Allowed(res, err) || !errors.As(err, &e) || e.Kind != spawngate.ErrTimeout || e.Limit != "timeout" {
+		t.Fatalf("timeout: %+v %v", res, err)
+	}
+	none, err := spawngate.New(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = none.Check(context.Background(), "plan.json", []byte(`{"plan": [{"role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 1}]}`))
+	if spawngate.Allowed(res, err) || !errors.As(err, &e) || e.Kind != spawngate.ErrNoPolicy {
+		t.Fatalf("no policy: %+v %v", res, err)
+	}
+	if _, err := spawngate.New(context.Background(), spawngate.WithPolicy("p.json", []byte(`{"allowed_tools": []}`))); !errors.As(err, &e) || e.Kind != spawngate.ErrDocument {
+		t.Fatalf("a broken policy built a gate: %v", err)
+	}
+}
+
+// Allowed is true for a judged plan whose every child passes, and for
+// nothing else, whatever a caller builds by hand.
+func TestAllowedOnlyForAPass(t *testing.T) {
+	pass := spawngate.Result{Verdict: spawngate.Pass, Children: []spawngate.Child{{Verdict: spawngate.Pass}}}
+	if !spawngate.Allowed(pass, nil) {
+		t.Fatal("a pass is not allowed")
+	}
+	for name, res := range map[string]spawngate.Result{
+		"zero":          {},
+		"no children":   {Verdict: spawngate.Pass},
+		"blocked child": {Verdict: spawngate.Pass, Children: []spawngate.Child{{Verdict: spawngate.Block}}},
+		"unlisted":      {Verdict: spawngate.Pass, Children: []spawngate.Child{{Verdict: spawngate.Pass, Unlisted: 1}}},
+		"violation":     {Verdict: spawngate.Pass, Children: []spawngate.Child{{Verdict: spawngate.Pass, Violations: []spawngate.Violation{{Rule: "x"}}}}},
+		"block":         {Verdict: spawngate.Block, Children: []spawngate.Child{{Verdict: spawngate.Pass}}},
+	} {
+		if spawngate.Allowed(res, nil) {
+			t.Errorf("%s: allowed", name)
+		}
+	}
+	if spawngate.Allowed(pass, errors.New("x")) {
+		t.Fatal("a pass with an error is allowed")
+	}
+}
+
+// A plan built in Go and the same plan written as a document get the same
+// result.
+func TestCheckPlanEqualsCheckOfTheDocument(t *testing.T) {
+	g := gate(t)
+	p := spawngate.Plan{
+		Policy: &spawngate.Policy{AllowedTools: []string{"fs.read"}, WorkspaceRoot: "/repo/workspace/docs", BudgetCapTokens: 50000},
+		Children: []spawngate.Spawn{
+			{Role: "a", Tools: []string{"fs.read"}, Paths: []string{"guide"}, BudgetTokens: 1000},
+			{Role: "b", Tools: []string{"http.get"}, BudgetTokens: 60000, Model: "x", Metadata: map[string]any{"k": 1}},
+			{Role: "c"},
+		},
+	}
+	doc, err := p.Document()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromGo, err := g.CheckPlan(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromDoc, err := g.Check(context.Background(), "plan.json", doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(fromGo, fromDoc) {
+		t.Fatalf("in Go %+v\nas a document %+v", fromGo, fromDoc)
+	}
+	if got := []spawngate.Verdict{fromGo.Children[0].Verdict, fromGo.Children[1].Verdict, fromGo.Children[2].Verdict}; !reflect.DeepEqual(got, []spawngate.Verdict{spawngate.Pass, spawngate.Block, spawngate.Block}) {
+		t.Fatalf("verdicts %v", got)
+	}
+}
+
+// A gate is safe for concurrent use: many goroutines judging distinct and
+// repeated plans get what one goroutine gets. (go test -race runs this.)
+func TestConcurrentUse(t *testing.T) {
+	g := gate(t)
+	doc := func(i int) []byte {
+		return fmt.Appendf(nil, `{"plan": [{"role": "r%d", "tools": ["fs.read", "shell.run"], "paths": ["/repo/workspace/%d"], "budget_tokens": %d}]}`, i%7, i%5, 1000+i%3)
+	}
+	want := make([]spawngate.Result, 20)
+	for i := range want {
+		res, err := g.Check(context.Background(), "plan.json", doc(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = res
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := range 8 {
+		wg.Go(func() {
+			for n := range 40 {
+				i := (n + w) % len(want)
+				res, err := g.Check(context.Background(), "plan.json", doc(i))
+				if err != nil || !reflect.DeepEqual(res, want[i]) {
+					errs <- fmt.Errorf("plan %d: %v %+v", i, err, res)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+// A hook payload that cannot be judged is an error, never an answer that
+// lets the spawn through.
+func TestHookErrorsAreNotAnswers(t *testing.T) {
+	g := gate(t)
+	for _, payload := range []string{``, `[]`, `{"tool_name": "Agent"}`, `{"tool_name": "Agent", "tool_input": {}, "cwd": "relative"}`} {
+		a, err := g.Hook(context.Background(), spawngate.ClaudeCode, []byte(payload))
+		if err == nil || a.Decision != 0 || a.Body != nil {
+			t.Errorf("payload %q: answer %+v, error %v", payload, a, err)
+		}
+	}
+	a, err := g.Hook(context.Background(), spawngate.Codex, []byte(`{"tool_name": "shell", "tool_input": {}}`))
+	if err != nil || a.Decision != spawngate.HookIgnore {
+		t.Fatalf("not a spawn: %+v %v", a, err)
+	}
+}
