@@ -57,7 +57,7 @@ func parseServe(args []string, help io.Writer) (*serveOptions, error) {
 	fs := c.fs
 	fs.StringVar(&opts.addr, "addr", DefaultAddr, "the `host:port` to listen on (loopback by default)")
 	fs.IntVar(&opts.maxListed, "max-listed", report.DefaultMaxListed, "most `violations` one answer lists; the rest are counted per child")
-	fs.IntVar(&opts.maxConcurrent, "max-concurrent", 2*runtime.GOMAXPROCS(0), "most `decisions` evaluated at once; the others wait their turn until their timeout")
+	fs.IntVar(&opts.maxConcurrent, "max-concurrent", runtime.GOMAXPROCS(0), "most `decisions` evaluated at once, one per core by default (a decision never waits on I/O, so more only lengthens the tail); the others wait their turn until their timeout")
 	fs.Var(&opts.agentDirs, "agents-dir", "a `DIR` of agent definitions the hook endpoints look in first; repeat it for several")
 	fs.StringVar(&opts.budget, "budget-tokens", "", "the token `budget` a hook spawn is granted when its definition states none (default: the policy's cap)")
 	fs.StringVar(&opts.tokenFile, "auth-token-file", "", "a `FILE` holding the bearer token every request must carry (Authorization: Bearer ...)")
