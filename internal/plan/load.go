@@ -174,6 +174,9 @@ func (l *Loader) Plan(ctx context.Context, source string, data []byte) (*Plan, e
 		return nil, documentError(source, docProblems)
 	}
 	if pol, ok := doc["policy"].(map[string]any); ok {
+		if err := refusePending(source, "/policy", pol); err != nil {
+			return nil, err
+		}
 		p.Policy = pol
 	}
 	p.Issues = duplicateIDs(p.Children)
@@ -215,6 +218,9 @@ func (l *Loader) Policy(ctx context.Context, source string, data []byte) (Policy
 	}
 	if problems := l.schemas.validate(l.schemas.policy, doc); len(problems) > 0 {
 		return nil, documentError(source, problems)
+	}
+	if err := refusePending(source, "", doc); err != nil {
+		return nil, err
 	}
 	return doc, nil
 }

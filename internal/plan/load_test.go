@@ -66,11 +66,13 @@ func planOf(children ...string) string {
 }
 
 const (
-	childKeys    = "agent, brief, budget_tokens, id, metadata, model, paths, role, tools"
-	policyKeys   = "allow_spawn, allow_write, allowed_models, allowed_tools, budget_cap_tokens, spawn_tools, workspace_root, write_tools"
-	rootTitle    = "an absolute, normalized POSIX path made of A-Z a-z 0-9 . _ - @ (no trailing /, no . or .. segments, no segment ending in a dot or naming a Windows device)"
-	wholeTitle   = "a positive whole number written without a fraction or exponent"
-	patternTitle = "a tool name or glob pattern made of A-Z a-z 0-9 _ . : - * ?"
+	childKeys  = "agent, brief, budget_tokens, id, metadata, model, paths, role, tools"
+	policyKeys = "allow_spawn, allow_write, allowed_models, allowed_tools, budget_cap_tokens, checks, exceptions, max_children, max_total_budget_tokens, roles, spawn_tools, unknown_roles, workspace_root, write_tools"
+	// planPolicyKeys are those a plan's own policy may set.
+	planPolicyKeys = "allow_spawn, allow_write, allowed_models, allowed_tools, budget_cap_tokens, max_children, max_total_budget_tokens, spawn_tools, workspace_root, write_tools"
+	rootTitle      = "an absolute, normalized POSIX path made of A-Z a-z 0-9 . _ - @ (no trailing /, no . or .. segments, no segment ending in a dot or naming a Windows device)"
+	wholeTitle     = "a positive whole number written without a fraction or exponent"
+	patternTitle   = "a tool name or glob pattern made of A-Z a-z 0-9 _ . : - * ?"
 )
 
 // planCase is a document read with Loader.Plan: either err (the exact
@@ -151,7 +153,13 @@ plan:
 	{name: "policy with a zero cap", in: `{"plan":[` + okChild + `],"policy":` + policy(map[string]string{"budget_cap_tokens": `0`}) + `}`,
 		err: `plan.json: /policy/budget_cap_tokens: must be at least 1, not 0`},
 	{name: "policy with an unknown key", in: `{"plan":[` + okChild + `],"policy":` + policy(map[string]string{"deny": `[]`}) + `}`,
-		err: `plan.json: /policy/deny: unknown key "deny" (allowed: ` + policyKeys + `)`},
+		err: `plan.json: /policy/deny: unknown key "deny" (allowed: ` + planPolicyKeys + `)`},
+	{name: "plan policy cannot except", in: `{"plan":[` + okChild + `],"policy":` + policy(map[string]string{"exceptions": `[]`}) + `}`,
+		err: `plan.json: /policy/exceptions: "exceptions" is the operator's to set: a plan's own policy cannot set it`},
+	{name: "plan policy cannot load checks", in: `{"plan":[` + okChild + `],"policy":` + policy(map[string]string{"checks": `["/tmp"]`}) + `}`,
+		err: `plan.json: /policy/checks: "checks" is the operator's to set: a plan's own policy cannot set it`},
+	{name: "plan policy cannot name profiles", in: `{"plan":[` + okChild + `],"policy":` + policy(map[string]string{"roles": `{}`, "unknown_roles": `"allow"`}) + `}`,
+		err: `plan.json: /policy/roles: "roles" is the operator's to set: a plan's own policy cannot set it (and 1 more problem)`},
 	{name: "policy problem and child issue", in: `{"plan":[1],"policy":` + policy(map[string]string{"allow_write": `"true"`}) + `}`,
 		err: `plan.json: /policy/allow_write: must be a boolean, not a string`},
 
@@ -501,6 +509,9 @@ func TestLoaderPlanPolicyMatchesPolicy(t *testing.T) {
 				return
 			}
 			want := strings.Replace(tc.err, "policy.json: /", "policy.json: /policy/", 1)
+			for _, operatorOnly := range []string{"checks", "exceptions", "roles", "unknown_roles"} {
+				want = strings.Replace(want, " "+operatorOnly+",", "", 1) // never offered to a plan
+			}
 			if err == nil || err.Error() != want {
 				t.Fatalf("Plan(%s) error\n got %v\nwant %s", in, err, want)
 			}

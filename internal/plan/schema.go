@@ -224,6 +224,9 @@ func (s *schemaSet) explain(e *jsonschema.ValidationError, doc any) []problem {
 	keyword := e.KeywordLocation[strings.LastIndexByte(e.KeywordLocation, '/')+1:]
 	schemaAt := strings.TrimSuffix(e.AbsoluteKeywordLocation, "/"+keyword)
 	value, _ := jsonpointer.Lookup(doc, at)
+	if i := strings.LastIndexByte(at, '/'); i >= 0 && s.forbiddenKeys(at[:i])[at[i+1:]] && keyword == at[i+1:] {
+		return []problem{{at, fmt.Sprintf("%s is the operator's to set: a plan's own policy cannot set it", quote(at[i+1:]))}}
+	}
 	switch keyword {
 	case "required":
 		var out []problem
@@ -237,9 +240,12 @@ func (s *schemaSet) explain(e *jsonschema.ValidationError, doc any) []problem {
 		if obj == nil || sch == nil {
 			break
 		}
+		forbidden := s.forbiddenKeys(at)
 		allowed := make([]string, 0, len(sch.Properties))
 		for k := range sch.Properties {
-			allowed = append(allowed, k)
+			if !forbidden[k] {
+				allowed = append(allowed, k)
+			}
 		}
 		sort.Strings(allowed)
 		var out []problem
@@ -288,6 +294,26 @@ func (s *schemaSet) explain(e *jsonschema.ValidationError, doc any) []problem {
 		}
 	}
 	return []problem{{at, e.Message}}
+}
+
+// forbiddenKeys are the keys the plan schema forbids at a place (the
+// operator-only keys of a plan's own policy), which a list of allowed keys
+// must not offer.
+func (s *schemaSet) forbiddenKeys(at string) map[string]bool {
+	if at != "/policy" {
+		return nil
+	}
+	pol := s.plan.Properties["policy"]
+	if pol == nil {
+		return nil
+	}
+	out := map[string]bool{}
+	for k, sch := range pol.Properties {
+		if sch.Always != nil && !*sch.Always {
+			out[k] = true
+		}
+	}
+	return out
 }
 
 func typeNames(list string) string {

@@ -62,7 +62,7 @@ func TestJSONEqualsEncodingJSON(t *testing.T) {
 					c.Violations = []Violation{}
 				}
 				for k := rng.IntN(3); k > 0; k-- {
-					c.Violations = append(c.Violations, Violation{str(), str(), str(), str(), rng.IntN(3)})
+					c.Violations = append(c.Violations, Violation{Rule: str(), Severity: str(), Message: str(), Path: str(), Line: rng.IntN(3)})
 				}
 				res.Children = append(res.Children, c)
 			}

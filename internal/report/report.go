@@ -31,6 +31,19 @@ type Report struct {
 	// invalid operator policy), or "".
 	Error   string   `json:"error,omitempty"`
 	Results []Result `json:"results"`
+	// Rules describes every rule a violation may cite, built-in and the
+	// operator's own, by ID, for the formats that list rules apart
+	// (SARIF). Front ends fill it; it is not part of the JSON report.
+	Rules []Rule `json:"-"`
+}
+
+// Rule is one rule a violation may cite, as its check's METADATA
+// declares it.
+type Rule struct {
+	ID          string
+	Severity    string // critical, high, medium or low
+	Title       string
+	Description string
 }
 
 // DefaultMaxListed is how many violations a report lists unless told
@@ -51,6 +64,13 @@ type Result struct {
 	// Policies names the policies that applied: "operator", "plan".
 	Policies []string `json:"policies,omitempty"`
 	Children []Child  `json:"children"`
+	// Violations are the reasons the plan as a whole is refused (too many
+	// children, too large a total budget), at pointers such as /plan; nil
+	// when there are none. They block the plan, not any one child.
+	Violations []Violation `json:"violations,omitempty"`
+	// Exceptions are the operator policy's exceptions that did not apply
+	// as written: expired, or matching nothing in this plan.
+	Exceptions []ExceptionNote `json:"exceptions,omitempty"`
 }
 
 // Child is the outcome of one child of a plan.
@@ -76,9 +96,53 @@ type Violation struct {
 	// Path is a JSON pointer into the plan document, such as
 	// /plan/0/paths/1.
 	Path string `json:"path"`
-	// Line is the line of the file the violation points at, when the
-	// front end knows one (an agent definition's); 0 otherwise.
-	Line int `json:"line,omitempty"`
+	// Line and Column place the value the violation points at in its
+	// file (the plan's, or an agent definition's), 1-based; 0 when not
+	// known.
+	Line   int `json:"line,omitempty"`
+	Column int `json:"column,omitempty"`
+	// Policies names the policies whose settings refuse, for the checks
+	// that depend on them ("operator", "plan"); nil for the checks that do
+	// not (a missing tools list is refused whatever the policy says).
+	Policies []string `json:"policies,omitempty"`
+	// Excepted is the operator's exception that lets the child through
+	// despite the violation; nil when none applies. An excepted violation
+	// is listed and blocks nothing.
+	Excepted *Exception `json:"excepted,omitempty"`
+}
+
+// Blocks tells whether the violation refuses: it does unless an exception
+// applies.
+func (v Violation) Blocks() bool { return v.Excepted == nil }
+
+// Exception is one entry of the operator policy's exceptions, as a report
+// names it.
+type Exception struct {
+	// Index is the entry's place in the policy's exceptions list, from 0;
+	// Pointer is the same as a JSON pointer into the policy.
+	Index   int    `json:"index"`
+	Pointer string `json:"pointer"`
+	Rule    string `json:"rule"`
+	Reason  string `json:"reason"`
+	Expires string `json:"expires"` // YYYY-MM-DD, the last day it applies
+}
+
+// The statuses of an exception that did not apply as written.
+const (
+	// Expired: its expiry date has passed; it excepts nothing, and what
+	// it would have excepted blocks.
+	ExceptionExpired = "expired"
+	// Unused: it matched no violation of the plan.
+	ExceptionUnused = "unused"
+)
+
+// ExceptionNote reports an exception that did not apply as written.
+type ExceptionNote struct {
+	Exception
+	Status string `json:"status"`
+	// Blocks tells whether the note refuses the plan: an unused exception
+	// does under --strict-exceptions.
+	Blocks bool `json:"blocks,omitempty"`
 }
 
 // Problem is why a plan could not be evaluated, in parts: where in the

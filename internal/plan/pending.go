@@ -1,0 +1,33 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+)
+
+// pending lists the policy keys the schema describes whose checks are not
+// built yet. A key that no check reads must never be accepted: an operator
+// who sets max_children and sees it ignored has been failed open. Each
+// entry goes when the check that reads it lands.
+var pending = map[string]bool{
+	"checks": true, "roles": true, "unknown_roles": true, "exceptions": true,
+	"max_children": true, "max_total_budget_tokens": true,
+}
+
+func refusePending(source, at string, pol map[string]any) error {
+	for _, k := range sortedKeys(pol) {
+		if pending[k] {
+			return &Error{Source: source, Pointer: at + "/" + k, Msg: fmt.Sprintf("%q is not supported by this build of spawngate yet", k)}
+		}
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
