@@ -99,7 +99,7 @@ func Example_hook() {
 	// exit 0, on stdout the deny answer; the reason:
 	// spawngate refused this sub-agent: fixer (examples/claude-code/.claude/agents/fixer.md)
 	// - tools.allowlist /tools/1 (line 4): tool "Edit" is not allowed by the operator policy
-	// - tools.write /tools/1 (line 4): tool "Edit" writes, and the operator policy does not set allow_write: true
+	// - tools.write /tools/1 (line 4): tool "Edit" writes, and allow_write: true is not set by the operator policy
 	// - tools.allowlist /tools/2 (line 4): tool "Bash" is not allowed by the operator policy
-	// - tools.write /tools/2 (line 4): tool "Bash" writes, and the operator policy does not set allow_write: true
+	// - tools.write /tools/2 (line 4): tool "Bash" writes, and allow_write: true is not set by the operator policy
 }

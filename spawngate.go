@@ -125,6 +125,30 @@ func WithPolicy(name string, doc []byte) Option {
 	return func(s *settings) { s.policyName, s.policy, s.policyFile = name, doc, "" }
 }
 
+// WithChecks adds folders of the operator's own Rego checks (every
+// *.rego file but *_test.rego, subfolders included), judged beside the
+// built-in ones, as spawngate check --checks does; the operator policy's
+// checks field may name more. New compiles them and refuses, with the
+// file and line, a module that breaks the check contract (see the
+// README's "Your own checks").
+func WithChecks(dirs ...string) Option {
+	return func(s *settings) { s.opts.Checks = append(s.opts.Checks, dirs...) }
+}
+
+// BundleKey is the key a bundle's signature must verify with: a file
+// holding a PEM public key or an HMAC secret, its ID ("default" unless
+// given) and the signing algorithm ("RS256" unless given).
+type BundleKey = judge.BundleKey
+
+// WithBundle reads the operator's checks, and the operator policy when it
+// carries one (at data.spawngate.policy), from an OPA bundle: a .tar.gz
+// file from opa build, or a folder. With key, the bundle must be signed
+// with it; with a nil key, a signed bundle is refused. A bundle that
+// carries a policy cannot be combined with WithPolicyFile or WithPolicy.
+func WithBundle(path string, key *BundleKey) Option {
+	return func(s *settings) { s.opts.Bundle, s.opts.BundleKey = path, key }
+}
+
 // WithLimits sets the limits documents are read with.
 func WithLimits(l Limits) Option { return func(s *settings) { s.opts.Limits = l } }
 
@@ -134,6 +158,14 @@ func WithTimeout(d time.Duration) Option { return func(s *settings) { s.opts.Tim
 // WithResolvePaths also resolves every path on this machine's filesystem,
 // following symlinks; the workspace roots must exist.
 func WithResolvePaths() Option { return func(s *settings) { s.opts.ResolvePaths = true } }
+
+// WithStrictExceptions refuses a plan that an exception of the operator
+// policy matches nothing in, as --strict-exceptions does.
+func WithStrictExceptions() Option { return func(s *settings) { s.opts.StrictExceptions = true } }
+
+// WithToday judges the operator policy's exceptions as of a day
+// (YYYY-MM-DD, UTC) instead of the day of each decision.
+func WithToday(date string) Option { return func(s *settings) { s.opts.Today = date } }
 
 // WithMaxListed bounds the violations one result lists (10,000 unless
 // given); the rest are counted per child.

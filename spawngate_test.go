@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"reflect"
 	"sync"
 	"testing"
@@ -184,5 +185,39 @@ func TestHookErrorsAreNotAnswers(t *testing.T) {
 	a, err := g.Hook(context.Background(), spawngate.Codex, []byte(`{"tool_name": "shell", "tool_input": {}}`))
 	if err != nil || a.Decision != spawngate.HookIgnore {
 		t.Fatalf("not a spawn: %+v %v", a, err)
+	}
+}
+
+// A day that is not one is refused when the gate is built: compared with
+// expiry dates as text, it could keep an expired exception alive.
+func TestWithTodayMustBeADate(t *testing.T) {
+	for _, day := range []string{"2026-13-01", "tomorrow", "2026-1-1", "9999-99-99"} {
+		if _, err := spawngate.New(context.Background(), spawngate.WithPolicyFile("examples/exceptions/policy.yaml"), spawngate.WithToday(day)); err == nil {
+			t.Errorf("WithToday(%q): a gate was built", day)
+		}
+	}
+	g, err := spawngate.New(context.Background(), spawngate.WithPolicyFile("examples/exceptions/policy.yaml"), spawngate.WithToday("2099-02-01"), spawngate.WithStrictExceptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile("examples/exceptions/plan.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := g.Check(context.Background(), "plan.yaml", doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Children[0].Verdict != spawngate.Block {
+		t.Errorf("the migrator %s on 2099-02-01, after its exception expired", res.Children[0].Verdict)
+	}
+	blocks := 0
+	for _, n := range res.Exceptions {
+		if n.Blocks {
+			blocks++
+		}
+	}
+	if blocks != 1 {
+		t.Errorf("%d notes refuse the plan, want the one unused exception", blocks)
 	}
 }

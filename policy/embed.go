@@ -38,6 +38,30 @@ func Modules() ([]Module, error) {
 	return mods, nil
 }
 
+// TestModules returns the source of every *_test.rego module, by file
+// name, in name order: the tests of the built-in checks and their
+// fixtures, which spawngate verify --builtin runs. They are never part of
+// the evaluated policy.
+func TestModules() ([]Module, error) {
+	entries, err := FS.ReadDir(".")
+	if err != nil {
+		return nil, err
+	}
+	var mods []Module
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, "_test.rego") {
+			continue
+		}
+		src, err := FS.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		mods = append(mods, Module{Name: name, Source: string(src)})
+	}
+	return mods, nil
+}
+
 // Module is one Rego source file.
 type Module struct {
 	Name   string

@@ -19,3 +19,9 @@ child(fields) := object.union({"role": "doc-reader", "tools": ["fs.read"], "path
 
 # A child with a field removed.
 child_without(field) := object.remove(child({}), [field])
+
+# An input judged by an operator policy with role profiles (by role), and
+# by a plan policy too when one is given.
+profiled(profiles, children) := {"policies": {"operator": object.union(operator, {"roles": profiles})}, "children": children}
+
+profiled_with(profiles, policy, children) := {"policies": {"operator": object.union(operator, {"roles": profiles}), "plan": policy}, "children": children}

@@ -49,6 +49,96 @@ requested_paths := {path |
 # before anything is allowed; with none, nothing is.
 policies := object.get(input, "policies", {})
 
+# Role profiles (the operator policy's roles): a child whose role has a
+# profile is judged by every policy and by its profile too. A profile is
+# the operator policy with the profile's settings in place of its own, so
+# where a profile sets nothing it says what the operator policy says, and
+# it can only narrow: a tool must be allowed by the profile as well, the
+# lowest cap holds, paths must lie inside the profile's root as well, and
+# write and spawn need true in the profile as well as in every policy.
+# Only the operator policy has profiles: the plan schema forbids roles in a
+# plan's own policy, and they are never read from it.
+role_profiles := object.get(policies, ["operator", "roles"], {})
+
+# The operator policy's own settings for a child, without what is not one
+# (its profiles, its exceptions, its checks and its plan-wide limits).
+operator_settings := object.remove(policies.operator, ["roles", "unknown_roles", "exceptions", "checks", "max_children", "max_total_budget_tokens"])
+
+# Each profile as the policy it is, by role.
+profiles := {role: object.union(operator_settings, profile) |
+	some role, profile in role_profiles
+	is_object(profile)
+}
+
+# The name a profile goes by among the sources that refuse: a JSON pointer
+# to it inside the operator policy, such as "operator/roles/doc-reader" ("~"
+# and "/" in a role escaped as ~0 and ~1), so it can never be taken for
+# "plan", and it says whose profile it is.
+profile_sources := {role: concat("", ["operator/roles/", replace(replace(role, "~", "~0"), "/", "~1")]) |
+	some role, _ in profiles
+}
+
+profile_roles := {source: role | some role, source in profile_sources}
+
+# A check adds a profile's source to the policies' with an else chain
+# (x_for(role) := base | {source} if { ... } else := base), not with a
+# comprehension: OPA v1.22.3's comprehension index answers a function
+# whose value is a comprehension that looks its argument up in a rule and
+# passes it to a function (f(r) := {src[r] | g(r)}) wrongly, depending on
+# the order of calls. policy/indexing_test.go compares every check with
+# and without that index.
+
+# Whether a profile writes a setting itself. A setting it leaves out is the
+# operator policy's, which judges it already: a check names a profile only
+# for what it sets.
+profile_sets(role, key) if key in object.keys(role_profiles[role])
+
+# The children whose role has a profile, by index: their role. (When no
+# profile exists, no child is looked at.)
+profiled := {i: role |
+	policies.operator.roles
+	some i, child in children
+	role := child.role
+	profiles[role]
+}
+
+# The children whose role has no profile, by index: every child when the
+# operator policy has no profiles (then no child is looked at).
+unprofiled := children if {
+	not policies.operator.roles
+} else := {i: child |
+	some i, child in children
+	not profiled[i]
+}
+
+# Every distinct pair of a profiled role and a tool or path its children
+# request, so that a check judges each pair once.
+profile_tools := {[role, tool] |
+	some i, role in profiled
+	tools := children[i].tools
+	is_array(tools)
+	some tool in tools
+}
+
+profile_paths := {[role, path] |
+	some i, role in profiled
+	paths := children[i].paths
+	is_array(paths)
+	some path in paths
+	is_string(path)
+}
+
+# The policies that judge a child, by source: every policy, and the
+# profile of its role when it has one. (The checks judge each distinct
+# tool, path or pair once instead of calling this per child; it is for
+# checks of a child as a whole.)
+policies_for(child) := object.union(policies, {profile_sources[child.role]: profiles[child.role]}) if {
+	profiles[child.role]
+} else := policies
+
+# Every policy and every profile, by source.
+by_source := object.union(policies, {source: profiles[role] | some role, source in profile_sources})
+
 # The workspace root that relative paths are read against: the plan's own
 # policy when it has one, else the operator's.
 plan_root := policies.plan.workspace_root if {
@@ -176,13 +266,77 @@ a_type(x) := "null" if {
 	is_array(x)
 } else := sprintf("a %s", [type_name(x)])
 
-# "the operator policy", "the operator and plan policies".
-describe(sources) := sprintf("the %s policy", [only]) if {
+# How a message names the sources that refuse: "the operator policy", "the
+# operator and plan policies", "the operator policy's profile for role
+# "doc-reader"", "the operator policy and its profile for role
+# "doc-reader"", "the plan policy and the operator policy's profile for
+# role "doc-reader"".
+describe(sources) := describe_policies(sources) if {
+	not policies.operator.roles
+} else := describe_policies(sources) if {
+	every source in sources {
+		not profile_roles[source]
+	}
+} else := concat(" and ", [sprintf("the %s", [label(source)]) | some source in sort(sources)]) if {
+	every source in sources {
+		profile_roles[source]
+	}
+} else := sprintf("the operator policy and its %s", [concat(" and its ", profile_labels(sources))]) if {
+	{source | some source in sources; not profile_roles[source]} == {"operator"}
+} else := sprintf("%s and the %s", [
+	describe_policies({source | some source in sources; not profile_roles[source]}),
+	concat(" and the ", [label(source) | some source in sort(sources); profile_roles[source]]),
+])
+
+describe_policies(sources) := sprintf("the %s policy", [only]) if {
 	count(sources) == 1
 	some only in sources
 } else := sprintf("the %s policies", [concat(" and ", sort(sources))])
+
+profile_labels(sources) := [sprintf("profile for role %s", [show(profile_roles[source])]) |
+	some source in sort(sources)
+	profile_roles[source]
+]
+
+# One source as a message names it without its article: "operator policy",
+# "operator policy's profile for role "doc-reader"".
+label(source) := sprintf("operator policy's profile for role %s", [show(profile_roles[source])]) if {
+	profile_roles[source]
+} else := sprintf("%s policy", [source])
 
 # The shape of every violation: which child, which field inside it (a JSON
 # pointer relative to the child) and why. The rule ID and severity come from
 # the METADATA of the package that reports it.
 violation(child, field, message) := {"child": child, "field": field, "message": message}
+
+# A violation whose verdict depends on what policies say: it also names,
+# as a sorted list, every source that refuses it ("operator", "plan", or a
+# profile such as "operator/roles/doc-reader"). An operator's exception can
+# then never let through what the plan's own policy refuses. A check that
+# refuses whatever any policy says (a tool that is not a plain name, a path
+# that cannot be judged) uses violation.
+refusal(child, field, message, refusing) := {"child": child, "field": field, "message": message, "policies": sort(refusing)}
+
+# A refusal when some source refuses, else a violation: for a check whose
+# verdict depends on what policies say for some values and not for others
+# (a path may be outside a root, or ambiguous whatever the roots are).
+finding(child, field, message, refusing) := {"child": child, "field": field, "message": message, "policies": sort(refusing)} if {
+	count(refusing) > 0
+} else := {"child": child, "field": field, "message": message}
+
+# A violation of the plan as a whole, not of any one child: field is a JSON
+# pointer into the document, such as "/plan". Only a check with
+# custom.scope: plan may report one.
+plan_violation(field, message) := {"field": field, "message": message}
+
+plan_refusal(field, message, refusing) := {"field": field, "message": message, "policies": sort(refusing)}
+
+# How many plan children each of input.children stands for, by index. A
+# check of the whole plan (custom.scope: plan) sees one child per group and
+# input.members; without members, each child stands for itself.
+members := input.members if {
+	input.members
+} else := [1 | some _ in input.children]
+
+# How many children the plan has, counting every member of every group.
+plan_size := sum(members)

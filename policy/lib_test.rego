@@ -89,3 +89,70 @@ test_children_skip_what_is_not_an_object_denied if {
 	got := lib.children with input as {"policies": {}, "children": [fixtures.child({}), "x", null, [1]]}
 	object.keys(got) == {0}
 }
+
+# Role profiles and the sources that refuse.
+profiled_input := fixtures.profiled(
+	{"doc-reader": {"allowed_tools": ["fs.read"], "budget_cap_tokens": 1000}, "a/b~c": {"allow_write": false}},
+	[fixtures.child({}), fixtures.child({"role": "fixer"}), fixtures.child({"role": "a/b~c", "tools": ["x", "y"]}), "not a child", fixtures.child({"role": 5})],
+)
+
+test_profile_is_the_operator_policy_with_its_settings_allowed if {
+	got := lib.profiles["doc-reader"] with input as profiled_input
+	got == {"allowed_tools": ["fs.read"], "workspace_root": "/repo/workspace", "budget_cap_tokens": 1000}
+}
+
+test_profile_sources_are_escaped_pointers_allowed if {
+	got := lib.profile_sources with input as profiled_input
+	got == {"doc-reader": "operator/roles/doc-reader", "a/b~c": "operator/roles/a~1b~0c"}
+}
+
+test_only_children_of_profiled_roles_are_profiled_denied if {
+	got := lib.profiled with input as profiled_input
+	got == {0: "doc-reader", 2: "a/b~c"}
+}
+
+test_each_profiled_pair_once_allowed if {
+	got := lib.profile_tools with input as profiled_input
+	got == {["doc-reader", "fs.read"], ["a/b~c", "x"], ["a/b~c", "y"]}
+}
+
+test_no_profiles_without_an_operator_policy_denied if {
+	got := lib.profiled with input as fixtures.plan_with(object.union(fixtures.operator, {"roles": {"doc-reader": {"allow_write": false}}}), [fixtures.child({})])
+	got == {}
+	lib.profiles == {} with input as {"policies": {"plan": fixtures.operator}, "children": [fixtures.child({})]}
+}
+
+test_policies_for_adds_the_profile_allowed if {
+	got := lib.policies_for(fixtures.child({})) with input as profiled_input
+	object.keys(got) == {"operator", "operator/roles/doc-reader"}
+	lib.policies_for(fixtures.child({"role": "fixer"})) == profiled_input.policies with input as profiled_input
+}
+
+test_describe_names_profiles_allowed if {
+	lib.describe({"operator/roles/doc-reader"}) == "the operator policy's profile for role \"doc-reader\"" with input as profiled_input
+	lib.describe({"operator", "operator/roles/doc-reader"}) == "the operator policy and its profile for role \"doc-reader\"" with input as profiled_input
+	lib.describe({"plan", "operator/roles/doc-reader"}) == "the plan policy and the operator policy's profile for role \"doc-reader\"" with input as profiled_input
+	lib.describe({"operator", "plan", "operator/roles/a~1b~0c"}) == "the operator and plan policies and the operator policy's profile for role \"a/b~c\"" with input as profiled_input
+}
+
+test_refusal_names_sorted_sources_allowed if {
+	lib.refusal(0, "/tools/0", "m", {"plan", "operator/roles/x", "operator"}) == {"child": 0, "field": "/tools/0", "message": "m", "policies": ["operator", "operator/roles/x", "plan"]}
+	lib.finding(0, "/f", "m", {"plan", "operator"}) == lib.refusal(0, "/f", "m", {"operator", "plan"})
+	lib.plan_refusal("/plan", "m", {"plan"}) == {"field": "/plan", "message": "m", "policies": ["plan"]}
+	lib.plan_violation("/plan", "m") == {"field": "/plan", "message": "m"}
+}
+
+test_finding_without_sources_is_a_violation_denied if {
+	lib.finding(0, "/f", "m", set()) == lib.violation(0, "/f", "m")
+}
+
+test_plan_size_counts_members_allowed if {
+	lib.plan_size == 7 with input as {"policies": {}, "children": [{}, "x"], "members": [4, 3]}
+	lib.plan_size == 2 with input as {"policies": {}, "children": [{}, "x"]}
+}
+
+test_profile_leaves_out_what_is_not_a_setting_of_a_child_allowed if {
+	op := object.union(fixtures.operator, {"max_children": 3, "max_total_budget_tokens": 10, "unknown_roles": "refuse", "roles": {"r": {"allow_write": false}}})
+	got := lib.profiles.r with input as {"policies": {"operator": op}, "children": []}
+	got == object.union(fixtures.operator, {"allow_write": false})
+}

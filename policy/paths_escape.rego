@@ -10,9 +10,12 @@
 #   backslashes, drive letters, URL schemes, a leading //, every . or ..
 #   segment (even one that would normalize back inside), a segment ending in
 #   a dot, Windows device names, and a relative path starting with - or @. Relative paths are
-#   read against the plan's own workspace root. With --resolve-paths, a path
-#   must also resolve on the real filesystem (symlinks followed) to a place
-#   inside every resolved root; a path that cannot be resolved is an escape.
+#   read against the plan's own workspace root. A child whose role has a
+#   profile that sets workspace_root must also stay inside that root (its
+#   relative paths are still read against the plan's own root). With
+#   --resolve-paths, a path must also resolve on the real filesystem
+#   (symlinks followed) to a place inside every resolved root; a path that
+#   cannot be resolved is an escape.
 # custom:
 #   id: paths.escape
 #   severity: critical
@@ -20,12 +23,25 @@ package spawngate.checks.paths_escape
 
 import data.spawngate.lib
 
-deny contains lib.violation(i, sprintf("/paths/%d", [j]), explain(path)) if {
+# A child without a profile: each path outside a policy's root.
+deny contains lib.finding(i, sprintf("/paths/%d", [j]), message, sources) if {
 	count(escaping) > 0 # most batches have no escape: then no child is looked at
-	some i, child in lib.children
+	some i, child in lib.unprofiled
 	is_array(child.paths)
 	some j, path in child.paths
 	path in escaping
+	[message, sources] := judgement(path, roots)
+}
+
+# A child with a profile: each path outside a policy's root or the
+# profile's.
+deny contains lib.finding(i, sprintf("/paths/%d", [j]), message, sources) if {
+	some i, role in lib.profiled
+	paths := lib.children[i].paths
+	is_array(paths)
+	some j, path in paths
+	[role, path] in escaping_in_profile
+	[message, sources] := judgement(path, roots_in_profile[role])
 }
 
 # The requested paths not provably inside, each judged once.
@@ -78,20 +94,74 @@ within(path, root) if startswith(concat("", [trim_suffix(path, "/"), "/"]), conc
 resolves_inside(_) if not input.resolution
 
 resolves_inside(path) if {
-	count(input.resolution.roots) == count(lib.policies)
+	every source, _ in lib.policies {
+		input.resolution.roots[source]
+	}
 	resolved := input.resolution.paths[path].path
-	every root in input.resolution.roots {
-		within(resolved, root)
+	every source, _ in lib.policies {
+		within(resolved, input.resolution.roots[source])
 	}
 }
 
-# The resolved roots a resolved path falls outside of.
-resolved_refusing(path) := {source |
-	some source, root in input.resolution.roots
-	not within(input.resolution.paths[path].path, root)
+# The workspace root of every policy, by source.
+roots := {source: policy.workspace_root | some source, policy in lib.policies}
+
+# By profiled role: the roots of the policies, and the profile's when it
+# sets one (else its root is the operator's, which is among them already).
+roots_in_profile := {role: roots_for(role) | some role, _ in lib.profiles}
+
+roots_for(role) := object.union(roots, {lib.profile_sources[role]: lib.profiles[role].workspace_root}) if {
+	lib.profile_sets(role, "workspace_root")
+} else := roots
+
+# The paths of profiled roles that leave a policy's root or the profile's,
+# each pair of role and path judged once.
+escaping_in_profile := {[role, path] |
+	some [role, path] in lib.profile_paths
+	escapes_in_profile(role, path)
 }
 
-resolved_roots(sources) := root_list([sprintf("%q (%s policy, resolved)", [input.resolution.roots[source], source]) | some source in sort(sources)])
+escapes_in_profile(_, path) if path in escaping
+
+escapes_in_profile(role, path) if {
+	lib.profile_sets(role, "workspace_root")
+	not inside_profile_root(role, path)
+}
+
+# A path the policies' roots contain lies inside the profile's root by the
+# same rule. (The operator policy's loader refuses a profile root outside
+# the operator's own.) With --resolve-paths, the resolved path must lie
+# inside the profile's root resolved, when the gate resolved it, else as
+# written: a profile root that is or passes through a symlink then refuses
+# the paths under it rather than guess.
+inside_profile_root(role, path) if {
+	root := lib.profiles[role].workspace_root
+	plain(path)
+	plain(root)
+	startswith(named(path), prefix(root))
+	resolves_inside_profile_root(role, path, root)
+}
+
+resolves_inside_profile_root(_, _, _) if not input.resolution
+
+resolves_inside_profile_root(role, path, root) if {
+	within(input.resolution.paths[path].path, object.get(input.resolution.roots, lib.profile_sources[role], root))
+}
+
+prefix(root) := concat("", [trim_suffix(root, "/"), "/"])
+
+# The resolved roots a resolved path falls outside of (a profile's root as
+# written when the gate did not resolve it).
+resolved_refusing(path, r) := {source |
+	some source, root in r
+	not within(input.resolution.paths[path].path, object.get(input.resolution.roots, source, root))
+}
+
+resolved_roots(sources, r) := root_list([resolved_root(source, r) | some source in sort(sources)])
+
+resolved_root(source, r) := sprintf("%q (%s, resolved)", [input.resolution.roots[source], lib.label(source)]) if {
+	input.resolution.roots[source]
+} else := sprintf("%q (%s, as written)", [r[source], lib.label(source)])
 
 # A plain path is what the rules below leave: segments made of
 # A-Z a-z 0-9 . _ - @, not ending in a dot, not naming a Windows device,
@@ -144,14 +214,14 @@ ambiguity(path) := "is longer than 4096 bytes" if {
 	regex.match(`[^A-Za-z0-9._@/-]`, path)
 }
 
-# The policies whose root a plain path falls outside of.
-refusing(path) := {source |
-	some source, prefix in lib.root_prefixes
-	not startswith(named(path), prefix)
+# The sources whose root (in r, by source) a plain path falls outside of.
+refusing(path, r) := {source |
+	some source, root in r
+	not startswith(named(path), prefix(root))
 }
 
 # "the workspace root "/r" (operator policy)", or both roots, named.
-roots(sources) := root_list([sprintf("%q (%s policy)", [lib.policies[source].workspace_root, source]) | some source in sort(sources)])
+roots_named(sources, r) := root_list([sprintf("%q (%s)", [r[source], lib.label(source)]) | some source in sort(sources)])
 
 root_list(named) := sprintf("the workspace root %s", [named[0]]) if {
 	count(named) == 1
@@ -164,24 +234,29 @@ shown(path) := lib.show(path) if {
 	absolute(path)
 } else := lib.show(path)
 
-explain(path) := sprintf("path %s %s", [lib.show(path), reason]) if {
+# Why a path is refused, and by which sources: r holds the roots that
+# apply, by source. A path refused for what a root says names the sources
+# of those roots; a path refused for what it is, or that cannot be
+# resolved, names none.
+judgement(path, r) := [sprintf("path %s %s", [lib.show(path), reason]), set()] if {
 	reason := ambiguity(path)
-} else := sprintf("path %s cannot be judged: %s is not a plain path", [lib.show(path), roots(crooked_roots)]) if {
-	count(crooked_roots) > 0
-} else := sprintf("path %s only shares a prefix with %s; it is outside", [shown(path), roots(sources)]) if {
-	sources := refusing(path)
+} else := [sprintf("path %s cannot be judged: %s is not a plain path", [lib.show(path), roots_named(crooked, r)]), crooked] if {
+	crooked := {source | some source, root in r; not plain(root)}
+	count(crooked) > 0
+} else := [sprintf("path %s only shares a prefix with %s; it is outside", [shown(path), roots_named(sources, r)]), sources] if {
+	sources := refusing(path, r)
 	count(sources) > 0
 	every source in sources {
-		startswith(absolute(path), lib.policies[source].workspace_root)
+		startswith(absolute(path), r[source])
 	}
-} else := sprintf("path %s is outside %s", [shown(path), roots(sources)]) if {
-	sources := refusing(path)
+} else := [sprintf("path %s is outside %s", [shown(path), roots_named(sources, r)]), sources] if {
+	sources := refusing(path, r)
 	count(sources) > 0
-} else := sprintf("path %s cannot be resolved on this machine: %s", [shown(path), input.resolution.paths[path].error]) if {
+} else := [sprintf("path %s cannot be resolved on this machine: %s", [shown(path), input.resolution.paths[path].error]), set()] if {
 	input.resolution.paths[path].error
-} else := sprintf("path %s resolves to %q, outside %s", [shown(path), input.resolution.paths[path].path, resolved_roots(sources)]) if {
-	sources := resolved_refusing(path)
+} else := [sprintf("path %s resolves to %q, outside %s", [shown(path), input.resolution.paths[path].path, resolved_roots(sources, r)]), sources] if {
+	sources := resolved_refusing(path, r)
 	count(sources) > 0
-} else := sprintf("path %s cannot be judged: no policy applies", [lib.show(path)]) if {
+} else := [sprintf("path %s cannot be judged: no policy applies", [lib.show(path)]), set()] if {
 	count(lib.policies) == 0
-} else := sprintf("path %s was not resolved", [lib.show(path)])
+} else := [sprintf("path %s was not resolved", [lib.show(path)]), set()]

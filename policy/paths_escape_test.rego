@@ -126,7 +126,7 @@ test_relative_path_read_against_the_plan_root_allowed if {
 test_plan_root_narrows_denied if {
 	policy := object.union(fixtures.operator, {"workspace_root": "/repo/workspace/docs"})
 	deny := paths_escape.deny with input as fixtures.plan_with(policy, [fixtures.child({"paths": ["/repo/workspace/src"]})])
-	deny == {{"child": 0, "field": "/paths/0", "message": "path \"/repo/workspace/src\" is outside the workspace root \"/repo/workspace/docs\" (plan policy)"}}
+	deny == {{"child": 0, "field": "/paths/0", "message": "path \"/repo/workspace/src\" is outside the workspace root \"/repo/workspace/docs\" (plan policy)", "policies": ["plan"]}}
 }
 
 test_plan_root_cannot_widen_denied if {
@@ -143,7 +143,7 @@ test_plan_root_cannot_widen_denied if {
 test_outside_both_roots_names_both_denied if {
 	policy := object.union(fixtures.operator, {"workspace_root": "/srv/plan"})
 	deny := paths_escape.deny with input as fixtures.plan_with(policy, [fixtures.child({"paths": ["/etc"]})])
-	deny == {{"child": 0, "field": "/paths/0", "message": "path \"/etc\" is outside the workspace roots \"/repo/workspace\" (operator policy) and \"/srv/plan\" (plan policy)"}}
+	deny == {{"child": 0, "field": "/paths/0", "message": "path \"/etc\" is outside the workspace roots \"/repo/workspace\" (operator policy) and \"/srv/plan\" (plan policy)", "policies": ["operator", "plan"]}}
 }
 
 test_filesystem_root_as_workspace_allowed if {
@@ -186,7 +186,7 @@ test_path_resolving_inside_the_resolved_root_allowed if {
 
 test_symlink_leading_out_denied if {
 	deny := paths_escape.deny with input as resolved({"/repo/workspace/link": {"path": "/etc"}})
-	deny == {{"child": 0, "field": "/paths/0", "message": "path \"/repo/workspace/link\" resolves to \"/etc\", outside the workspace root \"/data/workspace\" (operator policy, resolved)"}}
+	deny == {{"child": 0, "field": "/paths/0", "message": "path \"/repo/workspace/link\" resolves to \"/etc\", outside the workspace root \"/data/workspace\" (operator policy, resolved)", "policies": ["operator"]}}
 }
 
 test_unresolvable_path_denied if {
@@ -233,3 +233,80 @@ else := false
 not_ambiguous(path) := false if paths_escape.ambiguity(path)
 
 else := true
+
+# Role profiles: a profile's workspace_root holds for its role too; its
+# relative paths are still read against the plan's own root.
+docs_profile := {"doc-reader": {"workspace_root": "/repo/workspace/docs"}}
+
+test_paths_inside_the_profile_root_allowed if {
+	count(paths_escape.deny) == 0 with input as fixtures.profiled(docs_profile, [fixtures.child({"paths": ["/repo/workspace/docs", "/repo/workspace/docs/guide.md", "docs/api/"]})])
+}
+
+test_profile_root_narrows_its_role_denied if {
+	children := [fixtures.child({"paths": ["/repo/workspace/src", "guide.md"]}), fixtures.child({"role": "fixer", "paths": ["/repo/workspace/src"]})]
+	deny := paths_escape.deny with input as fixtures.profiled(docs_profile, children)
+	deny == {
+		{"child": 0, "field": "/paths/0", "message": "path \"/repo/workspace/src\" is outside the workspace root \"/repo/workspace/docs\" (operator policy's profile for role \"doc-reader\")", "policies": ["operator/roles/doc-reader"]},
+		{"child": 0, "field": "/paths/1", "message": "path \"guide.md\" (read as \"/repo/workspace/guide.md\") is outside the workspace root \"/repo/workspace/docs\" (operator policy's profile for role \"doc-reader\")", "policies": ["operator/roles/doc-reader"]},
+	}
+}
+
+test_profile_root_sibling_prefix_denied if {
+	deny := paths_escape.deny with input as fixtures.profiled(docs_profile, [fixtures.child({"paths": ["/repo/workspace/docs-old"]})])
+	deny == {{"child": 0, "field": "/paths/0", "message": "path \"/repo/workspace/docs-old\" only shares a prefix with the workspace root \"/repo/workspace/docs\" (operator policy's profile for role \"doc-reader\"); it is outside", "policies": ["operator/roles/doc-reader"]}}
+}
+
+test_outside_every_root_names_policy_and_profile_denied if {
+	deny := paths_escape.deny with input as fixtures.profiled(docs_profile, [fixtures.child({"paths": ["/etc"]})])
+	deny == {{"child": 0, "field": "/paths/0", "message": "path \"/etc\" is outside the workspace roots \"/repo/workspace\" (operator policy) and \"/repo/workspace/docs\" (operator policy's profile for role \"doc-reader\")", "policies": ["operator", "operator/roles/doc-reader"]}}
+}
+
+test_plan_root_and_profile_root_both_hold_denied if {
+	plan := object.union(fixtures.operator, {"workspace_root": "/repo/workspace/docs/api"})
+	children := [fixtures.child({"paths": ["ref.md", "/repo/workspace/docs/guide.md"]})]
+	deny := paths_escape.deny with input as fixtures.profiled_with(docs_profile, plan, children)
+	deny == {{"child": 0, "field": "/paths/1", "message": "path \"/repo/workspace/docs/guide.md\" is outside the workspace root \"/repo/workspace/docs/api\" (plan policy)", "policies": ["plan"]}}
+}
+
+test_ambiguous_path_of_a_profiled_child_names_no_policy_denied if {
+	deny := paths_escape.deny with input as fixtures.profiled(docs_profile, [fixtures.child({"paths": ["~"]})])
+	deny == {{"child": 0, "field": "/paths/0", "message": "path \"~\" contains '~' (home directory expansion)"}}
+}
+
+test_profile_without_a_root_has_the_operators_allowed if {
+	count(paths_escape.deny) == 0 with input as fixtures.profiled({"doc-reader": {"allow_write": false}}, [fixtures.child({"paths": ["/repo/workspace/src"]})])
+}
+
+test_crooked_profile_root_denied if {
+	deny := paths_escape.deny with input as fixtures.profiled({"doc-reader": {"workspace_root": "/repo/workspace/nul"}}, [fixtures.child({"paths": ["/repo/workspace/docs"]})])
+	some v in deny
+	v.policies == ["operator/roles/doc-reader"]
+	contains(v.message, "the workspace root \"/repo/workspace/nul\" (operator policy's profile for role \"doc-reader\") is not a plain path")
+}
+
+# With --resolve-paths, the resolved path must lie inside the profile's
+# root: resolved when the gate resolved it, else as written.
+test_resolved_path_inside_the_profile_root_allowed if {
+	doc := object.union(fixtures.profiled({"doc-reader": {"workspace_root": "/repo/workspace/docs"}}, [fixtures.child({"paths": ["/repo/workspace/docs/a"]})]), {"resolution": {
+		"roots": {"operator": "/repo/workspace"},
+		"paths": {"/repo/workspace/docs/a": {"path": "/repo/workspace/docs/a"}},
+	}})
+	count(paths_escape.deny) == 0 with input as doc
+}
+
+test_symlink_out_of_the_profile_root_denied if {
+	doc := object.union(fixtures.profiled(docs_profile, [fixtures.child({"paths": ["/repo/workspace/docs/link"]})]), {"resolution": {
+		"roots": {"operator": "/repo/workspace"},
+		"paths": {"/repo/workspace/docs/link": {"path": "/repo/workspace/src"}},
+	}})
+	deny := paths_escape.deny with input as doc
+	deny == {{"child": 0, "field": "/paths/0", "message": "path \"/repo/workspace/docs/link\" resolves to \"/repo/workspace/src\", outside the workspace root \"/repo/workspace/docs\" (operator policy's profile for role \"doc-reader\", as written)", "policies": ["operator/roles/doc-reader"]}}
+}
+
+test_resolved_profile_root_is_used_when_given_allowed if {
+	doc := object.union(fixtures.profiled(docs_profile, [fixtures.child({"paths": ["/repo/workspace/docs/a"]})]), {"resolution": {
+		"roots": {"operator": "/data/workspace", "operator/roles/doc-reader": "/data/workspace/docs"},
+		"paths": {"/repo/workspace/docs/a": {"path": "/data/workspace/docs/a"}},
+	}})
+	count(paths_escape.deny) == 0 with input as doc
+}

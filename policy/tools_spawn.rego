@@ -6,7 +6,9 @@
 #   collaboration.spawn_agent): a child holding one can dispatch children
 #   of its own, with powers this plan does not show. A child may hold one
 #   only when every policy that applies sets allow_spawn to the boolean
-#   true, even when the tool is allowlisted.
+#   true, even when the tool is allowlisted, and for a child whose role has
+#   a profile that sets allow_spawn, only when the profile sets it to true
+#   as well.
 # custom:
 #   id: tools.spawn
 #   severity: high
@@ -14,16 +16,30 @@ package spawngate.checks.tools_spawn
 
 import data.spawngate.lib
 
-deny contains lib.violation(i, sprintf("/tools/%d", [j]), explain(tool)) if {
+# A child without a profile: judged by the policies.
+deny contains lib.refusal(i, sprintf("/tools/%d", [j]), explain(tool, withholding), withholding) if {
 	count(withholding) > 0
 	count(spawning) > 0
-	some i, child in lib.children
+	some i, child in lib.unprofiled
 	is_array(child.tools)
 	some j, tool in child.tools
 	tool in spawning
 }
 
-# The requested tools that spawn, each judged once.
+# A child with a profile: judged by the policies and the profile.
+deny contains lib.refusal(i, sprintf("/tools/%d", [j]), explain(tool, sources), sources) if {
+	count(spawning) > 0
+	some i, role in lib.profiled
+	sources := withholding_in_profile[role]
+	count(sources) > 0
+	tools := lib.children[i].tools
+	is_array(tools)
+	some j, tool in tools
+	tool in spawning
+}
+
+# The requested tools that spawn, each judged once. (A profile has the
+# operator's spawn_tools.)
 spawning := {tool |
 	some tool in lib.requested_tools
 	lib.is_tool_name(tool)
@@ -37,4 +53,18 @@ withholding := {source |
 	not lib.grants_spawn(policy)
 }
 
-explain(tool) := sprintf("tool %s lets the child dispatch children of its own, and %s does not set allow_spawn: true", [lib.show(tool), lib.describe(withholding)])
+# By profiled role: the policies that do not grant spawning, and the
+# profile when it sets allow_spawn to anything but true.
+withholding_in_profile := {role: withholding_for(role) | some role, _ in lib.profiles}
+
+withholding_for(role) := withholding | {lib.profile_sources[role]} if {
+	role in profiles_withholding
+} else := withholding
+
+profiles_withholding := {role |
+	some role, profile in lib.profiles
+	lib.profile_sets(role, "allow_spawn")
+	not lib.grants_spawn(profile)
+}
+
+explain(tool, sources) := sprintf("tool %s lets the child dispatch children of its own, and allow_spawn: true is not set by %s", [lib.show(tool), lib.describe(sources)])

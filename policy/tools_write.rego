@@ -7,7 +7,9 @@
 #   shell and worktree tools (Bash, PowerShell, Edit, Write, MultiEdit,
 #   NotebookEdit, EnterWorktree, ExitWorktree) or a Codex sandbox that can
 #   write. A child may hold one only when every policy that applies sets
-#   allow_write to the boolean true, even when the tool is allowlisted.
+#   allow_write to the boolean true, even when the tool is allowlisted, and
+#   for a child whose role has a profile that sets allow_write, only when
+#   the profile sets it to true as well.
 # custom:
 #   id: tools.write
 #   severity: high
@@ -15,12 +17,25 @@ package spawngate.checks.tools_write
 
 import data.spawngate.lib
 
-deny contains lib.violation(i, sprintf("/tools/%d", [j]), explain(tool)) if {
+# A child without a profile: judged by the policies.
+deny contains lib.refusal(i, sprintf("/tools/%d", [j]), explain(tool, withholding), withholding) if {
 	count(withholding) > 0
 	count(writing) > 0
-	some i, child in lib.children
+	some i, child in lib.unprofiled
 	is_array(child.tools)
 	some j, tool in child.tools
+	tool in writing
+}
+
+# A child with a profile: judged by the policies and the profile.
+deny contains lib.refusal(i, sprintf("/tools/%d", [j]), explain(tool, sources), sources) if {
+	count(writing) > 0
+	some i, role in lib.profiled
+	sources := withholding_in_profile[role]
+	count(sources) > 0
+	tools := lib.children[i].tools
+	is_array(tools)
+	some j, tool in tools
 	tool in writing
 }
 
@@ -32,7 +47,7 @@ writing := {tool |
 }
 
 # The tool writes if any policy says so: a policy's write_tools can only
-# add to what counts as writing.
+# add to what counts as writing. (A profile has the operator's write_tools.)
 writes(tool) if {
 	some policy in lib.policies
 	lib.matches(lib.write_tools(policy), tool)
@@ -46,4 +61,18 @@ withholding := {source |
 	not lib.grants_write(policy)
 }
 
-explain(tool) := sprintf("tool %s writes, and %s does not set allow_write: true", [lib.show(tool), lib.describe(withholding)])
+# By profiled role: the policies that do not grant write, and the profile
+# when it sets allow_write to anything but true.
+withholding_in_profile := {role: withholding_for(role) | some role, _ in lib.profiles}
+
+withholding_for(role) := withholding | {lib.profile_sources[role]} if {
+	role in profiles_withholding
+} else := withholding
+
+profiles_withholding := {role |
+	some role, profile in lib.profiles
+	lib.profile_sets(role, "allow_write")
+	not lib.grants_write(profile)
+}
+
+explain(tool, sources) := sprintf("tool %s writes, and allow_write: true is not set by %s", [lib.show(tool), lib.describe(sources)])

@@ -11,7 +11,7 @@ test_read_only_tools_allowed if {
 
 test_allowlisted_write_tool_without_allow_write_denied if {
 	# fs.write is on the operator's allowlist, but allow_write is not set.
-	tools_write.deny == {{"child": 0, "field": "/tools/1", "message": "tool \"fs.write\" writes, and the operator policy does not set allow_write: true"}} with input as fixtures.plan([fixtures.child({"tools": ["fs.read", "fs.write"]})])
+	tools_write.deny == {{"child": 0, "field": "/tools/1", "message": "tool \"fs.write\" writes, and allow_write: true is not set by the operator policy", "policies": ["operator"]}} with input as fixtures.plan([fixtures.child({"tools": ["fs.read", "fs.write"]})])
 }
 
 test_every_default_write_tool_denied[tool] if {
@@ -32,13 +32,13 @@ test_allow_write_that_is_not_boolean_true_denied[note] if {
 test_plan_policy_cannot_grant_write_denied if {
 	policy := object.union(fixtures.operator, {"allow_write": true})
 	deny := tools_write.deny with input as fixtures.plan_with(policy, [fixtures.child({"tools": ["fs.write"]})])
-	deny == {{"child": 0, "field": "/tools/0", "message": "tool \"fs.write\" writes, and the operator policy does not set allow_write: true"}}
+	deny == {{"child": 0, "field": "/tools/0", "message": "tool \"fs.write\" writes, and allow_write: true is not set by the operator policy", "policies": ["operator"]}}
 }
 
 test_plan_policy_can_withhold_write_denied if {
 	policy := object.union(fixtures.operator, {"allow_write": false})
 	deny := tools_write.deny with input as {"policies": {"operator": writer, "plan": policy}, "children": [fixtures.child({"tools": ["shell.run"]})]}
-	deny == {{"child": 0, "field": "/tools/0", "message": "tool \"shell.run\" writes, and the plan policy does not set allow_write: true"}}
+	deny == {{"child": 0, "field": "/tools/0", "message": "tool \"shell.run\" writes, and allow_write: true is not set by the plan policy", "policies": ["plan"]}}
 }
 
 test_plan_policy_withholding_write_with_no_write_tools_denied if {
@@ -47,7 +47,7 @@ test_plan_policy_withholding_write_with_no_write_tools_denied if {
 	# allow_write: false still applies to it.
 	policy := object.union(fixtures.operator, {"allow_write": false, "write_tools": []})
 	deny := tools_write.deny with input as {"policies": {"operator": writer, "plan": policy}, "children": [fixtures.child({"tools": ["fs.write"]})]}
-	deny == {{"child": 0, "field": "/tools/0", "message": "tool \"fs.write\" writes, and the plan policy does not set allow_write: true"}}
+	deny == {{"child": 0, "field": "/tools/0", "message": "tool \"fs.write\" writes, and allow_write: true is not set by the plan policy", "policies": ["plan"]}}
 }
 
 test_operator_withholding_write_for_a_plan_listed_write_tool_denied if {
@@ -55,7 +55,7 @@ test_operator_withholding_write_for_a_plan_listed_write_tool_denied if {
 	# operator does not grant write, so the tool is refused.
 	policy := object.union(fixtures.operator, {"allow_write": true, "write_tools": ["http.post"]})
 	deny := tools_write.deny with input as fixtures.plan_with(policy, [fixtures.child({"tools": ["http.post"]})])
-	deny == {{"child": 0, "field": "/tools/0", "message": "tool \"http.post\" writes, and the operator policy does not set allow_write: true"}}
+	deny == {{"child": 0, "field": "/tools/0", "message": "tool \"http.post\" writes, and allow_write: true is not set by the operator policy", "policies": ["operator"]}}
 }
 
 test_write_granted_by_both_allowed if {
@@ -90,4 +90,32 @@ test_host_write_tools_write_whatever_write_tools_says_denied[tool] if {
 test_host_write_tools_with_allow_write_allowed if {
 	policy := object.union(fixtures.operator, {"allowed_tools": ["Bash", "Read"], "write_tools": [], "allow_write": true})
 	count(tools_write.deny) == 0 with input as {"policies": {"operator": policy}, "children": [fixtures.child({"tools": ["Bash", "Read"]})]}
+}
+
+# Role profiles: a profile that sets allow_write decides for its role too;
+# true grants nothing the policies do not.
+test_profile_withholding_write_denied if {
+	op := object.union(writer, {"roles": {"doc-reader": {"allow_write": false}}})
+	deny := tools_write.deny with input as {"policies": {"operator": op}, "children": [fixtures.child({"tools": ["fs.write"]}), fixtures.child({"role": "writer", "tools": ["fs.write"]})]}
+	deny == {{"child": 0, "field": "/tools/0", "message": "tool \"fs.write\" writes, and allow_write: true is not set by the operator policy's profile for role \"doc-reader\"", "policies": ["operator/roles/doc-reader"]}}
+}
+
+test_profile_granting_write_under_a_writing_operator_allowed if {
+	op := object.union(writer, {"roles": {"doc-reader": {"allow_write": true}}})
+	count(tools_write.deny) == 0 with input as {"policies": {"operator": op}, "children": [fixtures.child({"tools": ["fs.write"]})]}
+}
+
+test_profile_cannot_grant_write_denied if {
+	deny := tools_write.deny with input as fixtures.profiled({"doc-reader": {"allow_write": true}}, [fixtures.child({"tools": ["fs.write"]})])
+	deny == {{"child": 0, "field": "/tools/0", "message": "tool \"fs.write\" writes, and allow_write: true is not set by the operator policy", "policies": ["operator"]}}
+}
+
+test_profile_and_operator_both_withholding_denied if {
+	deny := tools_write.deny with input as fixtures.profiled({"doc-reader": {"allow_write": false}}, [fixtures.child({"tools": ["shell.run"]})])
+	deny == {{"child": 0, "field": "/tools/0", "message": "tool \"shell.run\" writes, and allow_write: true is not set by the operator policy and its profile for role \"doc-reader\"", "policies": ["operator", "operator/roles/doc-reader"]}}
+}
+
+test_profile_without_allow_write_has_the_operators_allowed if {
+	op := object.union(writer, {"roles": {"doc-reader": {"allowed_tools": ["fs.write"]}}})
+	count(tools_write.deny) == 0 with input as {"policies": {"operator": op}, "children": [fixtures.child({"tools": ["fs.write"]})]}
 }

@@ -49,11 +49,15 @@ func runAgents(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	rep := &report.Report{Results: []report.Result{}}
 	g, err := newGate(ctx, opts.gate, opts.policy)
+	if err == nil {
+		err = needOperator(g, "agents")
+	}
 	if err != nil {
 		rep.Error = err.Error()
 		fmt.Fprintf(stderr, "spawngate: %s\n", report.Clean(rep.Error))
 	} else {
 		judgeDefinitions(ctx, g, opts, rep, stderr)
+		rep.Rules = reportRules(g)
 	}
 	rep.Finish()
 	return render(stdout, stderr, opts.format, rep)
@@ -134,7 +138,7 @@ func judgeDefinition(ctx context.Context, g *judge.Gate, catalog *agent.Catalog,
 		}
 	}
 	t := agent.Translate(call, resolved, problem)
-	res, err := g.JudgeBytes(ctx, "agent definition", t.Plan(), maxListed)
+	res, err := g.JudgeSpawn(ctx, "agent definition", t.Plan(), maxListed)
 	if err != nil {
 		var e *judge.Error
 		if errors.As(err, &e) {
@@ -234,10 +238,10 @@ func parseAgents(args []string, help io.Writer) (*agentsOptions, error) {
 	if err != nil {
 		return opts, err
 	}
-	if opts.policy == "" {
-		return opts, &usageError{"agents needs --policy FILE: the operator's policy judges the definitions"}
+	if opts.policy == "" && opts.gate.Bundle == "" {
+		return opts, &usageError{"agents needs --policy FILE (or a --bundle carrying the policy): the operator's policy judges the definitions"}
 	}
-	if err := checkGate(opts.policy, opts.gate); err != nil {
+	if err := c.checkGate(opts.policy, &opts.gate); err != nil {
 		return opts, err
 	}
 	if opts.maxListed < 0 {

@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spawngate/spawngate/internal/judge"
@@ -43,7 +45,7 @@ func parseCheck(args []string, help io.Writer) (*checkOptions, error) {
 	if len(opts.plans) == 0 {
 		return opts, &usageError{"no PLAN given: name a plan file, or - for standard input"}
 	}
-	if err := checkGate(opts.policy, opts.gate); err != nil {
+	if err := c.checkGate(opts.policy, &opts.gate); err != nil {
 		return opts, err
 	}
 	if opts.maxListed < 0 {
@@ -143,6 +145,9 @@ func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Wri
 		fmt.Fprintf(stderr, "spawngate: %s\n", report.Clean(rep.Error))
 		return rep
 	}
+	if log != nil {
+		log.useGate(g)
+	}
 	// Plans are judged on every core and reported in the order given; each
 	// lists what it may, and the listing is bounded over the run in order.
 	left := opts.maxListed // the report lists at most this many violations in all
@@ -171,7 +176,24 @@ func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Wri
 		left = j.res.Trim(left)
 		rep.Results = append(rep.Results, j.res)
 	})
+	rep.Rules = reportRules(g)
 	return rep
+}
+
+// reportRules describes the checks that judged, for the formats that list
+// rules apart (SARIF). It is asked after judging, so that compiling the
+// checks still overlaps reading the first plan.
+func reportRules(g *judge.Gate) []report.Rule {
+	e, err := g.Engine()
+	if err != nil {
+		return nil // judging failed the same way, and the report says so
+	}
+	checks := e.Checks()
+	rules := make([]report.Rule, len(checks))
+	for i, c := range checks {
+		rules[i] = report.Rule{ID: c.ID, Severity: c.Severity, Title: c.Title, Description: c.Description}
+	}
+	return rules
 }
 
 // newGate builds the pipeline for a front end. An error is one line, as the
@@ -191,9 +213,40 @@ func newGate(ctx context.Context, opts judge.Options, policy string, read ...fun
 		line, _ := say(err)
 		var e *judge.Error
 		if errors.As(err, &e) && e.Kind != judge.Internal {
-			line = "--policy " + line
+			line = flagFor(e.Source, policy, opts) + line
 		}
 		return nil, errors.New(line)
 	}
 	return g, nil
+}
+
+// flagFor is the flag that named a document the gate could not build
+// with, as an error line begins with it ("--policy p.yaml: ..."), or ""
+// for a document no flag names (a module inside a folder of checks, which
+// the line names itself).
+func flagFor(source, policy string, opts judge.Options) string {
+	switch {
+	case source == "":
+		return ""
+	case source == policy:
+		return "--policy "
+	case source == opts.Bundle:
+		return "--bundle "
+	case opts.BundleKey != nil && source == opts.BundleKey.File:
+		return "--bundle-verification-key "
+	case slices.Contains(opts.Checks, source):
+		return "--checks "
+	}
+	return ""
+}
+
+// needOperator refuses a gate without an operator policy, for the
+// commands that judge only by one (a spawn call or an agent definition
+// carries none of its own): a bundle that carries no policy, given
+// without --policy.
+func needOperator(g *judge.Gate, command string) error {
+	if g.Operator() != nil {
+		return nil
+	}
+	return fmt.Errorf("%s needs an operator policy: the bundle carries none (at data%s), and no --policy is given", command, strings.ReplaceAll(judge.BundlePolicyPointer, "/", "."))
 }

@@ -112,13 +112,15 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "check":
 		return check(ctx, args[1:], stdin, stdout, stderr)
 	case "rules":
-		return rules(args[1:], stdout, stderr)
+		return rules(ctx, args[1:], stdout, stderr)
 	case "hook":
 		return runHook(ctx, args[1:], stdin, stdout, stderr)
 	case "agents":
 		return runAgents(ctx, args[1:], stdout, stderr)
 	case "serve":
 		return runServe(ctx, args[1:], stdout, stderr)
+	case "verify":
+		return runVerify(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		return runVersion(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
@@ -146,6 +148,10 @@ func help(args []string, stdout, stderr io.Writer) int {
 		return exitPass
 	case len(args) == 2 && args[0] == "help" && args[1] == "serve":
 		return runServe(context.Background(), []string{"-h"}, stdout, stderr)
+	case len(args) == 2 && args[0] == "help" && args[1] == "verify":
+		return runVerify(context.Background(), []string{"-h"}, stdout, stderr)
+	case len(args) == 2 && args[0] == "help" && args[1] == "rules":
+		return rules(context.Background(), []string{"-h"}, stdout, stderr)
 	}
 	msg := fmt.Sprintf("%s takes no arguments but a command name (help COMMAND): nothing was checked", args[0])
 	fmt.Fprintf(stderr, "spawngate: %s\n", msg)
@@ -166,6 +172,8 @@ Usage:
                                     definition in a repository (for CI)
   spawngate serve --policy FILE     answer decisions over HTTP (check and
                                     both hooks), with metrics and reload
+  spawngate verify [DIR...]         run the Rego tests of your own checks, with
+                                    their coverage (for CI)
   spawngate version                 the version, OPA's, and the checks' digest
   spawngate rules                   list the rules a refusal can cite
   spawngate help [COMMAND]          show this help, or a command's
@@ -180,7 +188,8 @@ A hook answers in its host's protocol instead, and never exits 1.
 Example:
   spawngate check --policy examples/policy.yaml examples/refused-plan.yaml
 
-Run 'spawngate help COMMAND' (check, hook, agents, serve) for its flags.
+Run 'spawngate help COMMAND' (check, hook, agents, serve, verify, rules)
+for its flags.
 `
 
 // oneLine keeps an error on one line of stderr.

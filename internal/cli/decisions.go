@@ -32,6 +32,7 @@ type decisions struct {
 	close  func()
 	input  bool
 	policy string // the digest of the operator policy file
+	checks string // the digest of the checks, when the operator's own judge too
 	mu     sync.Mutex
 	seen   map[string]document // by source
 }
@@ -61,6 +62,18 @@ func openDecisions(l logFlags, policyFile string, stdout io.Writer) (*decisions,
 	return d, nil
 }
 
+// useGate records what judges, once the gate is built: the digest of its
+// policy (a bundle's too) and of its checks (the operator's own too).
+func (d *decisions) useGate(g *judge.Gate) {
+	src := g.Sources()
+	if src.PolicyDigest != "" {
+		d.policy = src.PolicyDigest
+	}
+	if len(src.Modules) > 0 {
+		d.checks = src.ChecksDigest
+	}
+}
+
 // read records a document as it is read (judge.Options.OnRead).
 func (d *decisions) read(source string, data []byte) {
 	doc := document{sum: decisionlog.Sum(data)}
@@ -79,7 +92,7 @@ func (d *decisions) write(path, source string, res report.Result, took time.Dura
 	delete(d.seen, source)
 	d.mu.Unlock()
 	rep := &report.Report{Results: []report.Result{res}}
-	err := d.log.Write(decisionlog.Decision{Path: path, Policy: d.policy, Input: doc.data, InputSHA256: doc.sum,
+	err := d.log.Write(decisionlog.Decision{Path: path, Policy: d.policy, Checks: d.checks, Input: doc.data, InputSHA256: doc.sum,
 		Verdict: res.Verdict, Report: rep, Err: res.Error, Took: took})
 	if err != nil {
 		fmt.Fprintf(stderr, "spawngate: --decision-log: %s\n", report.Clean(oneLine(err.Error())))

@@ -7,6 +7,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/spawngate/spawngate/internal/judge"
 	"github.com/spawngate/spawngate/internal/plan"
@@ -19,6 +20,7 @@ import (
 type command struct {
 	fs   *flag.FlagSet
 	help func(io.Writer, *flag.FlagSet)
+	key  *judge.BundleKey // --bundle-verification-key and its settings, when the command has them
 }
 
 func newCommand(name string, help func(io.Writer, *flag.FlagSet)) *command {
@@ -44,6 +46,51 @@ func (c *command) gateFlags(policy *string, o *judge.Options) {
 	fs.IntVar(&o.Limits.MaxChildEntries, "max-child-entries", plan.DefaultLimits.MaxChildEntries, "most `entries` one child's tools, and one child's paths, may list")
 	fs.BoolVar(&o.ResolvePaths, "resolve-paths", false, "also resolve every path on this machine's filesystem, following symlinks; the workspace roots must exist")
 	fs.DurationVar(&o.Timeout, "timeout", judge.DefaultTimeout, "longest time to judge one plan (read, validate, evaluate), as a `duration` such as 500ms or 10s")
+	fs.BoolVar(&o.StrictExceptions, "strict-exceptions", false, "refuse a plan that an exception of the operator policy matches nothing in")
+	fs.StringVar(&o.Today, "today", "", "judge the operator policy's exceptions as of this `date` (YYYY-MM-DD, UTC) instead of today, to see what expires")
+	c.checksFlags(o)
+}
+
+// checksFlags are the flags that bring the operator's own checks: folders
+// of them, and a bundle that may carry the operator policy too.
+func (c *command) checksFlags(o *judge.Options) {
+	fs := c.fs
+	fs.Var(folderFlag{&o.Checks, "a folder of Rego checks"}, "checks", "a `DIR` of the operator's own Rego checks (*.rego but *_test.rego, subfolders too), judged beside the built-in ones; repeat it for several")
+	fs.Var(fileFlag{&o.Bundle, "an OPA bundle (.tar.gz or folder)"}, "bundle", "an OPA bundle `FILE` (.tar.gz from opa build, or a folder) carrying checks and, at data.spawngate.policy, the operator policy")
+	c.key = &judge.BundleKey{}
+	fs.Var(fileFlag{&c.key.File, "the key file"}, "bundle-verification-key", "the `FILE` holding the key the bundle's signature must verify with: a PEM public key, or the HMAC secret (as opa run --verification-key); without it a signed bundle is refused")
+	fs.StringVar(&c.key.ID, "bundle-verification-key-id", "default", "the `ID` of the verification key (as opa run --verification-key-id)")
+	fs.StringVar(&c.key.Alg, "bundle-signing-alg", "RS256", "the `algorithm` the bundle is signed with: RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512, HS256, HS384 or HS512")
+}
+
+// signingAlgs are the algorithms OPA signs bundles with.
+var signingAlgs = map[string]bool{
+	"RS256": true, "RS384": true, "RS512": true, "PS256": true, "PS384": true, "PS512": true,
+	"ES256": true, "ES384": true, "ES512": true, "HS256": true, "HS384": true, "HS512": true,
+}
+
+// checkChecks refuses bundle flags that would be silently ignored, and
+// puts the verification key into the options when one is given.
+func (c *command) checkChecks(o *judge.Options) error {
+	set := map[string]bool{}
+	c.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch {
+	case c.key == nil:
+		return nil
+	case !signingAlgs[c.key.Alg]:
+		return &usageError{fmt.Sprintf("--bundle-signing-alg %q: not one of RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512, HS256, HS384, HS512", c.key.Alg)}
+	case c.key.ID == "":
+		return &usageError{"--bundle-verification-key-id must not be empty"}
+	case c.key.File == "" && (set["bundle-verification-key-id"] || set["bundle-signing-alg"]):
+		return &usageError{"--bundle-verification-key-id and --bundle-signing-alg need --bundle-verification-key"}
+	case c.key.File != "" && o.Bundle == "":
+		return &usageError{"--bundle-verification-key needs --bundle: it verifies a bundle's signature"}
+	}
+	if c.key.File != "" {
+		key := *c.key
+		o.BundleKey = &key
+	}
+	return nil
 }
 
 // reportFlags are the flags of every command that prints a report.
@@ -62,6 +109,9 @@ func (c *command) reportFlags(format *report.Format, maxListed *int) {
 func (c *command) parse(args []string, help io.Writer) ([]string, error) {
 	fs := c.fs
 	fs.VisitAll(func(f *flag.Flag) {
+		if r, ok := f.Value.(interface{ repeatable() bool }); ok && r.repeatable() {
+			return // a list in order (--checks, --agents-dir): each use adds to it
+		}
 		if _, ok := f.Value.(*onceValue); !ok {
 			f.Value = &onceValue{Value: f.Value}
 		}
@@ -94,8 +144,12 @@ func (c *command) parse(args []string, help io.Writer) ([]string, error) {
 	return append(positional, rest...), nil
 }
 
-// checkGate refuses limits and settings the gate cannot work with.
-func checkGate(policy string, o judge.Options) error {
+// checkGate refuses limits and settings the gate cannot work with, and
+// completes the options from the flags (the bundle's verification key).
+func (c *command) checkGate(policy string, o *judge.Options) error {
+	if err := c.checkChecks(o); err != nil {
+		return err
+	}
 	l := o.Limits
 	switch {
 	case l.MaxBytes <= 0:
@@ -118,6 +172,8 @@ func checkGate(policy string, o judge.Options) error {
 		return &usageError{"--max-children must be positive"}
 	case o.Timeout <= 0:
 		return &usageError{"--timeout must be positive"}
+	case o.Today != "" && !isDate(o.Today):
+		return &usageError{fmt.Sprintf("--today %q is not a date written YYYY-MM-DD", o.Today)}
 	case policy == "-":
 		return &usageError{"--policy must name a file: standard input is for plans"}
 	}
@@ -137,6 +193,23 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 		}
 		fmt.Fprintln(w)
 	})
+	var repeatable []string
+	fs.VisitAll(func(f *flag.Flag) {
+		if r, ok := f.Value.(interface{ repeatable() bool }); ok && r.repeatable() {
+			repeatable = append(repeatable, "--"+f.Name)
+		}
+	})
+	switch len(repeatable) {
+	case 0:
+	case 1:
+		fmt.Fprintf(w, "\nEvery flag may be given at most once, but %s, which adds a folder each\n"+
+			"time; flags may come before or after the arguments, and -- ends them.\n", repeatable[0])
+		return
+	default:
+		fmt.Fprintf(w, "\nEvery flag may be given at most once, but %s, which add a\n"+
+			"folder each time; flags may come before or after the arguments, and --\nends them.\n", strings.Join(repeatable, " and "))
+		return
+	}
 	fmt.Fprint(w, "\nEvery flag may be given at most once; flags may come before or after the\n"+
 		"arguments, and -- ends them.\n")
 }
@@ -187,6 +260,51 @@ func (p policyFlag) Set(s string) error {
 		return errors.New("is empty: name the operator's policy file")
 	}
 	*p.value = s
+	return nil
+}
+
+// folderFlag is a flag naming a folder that may be given many times, in
+// order. An empty value (an unset variable) is an error, never "no folder".
+type folderFlag struct {
+	list *[]string
+	what string
+}
+
+func (f folderFlag) String() string {
+	if f.list == nil {
+		return ""
+	}
+	return strings.Join(*f.list, ", ")
+}
+
+func (f folderFlag) Set(s string) error {
+	if s == "" {
+		return errors.New("is empty: name " + f.what)
+	}
+	*f.list = append(*f.list, s)
+	return nil
+}
+
+func (folderFlag) repeatable() bool { return true }
+
+// fileFlag is a flag naming one file; an empty value is an error.
+type fileFlag struct {
+	value *string
+	what  string
+}
+
+func (f fileFlag) String() string {
+	if f.value == nil {
+		return ""
+	}
+	return *f.value
+}
+
+func (f fileFlag) Set(s string) error {
+	if s == "" {
+		return errors.New("is empty: name " + f.what)
+	}
+	*f.value = s
 	return nil
 }
 
@@ -244,4 +362,10 @@ func formatHelp() string {
 		parts[i] = f.Name + " (" + f.Help + ")"
 	}
 	return strings.Join(parts, "; ")
+}
+
+// isDate tells whether s is a real calendar date written YYYY-MM-DD.
+func isDate(s string) bool {
+	t, err := time.Parse(time.DateOnly, s)
+	return err == nil && t.Format(time.DateOnly) == s
 }

@@ -71,8 +71,14 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	start := time.Now()
 	g, err := newGate(ctx, opts.gate, opts.policy)
+	if err == nil {
+		err = needOperator(g, "hook")
+	}
 	if err != nil {
 		return fail(err.Error())
+	}
+	if log != nil {
+		log.useGate(g)
 	}
 	payload, err := judge.Within(ctx, opts.gate.Timeout, "hook payload", func(ctx context.Context) ([]byte, error) {
 		return judge.Read(ctx, judge.Stdin, "hook payload", opts.gate.Limits.MaxBytes, stdin)
@@ -145,10 +151,10 @@ func parseHook(host agent.Host, args []string, help io.Writer) (*hookOptions, er
 	if len(args) > 0 {
 		return opts, &usageError{fmt.Sprintf("hook takes no arguments, only flags: the payload comes on standard input (got %q)", args[0])}
 	}
-	if opts.policy == "" {
-		return opts, &usageError{"hook needs --policy FILE: a spawn call carries no policy of its own"}
+	if opts.policy == "" && opts.gate.Bundle == "" {
+		return opts, &usageError{"hook needs --policy FILE (or a --bundle carrying the policy): a spawn call carries no policy of its own"}
 	}
-	if err := checkGate(opts.policy, opts.gate); err != nil {
+	if err := c.checkGate(opts.policy, &opts.gate); err != nil {
 		return opts, err
 	}
 	if opts.budget != "" {
@@ -163,6 +169,9 @@ func parseHook(host agent.Host, args []string, help io.Writer) (*hookOptions, er
 type dirsFlag []string
 
 func (d *dirsFlag) String() string { return fmt.Sprint(*d) }
+
+// repeatable keeps --agents-dir a list: each use adds a folder.
+func (d *dirsFlag) repeatable() bool { return true }
 
 func (d *dirsFlag) Set(s string) error {
 	if s == "" {

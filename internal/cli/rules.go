@@ -2,22 +2,55 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spawngate/spawngate/internal/gate"
 	"github.com/spawngate/spawngate/internal/judge"
+	"github.com/spawngate/spawngate/internal/plan"
+	"github.com/spawngate/spawngate/internal/report"
+	"github.com/spawngate/spawngate/policy"
 )
 
 // rules lists every rule a refusal can cite: its ID and severity, its title
-// and its description, as the check's METADATA gives them.
-func rules(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 {
-		fmt.Fprintf(stderr, "spawngate: rules takes no arguments\n")
+// and its description, as the check's METADATA gives them. With the
+// operator's checks (--checks, a policy's checks field, --bundle) it lists
+// theirs too, marked custom, with the file each comes from.
+func rules(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var policy string
+	o := judge.DefaultOptions()
+	c := newCommand("spawngate rules", printRulesHelp)
+	c.fs.Var(policyFlag{&policy}, "policy", "the operator's policy `FILE`, for the checks its checks field names")
+	c.checksFlags(&o)
+	var writeTo string
+	c.fs.Var(fileFlag{&writeTo, "a folder"}, "write-rego", "write the built-in Rego modules into `DIR` (created if need be) instead of listing the rules: opa build and opa test need them to compile checks that import data.spawngate.lib")
+	rest, err := c.parse(args, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitPass
+	}
+	if err == nil && len(rest) > 0 {
+		err = &usageError{fmt.Sprintf("rules takes no arguments, only flags (got %q)", rest[0])}
+	}
+	if err == nil {
+		err = c.checkGate(policy, &o)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "spawngate: %s (see spawngate rules -h)\n", report.Clean(oneLine(err.Error())))
 		return exitError
 	}
-	g, err := judge.New(context.Background(), judge.DefaultOptions(), "")
+	if writeTo != "" {
+		if err := writeBuiltins(writeTo, stdout); err != nil {
+			fmt.Fprintf(stderr, "spawngate: --write-rego %s\n", report.Clean(oneLine(err.Error())))
+			return exitError
+		}
+		return exitPass
+	}
+	g, err := newGate(ctx, o, policy)
 	var engine *gate.Engine
 	if err == nil {
 		engine, err = g.Engine()
@@ -28,8 +61,12 @@ func rules(args []string, stdout, stderr io.Writer) int {
 			if i > 0 {
 				b.WriteByte('\n')
 			}
-			fmt.Fprintf(&b, "%s (%s): %s\n", c.ID, c.Severity, c.Title)
-			for _, line := range wrap(c.Description, 72) {
+			if c.Custom {
+				fmt.Fprintf(&b, "%s (%s, custom): %s\n    from %s\n", c.ID, c.Severity, report.Clean(c.Title), report.Clean(c.File))
+			} else {
+				fmt.Fprintf(&b, "%s (%s): %s\n", c.ID, c.Severity, c.Title)
+			}
+			for _, line := range wrap(report.Clean(c.Description), 72) {
 				fmt.Fprintf(&b, "    %s\n", line)
 			}
 		}
@@ -37,8 +74,53 @@ func rules(args []string, stdout, stderr io.Writer) int {
 			return exitPass
 		}
 	}
-	fmt.Fprintf(stderr, "spawngate: %s\n", oneLine(err.Error()))
+	fmt.Fprintf(stderr, "spawngate: %s\n", report.Clean(oneLine(err.Error())))
 	return exitError
+}
+
+// writeBuiltins writes the built-in modules (not their tests) into dir,
+// for OPA's own tools: a bundle of the operator's checks carries them, so
+// that opa build can compile it, and the gate leaves out every module that
+// is one of its own built-in ones.
+func writeBuiltins(dir string, stdout io.Writer) error {
+	mods, err := policy.Modules()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("%s: %s", dir, plan.Reason(err))
+	}
+	// A module left from another version would be read as one of the
+	// operator's own: the folder holds the built-in modules and nothing else.
+	names := map[string]bool{}
+	for _, m := range mods {
+		names[m.Name] = true
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("%s: %s", dir, plan.Reason(err))
+	}
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".rego") && !names[e.Name()] {
+			return fmt.Errorf("%s: holds %s, which is not a built-in module of this spawngate: write the built-in modules into a folder of their own (remove it first when it is an old copy)", dir, e.Name())
+		}
+	}
+	for _, m := range mods {
+		if err := os.WriteFile(filepath.Join(dir, m.Name), []byte(m.Source), 0o644); err != nil {
+			return fmt.Errorf("%s: %s", filepath.Join(dir, m.Name), plan.Reason(err))
+		}
+	}
+	_, err = fmt.Fprintf(stdout, "wrote the %d built-in modules of spawngate to %s\n", len(mods), dir)
+	return err
+}
+
+func printRulesHelp(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprint(w, "Usage: spawngate rules [--policy FILE] [--checks DIR]... [--bundle FILE]\n"+
+		"       spawngate rules --write-rego DIR\n\n"+
+		"Lists every rule a refusal can cite: the built-in ones and, with the\n"+
+		"operator's own checks, theirs, marked custom with the file each comes\n"+
+		"from.\n\nFlags:\n")
+	printFlags(w, fs)
 }
 
 // wrap breaks text into lines of at most width characters, at spaces.

@@ -66,7 +66,7 @@ func parseServe(args []string, help io.Writer) (*serveOptions, error) {
 	fs.StringVar(&opts.tlsClientCA, "tls-client-ca", "", "require client certificates signed by the CAs in this `FILE` (PEM)")
 	fs.StringVar(&opts.decisionLog, "decision-log", "", "append one JSON line per decision to `FILE` (- for stdout)")
 	fs.BoolVar(&opts.logInput, "decision-log-input", false, "also write each request body into the decision log (briefs and prompts can carry secrets)")
-	fs.DurationVar(&opts.watch, "watch", 0, "look at the policy file every `interval` and reload it when it changes (0: only on SIGHUP)")
+	fs.DurationVar(&opts.watch, "watch", 0, "look at the policy file, the folders of checks and the bundle every `interval`, and reload when one changes (0: only on SIGHUP)")
 	fs.DurationVar(&opts.shutdown, "shutdown-timeout", 10*time.Second, "how long a SIGTERM waits for the requests in flight, as a `duration`")
 	fs.DurationVar(&opts.readTimeout, "read-timeout", 10*time.Second, "longest time to read one request, as a `duration`")
 	fs.DurationVar(&opts.writeTimeout, "write-timeout", 0, "longest time to answer one request, as a `duration` (default: --timeout plus 5s)")
@@ -78,8 +78,8 @@ func parseServe(args []string, help io.Writer) (*serveOptions, error) {
 	switch {
 	case len(args) > 0:
 		return opts, &usageError{fmt.Sprintf("serve takes no arguments, only flags (got %q)", args[0])}
-	case opts.policy == "":
-		return opts, &usageError{"serve needs --policy FILE: every decision is judged by the operator's policy"}
+	case opts.policy == "" && opts.gate.Bundle == "":
+		return opts, &usageError{"serve needs --policy FILE (or a --bundle carrying the policy): every decision is judged by the operator's policy"}
 	case opts.maxConcurrent <= 0:
 		return opts, &usageError{"--max-concurrent must be positive"}
 	case opts.maxListed < 0:
@@ -99,7 +99,7 @@ func parseServe(args []string, help io.Writer) (*serveOptions, error) {
 			return opts, &usageError{fmt.Sprintf("--budget-tokens %q: not a positive whole number", opts.budget)}
 		}
 	}
-	return opts, checkGate(opts.policy, opts.gate)
+	return opts, c.checkGate(opts.policy, &opts.gate)
 }
 
 // runServe is spawngate serve. It answers until the first SIGINT or
@@ -124,6 +124,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		AgentsDirs: opts.agentDirs, Budget: json.Number(opts.budget), Getenv: os.Getenv, Logger: logger,
 		LogInput: opts.logInput, Checks: judge.ChecksDigest(),
 		Say: func(err error) string { line, _ := say(err); return line },
+		SayGate: func(err error) string {
+			line, _ := say(err)
+			var e *judge.Error
+			if errors.As(err, &e) && e.Kind != judge.Internal {
+				line = flagFor(e.Source, opts.policy, opts.gate) + line
+			}
+			return line
+		},
 	}
 	cfg.Version, _ = judge.Versions()
 	cfg.Home, _ = os.UserHomeDir()
@@ -182,7 +190,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if srv.TLSConfig != nil {
 		ln = tls.NewListener(ln, srv.TLSConfig)
 	}
-	logger.Info("serving", "addr", ln.Addr().String(), "policy", opts.policy, "digest", s.PolicyDigest(), "checks", cfg.Checks, "tls", srv.TLSConfig != nil)
+	logger.Info("serving", "addr", ln.Addr().String(), "policy", opts.policy, "digest", s.PolicyDigest(), "checks", s.ChecksDigest(), "tls", srv.TLSConfig != nil)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 
@@ -195,17 +203,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		defer t.Stop()
 		tick = t.C
 	}
-	lastDigest := s.PolicyDigest()
 	for {
 		select {
 		case <-hup:
 			s.Reload(context.Background())
-			lastDigest = s.PolicyDigest()
 		case <-tick:
-			if fileDigest(opts.policy) != lastDigest {
-				s.Reload(context.Background())
-				lastDigest = fileDigest(opts.policy) // a broken file is not tried again until it changes
-			}
+			// The policy file, the folders of checks and the bundle, as
+			// they are on disk: a broken change is not tried again until
+			// it changes.
+			s.ReloadIfChanged(context.Background())
 		case err := <-served:
 			return fail("serving: " + err.Error())
 		case <-ctx.Done():
@@ -234,18 +240,8 @@ func openLog(name string, stdout io.Writer) (io.Writer, func(), error) {
 	return f, func() { f.Close() }, nil
 }
 
-// fileDigest is the digest Server.PolicyDigest gives a file's bytes, or ""
-// when it cannot be read.
-func fileDigest(name string) string {
-	data, err := os.ReadFile(name)
-	if err != nil {
-		return ""
-	}
-	return server.Digest(data)
-}
-
 func printServeHelp(w io.Writer, fs *flag.FlagSet) {
-	fmt.Fprint(w, `Usage: spawngate serve --policy FILE [flags]
+	fmt.Fprint(w, `Usage: spawngate serve --policy FILE|--bundle FILE [flags]
 
 Answers decisions over HTTP, judged by the same checks as spawngate check:
 
@@ -262,8 +258,8 @@ Answers decisions over HTTP, judged by the same checks as spawngate check:
   GET  /healthz /readyz       alive; ready (policy loaded, not draining)
   GET  /metrics               Prometheus metrics
 
-SIGHUP (or --watch) reloads the policy; a broken one keeps the old one
-serving. SIGTERM stops accepting, answers what is in flight, exits 0.
+SIGHUP (or --watch) reloads the policy, the operator's checks and the
+bundle; a broken one keeps the old ones serving. SIGTERM stops accepting, answers what is in flight, exits 0.
 
 Flags:
 `)

@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -47,6 +48,9 @@ type Decision struct {
 	Path        string // what answered: /v1/check, /v1/hooks/codex, check, hook claude-code
 	RequestedBy string // a remote address, or "" on the command line
 	Policy      string // the digest of the operator policy that judged it
+	// Checks is the digest of the checks that judged it, when they are
+	// not the log's: the operator's own checks beside the built-in ones.
+	Checks      string
 	Input       []byte // the document; nil when none was read, or when only its digest is kept
 	InputSHA256 string // the document's digest, when Input is nil
 	Verdict     report.Verdict
@@ -71,8 +75,18 @@ type event struct {
 }
 
 type result struct {
-	Verdict  string  `json:"verdict"`
-	Children []child `json:"children,omitempty"`
+	Verdict string `json:"verdict"`
+	// Rules are those the plan as a whole broke (plan.children, ...).
+	Rules    []string `json:"rules,omitempty"`
+	Children []child  `json:"children,omitempty"`
+	// Exceptions are the operator's exceptions that expired or matched
+	// nothing, by their place in the policy.
+	Exceptions []note `json:"exceptions,omitempty"`
+}
+
+type note struct {
+	Exception int    `json:"exception"`
+	Status    string `json:"status"`
 }
 
 // child is one child's outcome: its verdict and the rule IDs it broke,
@@ -81,6 +95,14 @@ type child struct {
 	Index   int      `json:"index"`
 	Verdict string   `json:"verdict"`
 	Rules   []string `json:"rules,omitempty"`
+	// Excepted are the rules an operator exception let through, with the
+	// exception's place in the policy.
+	Excepted []excepted `json:"excepted,omitempty"`
+}
+
+type excepted struct {
+	Rule      string `json:"rule"`
+	Exception int    `json:"exception"`
 }
 
 // Write writes one decision's line.
@@ -97,6 +119,9 @@ func (l *Log) Write(d Decision) error {
 		Error:       d.Err,
 		Metrics:     map[string]int64{"timer_decision_ns": d.Took.Nanoseconds()},
 	}
+	if d.Checks != "" {
+		ev.Checks = d.Checks
+	}
 	ev.InputSHA256 = d.InputSHA256
 	if d.Input != nil {
 		sum := sha256.Sum256(d.Input)
@@ -112,10 +137,27 @@ func (l *Log) Write(d Decision) error {
 	}
 	if d.Report != nil {
 		for _, res := range d.Report.Results {
+			for _, v := range res.Violations {
+				if !slices.Contains(ev.Result.Rules, v.Rule) {
+					ev.Result.Rules = append(ev.Result.Rules, v.Rule)
+				}
+			}
+			for _, n := range res.Exceptions {
+				ev.Result.Exceptions = append(ev.Result.Exceptions, note{n.Index, n.Status})
+			}
 			for _, c := range res.Children {
 				lc := child{Index: c.Index, Verdict: string(c.Verdict)}
 				seen := map[string]bool{}
+				seenExcepted := map[excepted]bool{}
 				for _, v := range c.Violations {
+					if v.Excepted != nil {
+						x := excepted{v.Rule, v.Excepted.Index}
+						if !seenExcepted[x] {
+							seenExcepted[x] = true
+							lc.Excepted = append(lc.Excepted, x)
+						}
+						continue
+					}
 					if !seen[v.Rule] {
 						seen[v.Rule] = true
 						lc.Rules = append(lc.Rules, v.Rule)

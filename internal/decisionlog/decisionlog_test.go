@@ -147,3 +147,23 @@ func TestConcurrentLinesStayWhole(t *testing.T) {
 		ids[ev.DecisionID] = true
 	}
 }
+
+// Excepted violations are logged apart from the rules that refuse, with
+// the exception that let each through; what refuses the plan as a whole,
+// and the exceptions that did not apply, are logged too.
+func TestExceptionsAndPlanRulesLogged(t *testing.T) {
+	rep := blocked()
+	res := &rep.Results[0]
+	res.Children[0].Violations[2].Excepted = &report.Exception{Index: 3, Rule: "budget.cap", Reason: "secret-nonce-123 in a reason"}
+	res.Violations = []report.Violation{{Rule: "plan.children", Path: "/plan", Message: "too many"}}
+	res.Exceptions = []report.ExceptionNote{{Exception: report.Exception{Index: 1}, Status: report.ExceptionExpired}}
+	ev, text := line(t, false, Decision{Path: "check", Verdict: report.Block, Report: rep})
+	if strings.Contains(text, "secret-nonce-123") {
+		t.Errorf("an exception's reason is written: %s", text)
+	}
+	got, _ := json.Marshal(ev["result"])
+	want := `{"children":[{"excepted":[{"exception":3,"rule":"budget.cap"}],"index":0,"rules":["tools.allowlist"],"verdict":"block"},{"index":1,"verdict":"pass"}],"exceptions":[{"exception":1,"status":"expired"}],"rules":["plan.children"],"verdict":"block"}`
+	if string(got) != want {
+		t.Errorf("result\n got %s\nwant %s", got, want)
+	}
+}

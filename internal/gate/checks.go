@@ -24,6 +24,10 @@ type Check struct {
 	// every child at once, with input.members, to judge the plan as a
 	// whole (a count, a sum).
 	Scope string
+	// Custom tells an operator's own check (--checks, a bundle) from a
+	// built-in one; File is the module that declares it, as it was named.
+	Custom bool
+	File   string
 }
 
 // The scopes a check may declare in custom.scope.
@@ -52,10 +56,14 @@ var (
 
 // discoverChecks finds every check package in the compiled modules and
 // reads its METADATA. A check without a valid ID, severity, title and
-// description, or without a deny rule, is an error: a rule that cannot be
-// named must not run silently.
-func discoverChecks(c *ast.Compiler) ([]Check, error) {
+// description, or without a deny set, is an error: a rule that cannot be
+// named must not run silently. custom names the operator's modules (see
+// Custom): their checks are marked Custom, and one that takes a built-in
+// check's rule ID is told so. Every error is a *ModuleError naming the
+// module and its package line, or the offending rule's.
+func discoverChecks(c *ast.Compiler, custom map[string]bool) ([]Check, error) {
 	byPkg := map[string]*Check{}
+	firstAt := map[string]*ModuleError{} // where a package is first declared, for messages
 	var order []string
 	for _, name := range sortedKeys(c.Modules) {
 		mod := c.Modules[name]
@@ -63,47 +71,86 @@ func discoverChecks(c *ast.Compiler) ([]Check, error) {
 		if !path.HasPrefix(checksRoot) {
 			continue
 		}
+		at := func(format string, args ...any) error {
+			return &ModuleError{File: name, Line: mod.Package.Location.Row, Msg: fmt.Sprintf(format, args...)}
+		}
 		if len(path) != len(checksRoot)+1 {
-			return nil, fmt.Errorf("%s: package %s: a check must be one level below spawngate.checks", name, pkgName(path))
+			return nil, at("package %s: a check must be one level below spawngate.checks", pkgName(path))
 		}
 		pkg := pkgName(path)
 		chk, seen := byPkg[pkg]
 		if !seen {
-			chk = &Check{Package: pkg}
+			chk = &Check{Package: pkg, Custom: custom[name]}
 			byPkg[pkg] = chk
+			firstAt[pkg] = &ModuleError{File: name, Line: mod.Package.Location.Row}
 			order = append(order, pkg)
 		}
 		meta, err := packageMetadata(mod)
 		if err != nil {
-			return nil, fmt.Errorf("%s: package %s: %w", name, pkg, err)
+			return nil, at("package %s: %v", pkg, err)
 		}
 		if meta != nil {
 			if chk.ID != "" {
-				return nil, fmt.Errorf("%s: package %s has METADATA in more than one module", name, pkg)
+				return nil, at("package %s has METADATA in more than one module (%s too)", pkg, chk.File)
 			}
 			if err := fromMetadata(chk, meta); err != nil {
-				return nil, fmt.Errorf("%s: package %s: %w", name, pkg, err)
+				return nil, at("package %s: %v", pkg, err)
 			}
+			chk.File = name
 		}
 	}
-	ids := map[string]string{} // "schema" cannot collide: a check ID has a dot
+	ids := map[string]*Check{} // "schema" cannot collide: a check ID has a dot
 	var checks []Check
 	for _, pkg := range order {
 		chk := byPkg[pkg]
+		first := firstAt[pkg]
+		at := func(file string, line int, format string, args ...any) error {
+			return &ModuleError{File: file, Line: line, Msg: fmt.Sprintf(format, args...)}
+		}
 		if chk.ID == "" {
-			return nil, fmt.Errorf("package %s: no # METADATA with custom.id: every check needs a rule ID", pkg)
+			return nil, at(first.File, first.Line, "package %s: no # METADATA with custom.id: every check needs a rule ID (a # METADATA block right above the package line, with title, description, custom.id and custom.severity)", pkg)
 		}
 		if other, dup := ids[chk.ID]; dup {
-			return nil, fmt.Errorf("package %s: rule ID %s is already used by %s", pkg, chk.ID, other)
+			if chk.Custom == other.Custom {
+				return nil, at(chk.File, first.Line, "package %s: rule ID %s is already used by package %s (%s)", pkg, chk.ID, other.Package, other.File)
+			}
+			mine, builtin := chk, other
+			if other.Custom {
+				mine, builtin = other, chk
+			}
+			line := c.Modules[mine.File].Package.Location.Row
+			return nil, at(mine.File, line, "package %s: rule ID %s is already a built-in check's (%s): a check of your own needs an ID of its own", mine.Package, mine.ID, builtin.Package)
 		}
-		ids[chk.ID] = "package " + pkg
-		if len(c.GetRulesExact(denyRef(pkg))) == 0 {
-			return nil, fmt.Errorf("package %s: no deny rule", pkg)
+		ids[chk.ID] = chk
+		rules := c.GetRulesExact(denyRef(pkg))
+		if len(rules) == 0 {
+			return nil, at(first.File, first.Line, "package %s: no deny rule: a check reports with deny contains lib.violation(child, field, message) if { ... }", pkg)
+		}
+		for _, r := range rules {
+			// An operator's check is told at start-up; the engine also
+			// refuses a deny that is not a set when it reads one.
+			if chk.Custom && r.Head.RuleKind() != ast.MultiValue {
+				line := 0
+				if r.Location != nil {
+					line = r.Location.Row
+				}
+				file := first.File
+				if r.Location != nil && r.Location.File != "" {
+					file = r.Location.File
+				}
+				return nil, at(file, line, "package %s: deny must be a set of violations, written deny contains lib.violation(child, field, message) if { ... }", pkg)
+			}
 		}
 		checks = append(checks, *chk)
 	}
 	if len(checks) == 0 {
 		return nil, fmt.Errorf("no checks under spawngate.checks: nothing would ever be refused")
+	}
+	if len(custom) > 0 && !slices.ContainsFunc(checks, func(c Check) bool { return c.Custom }) {
+		// Checks the operator meant to add, and none of them a check: the
+		// gate would run as if they were not there.
+		first := sortedKeys(custom)[0]
+		return nil, &ModuleError{File: first, Line: c.Modules[first].Package.Location.Row, Msg: "none of the operator's modules is a check: a check is a module in package spawngate.checks.<name> (spawngate.custom holds helpers only)"}
 	}
 	sort.Slice(checks, func(i, j int) bool { return checks[i].ID < checks[j].ID })
 	return checks, nil
@@ -200,6 +247,10 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
+// exceptionsPackage is policy/exceptions.rego's: not a check, and judged
+// apart (see excepter).
+var exceptionsPackage = ast.MustParseRef("data.spawngate.exceptions")
+
 // readsNoAbstractedField refuses a policy that mentions a child key the
 // gate judges only by type and length (id, brief, model, metadata: see
 // plan.Abstracted). The checks never see those keys (Evaluate removes
@@ -211,15 +262,22 @@ func readsNoAbstractedField(c *ast.Compiler, names []string) error {
 		forbidden[n] = true
 	}
 	for _, name := range sortedKeys(c.Modules) {
+		if c.Modules[name].Package.Path.Equal(exceptionsPackage) {
+			continue // it reads the exceptions, never a child (policy/exceptions.rego)
+		}
 		var found string
+		line := 0
 		ast.WalkTerms(c.Modules[name], func(t *ast.Term) bool {
 			if s, ok := t.Value.(ast.String); ok && forbidden[string(s)] && found == "" {
 				found = string(s)
+				if t.Location != nil {
+					line = t.Location.Row
+				}
 			}
 			return found != ""
 		})
 		if found != "" {
-			return fmt.Errorf("%s mentions %q: checks may not read a child's %s, which grants nothing (the gate judges children that differ only in %s once)", name, found, strings.Join(names, ", "), strings.Join(names, ", "))
+			return &ModuleError{File: name, Line: line, Msg: fmt.Sprintf("mentions %q: checks may not read a child's %s, which grants nothing (the gate judges children that differ only in %s once)", found, strings.Join(names, ", "), strings.Join(names, ", "))}
 		}
 	}
 	return nil

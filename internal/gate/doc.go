@@ -6,4 +6,9 @@
 // built-in errors, a restricted set of built-ins (no network, no clock, no
 // randomness), and any undefined or malformed result is an error, never a
 // pass.
+//
+// The operator's own checks (Custom) are compiled beside the built-in
+// ones under a stricter contract (custom.go): a package of their own, no
+// rule added to a built-in package, every compiler stage; a module that
+// breaks it is a *ModuleError naming its file and line.
 package gate

@@ -34,10 +34,29 @@ type Engine struct {
 	checks       []Check       // every check, by ID
 	abstracted   []string      // child keys no check may see (plan.Abstracted)
 	resolvePaths bool
+	custom       []policy.Module // the operator's own modules (Custom), compiled by New
 	// decisions remembers what the child checks found, by policies and
 	// child key (see Evaluate).
 	decisions *memo.Memo[[]report.Violation]
+	// planDecisions remembers what the plan checks found, by policies and
+	// every group with its members (see Evaluate).
+	planDecisions *memo.Memo[planFindings]
+	// exceptions are the queries of policy/exceptions.rego, compiled when
+	// a policy first has exceptions.
+	exceptions exceptionQueries
 }
+
+// planFindings is what the plan checks found of one plan: by group, and of
+// the plan as a whole.
+type planFindings struct {
+	found [][]report.Violation
+	whole []report.Violation
+}
+
+// planMemoSize is how many plans' plan-check findings an engine keeps: a
+// key holds every group's key, so plans are remembered by the hundred, not
+// by the thousand.
+const planMemoSize = 256
 
 // query is one compiled query that binds the deny set of each of its checks.
 type query struct {
@@ -106,9 +125,29 @@ var forbiddenBuiltins = map[string]bool{
 // New compiles the modules (policy.Modules() for the built-in checks) and
 // prepares the one query that evaluates every check.
 func New(modules []policy.Module, opts ...Option) (*Engine, error) {
+	e := &Engine{store: inmem.New(), decisions: memo.New[[]report.Violation](memo.Size), planDecisions: memo.New[planFindings](planMemoSize)}
+	for _, opt := range opts {
+		opt(e)
+	}
 	parsed, err := parseModules(modules)
 	if err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
+	}
+	// The operator's modules are checked before anything is compiled: a
+	// module that adds to a built-in package must never be compiled into
+	// it, not even to report a compile error.
+	custom := map[string]bool{}
+	if len(e.custom) > 0 {
+		mine, err := parseCustom(e.custom, parsed)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkCustomPackages(mine, parsed); err != nil {
+			return nil, err
+		}
+		for name, m := range mine {
+			parsed[name], custom[name] = m, true
+		}
 	}
 	// OPA's type checker is a fifth of compiling, and finds nothing the
 	// evaluation would not: a type error in a check is a built-in error at
@@ -116,33 +155,50 @@ func New(modules []policy.Module, opts ...Option) (*Engine, error) {
 	// evaluated (exit 2). TestBuiltinsTypeCheck runs it on the built-in
 	// checks, so their type errors are caught before release.
 	skip := []ast.StageID{ast.StageCheckTypes}
-	if builtin(modules) {
+	switch {
+	case len(custom) > 0:
+		// The operator's own checks are compiled with every stage, the
+		// type checker's included: a mistake in them is a start-up error
+		// naming its line, not a plan that cannot be judged later.
+		skip = nil
+	case builtin(modules):
 		// The built-in checks, exactly as embedded, also skip the stages
 		// that only look for mistakes and change nothing (recursion, rule
 		// conflicts, ...): TestBuiltinsTypeCheck compiles them with every
-		// stage, and start-up is the hook's latency. Any other module, an
-		// operator's own check, is compiled with all of them.
+		// stage, and start-up is the hook's latency. Any other module is
+		// compiled with all of them.
 		skip = append(skip, validationStages...)
 	}
+	// OPA v1.22.3's comprehension indices give wrong answers, depending on
+	// the order of calls, for a function whose value is a comprehension
+	// that both looks its argument up in a rule and passes it to a function
+	// (policy/indexing_test.go). The built-in checks avoid that shape; an
+	// operator's own check may not, so no check is compiled with them.
+	// Measured side by side, they made no evaluation faster (distinct
+	// children, 10,000 and 100,000; a first decision on the example).
+	skip = append(skip, ast.StageBuildComprehensionIndices)
 	compiler := ast.NewCompiler().
 		WithCapabilities(capabilities()).
 		WithEnablePrintStatements(false).
 		WithSkipStages(skip...)
 	if compiler.Compile(parsed); compiler.Failed() {
+		if len(custom) > 0 {
+			return nil, moduleError("policy", compiler.Errors)
+		}
 		return nil, fmt.Errorf("policy: %w", compiler.Errors)
 	}
-	checks, err := discoverChecks(compiler)
+	checks, err := discoverChecks(compiler, custom)
 	if err != nil {
-		return nil, fmt.Errorf("policy: %w", err)
+		return nil, policyError(err, len(custom) > 0)
 	}
 	abstracted, err := plan.Abstracted()
 	if err != nil {
 		return nil, err
 	}
 	if err := readsNoAbstractedField(compiler, abstracted); err != nil {
-		return nil, fmt.Errorf("policy: %w", err)
+		return nil, policyError(err, len(custom) > 0)
 	}
-	e := &Engine{compiler: compiler, store: inmem.New(), checks: checks, abstracted: abstracted, decisions: memo.New[[]report.Violation](memo.Size)}
+	e.compiler, e.checks, e.abstracted, e.custom = compiler, checks, abstracted, nil
 	var byScope [2][]Check
 	for _, chk := range checks {
 		if chk.Scope == ScopePlan {
@@ -159,10 +215,17 @@ func New(modules []policy.Module, opts ...Option) (*Engine, error) {
 			return nil, err
 		}
 	}
-	for _, opt := range opts {
-		opt(e)
-	}
 	return e, nil
+}
+
+// policyError is an error of the modules as New returns it: the built-in
+// checks' with the "policy: " the engine has always put before them (they
+// are the gate's own, an internal error), the operator's as they are.
+func policyError(err error, custom bool) error {
+	if custom {
+		return err
+	}
+	return fmt.Errorf("policy: %w", err)
 }
 
 // prepare compiles the one query that binds the deny sets of the checks.
@@ -224,8 +287,18 @@ var ErrNoPolicy = errors.New("no policy applies")
 type EvalOption func(*evalOptions)
 
 type evalOptions struct {
-	maxListed int
+	maxListed        int
+	today            string
+	strictExceptions bool
 }
+
+// Today is the day (YYYY-MM-DD, UTC) exceptions are judged on; by default
+// the day of the evaluation.
+func Today(day string) EvalOption { return func(o *evalOptions) { o.today = day } }
+
+// StrictExceptions makes an exception that matches nothing in a plan
+// refuse the plan (--strict-exceptions).
+func StrictExceptions(on bool) EvalOption { return func(o *evalOptions) { o.strictExceptions = on } }
 
 // ListAtMost bounds how many violations the result lists, in report order
 // (report.DefaultMaxListed unless given). The rest are counted per child as
@@ -260,7 +333,7 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 	if len(policies) == 0 {
 		return report.Result{}, ErrNoPolicy
 	}
-	reps, group := p.Reps, p.Group
+	reps, group, keys, groupIssues := p.Reps, p.Group, p.Keys, p.GroupIssues
 	if reps == nil {
 		reps, group = make([]int, len(p.Children)), make([]int, len(p.Children))
 		for i := range reps {
@@ -277,36 +350,70 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 	if err != nil {
 		return report.Result{}, err
 	}
-	f := newFindings(p, reps, o.maxListed)
+	exc := newExcepter(e, operator, in, o.today, o.strictExceptions)
+	if exc != nil && len(exc.named) > 0 {
+		reps, group, keys, groupIssues = splitNamed(p.Children, reps, group, keys, groupIssues, exc.named)
+		judged = judged[:0]
+		for _, i := range reps {
+			judged = append(judged, e.without(p.Children[i]))
+		}
+	}
+	f := newFindings(p, reps, group, groupIssues, o.maxListed)
+	f.exc = exc
+	// What the child checks found for a child judged before under the same
+	// policies is remembered (child checks judge each child on its own, and
+	// nothing but the policies and the child goes into what they find).
+	// With --resolve-paths the filesystem goes in too, so nothing is.
+	remember := e.decisions != nil && !e.resolvePaths && len(keys) == len(reps)
+	var policiesKey string
+	if remember {
+		policiesKey = plan.Key(policies) + "\x00"
+	}
 	if e.planQuery != nil {
 		// The plan checks see every representative at once, and how many
-		// children each stands for.
+		// children each stands for. What they found is remembered for the
+		// same policies, the same groups in the same order and the same
+		// members: a plan judged again costs a lookup.
 		members := make([]any, len(reps))
 		for _, k := range group {
 			n, _ := members[k].(int)
 			members[k] = n + 1
 		}
-		found, err := e.evaluate(ctx, e.planQuery, in, judged, members)
-		if err != nil {
-			return report.Result{}, err
+		var key strings.Builder
+		if remember {
+			key.WriteString(policiesKey)
+			for k := range reps {
+				key.WriteString(keys[k])
+				key.WriteByte(0)
+				key.WriteString(strconv.Itoa(members[k].(int)))
+				key.WriteByte(0)
+			}
 		}
-		f.addPlan(found)
-	}
-	// What the child checks found for a child judged before under the same
-	// policies is remembered (child checks judge each child on its own, and
-	// nothing but the policies and the child goes into what they find).
-	// With --resolve-paths the filesystem goes in too, so nothing is.
-	remember := e.decisions != nil && !e.resolvePaths && len(p.Keys) == len(reps)
-	var policiesKey string
-	if remember {
-		policiesKey = plan.Key(policies) + "\x00"
+		pf, ok := planFindings{}, false
+		if remember {
+			pf, ok = e.planDecisions.Get(key.String())
+		}
+		if !ok {
+			var err error
+			if pf.found, pf.whole, err = e.evaluateAll(ctx, e.planQuery, in, judged, members); err != nil {
+				return report.Result{}, err
+			}
+			if remember {
+				e.planDecisions.Put(key.String(), pf)
+			}
+		}
+		found := make([][]report.Violation, len(pf.found))
+		for k, vs := range pf.found {
+			found[k] = slices.Clone(vs)
+		}
+		f.addPlan(found, slices.Clone(pf.whole))
 	}
 	cached := make([][]report.Violation, len(reps))
 	hit := make([]bool, len(reps))
 	var need []int
 	for k := range reps {
 		if remember {
-			if vs, ok := e.decisions.Get(policiesKey + p.Keys[k]); ok {
+			if vs, ok := e.decisions.Get(policiesKey + keys[k]); ok {
 				cached[k], hit[k] = vs, true
 				continue
 			}
@@ -316,7 +423,7 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 	next := 0 // the next group to fold
 	foldTo := func(end int) error {
 		for ; next < end; next++ {
-			if err := f.fold(next, slices.Clone(cached[next])); err != nil {
+			if err := f.fold(ctx, next, slices.Clone(cached[next])); err != nil {
 				return err
 			}
 		}
@@ -328,9 +435,9 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 				return err
 			}
 			if remember {
-				e.decisions.Put(policiesKey+p.Keys[k], slices.Clone(found[j]))
+				e.decisions.Put(policiesKey+keys[k], slices.Clone(found[j]))
 			}
-			if err := f.fold(k, found[j]); err != nil {
+			if err := f.fold(ctx, k, found[j]); err != nil {
 				return err
 			}
 			next = k + 1
@@ -343,7 +450,19 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 	if err != nil {
 		return report.Result{}, err
 	}
-	return f.assemble(ctx, names, group)
+	res, err := f.assemble(ctx, names, group)
+	if err != nil || exc == nil {
+		return res, err
+	}
+	if res.Exceptions, err = exc.notes(ctx); err != nil {
+		return report.Result{}, err
+	}
+	for _, n := range res.Exceptions {
+		if n.Blocks {
+			res.Verdict = report.Block
+		}
+	}
+	return res, nil
 }
 
 // inputs is what every evaluation of one plan shares: the policies, already
@@ -373,34 +492,44 @@ func (e *Engine) newInputs(ctx context.Context, policies map[string]any, names [
 // the plan query, which also gets members) and returns each one's
 // violations, by its index in the batch, with fields relative to it.
 func (e *Engine) evaluate(ctx context.Context, q *query, in *inputs, batch []any, members []any) ([][]report.Violation, error) {
+	found, whole, err := e.evaluateAll(ctx, q, in, batch, members)
+	if err == nil && len(whole) > 0 {
+		err = fmt.Errorf("check %s: a violation names no child, and only a check of the whole plan (custom.scope: plan) may report one", whole[0].Rule)
+	}
+	return found, err
+}
+
+// evaluateAll is evaluate, with the violations of the plan as a whole
+// (those that name no child, from plan checks) apart.
+func (e *Engine) evaluateAll(ctx context.Context, q *query, in *inputs, batch []any, members []any) ([][]report.Violation, []report.Violation, error) {
 	input := ast.NewObject(
 		ast.Item(ast.InternedTerm("policies"), ast.NewTerm(in.policies)),
 	)
 	children, err := ast.InterfaceToValue(batch)
 	if err != nil {
-		return nil, fmt.Errorf("building the policy input: %w", err)
+		return nil, nil, fmt.Errorf("building the policy input: %w", err)
 	}
 	input.Insert(ast.InternedTerm("children"), ast.NewTerm(children))
 	literals, err := ast.InterfaceToValue(floatLiterals(batch))
 	if err != nil {
-		return nil, fmt.Errorf("building the policy input: %w", err)
+		return nil, nil, fmt.Errorf("building the policy input: %w", err)
 	}
 	input.Insert(ast.InternedTerm("float_literals"), ast.NewTerm(literals))
 	if members != nil {
 		m, err := ast.InterfaceToValue(members)
 		if err != nil {
-			return nil, fmt.Errorf("building the policy input: %w", err)
+			return nil, nil, fmt.Errorf("building the policy input: %w", err)
 		}
 		input.Insert(ast.InternedTerm("members"), ast.NewTerm(m))
 	}
 	if in.roots != nil {
 		paths, err := resolvePaths(ctx, in.planRoot, batch)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		r, err := ast.InterfaceToValue(map[string]any{"roots": in.roots, "paths": paths})
 		if err != nil {
-			return nil, fmt.Errorf("building the policy input: %w", err)
+			return nil, nil, fmt.Errorf("building the policy input: %w", err)
 		}
 		input.Insert(ast.InternedTerm("resolution"), ast.NewTerm(r))
 	}
@@ -411,12 +540,13 @@ func (e *Engine) evaluate(ctx context.Context, q *query, in *inputs, batch []any
 		err = ctx.Err()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("evaluating the policy: %w", err)
+		return nil, nil, fmt.Errorf("evaluating the policy: %w", err)
 	}
 	if len(rs) != 1 {
-		return nil, fmt.Errorf("evaluating the policy: the result is undefined (%d results)", len(rs))
+		return nil, nil, fmt.Errorf("evaluating the policy: the result is undefined (%d results)", len(rs))
 	}
 	found := make([][]report.Violation, len(batch))
+	var whole []report.Violation
 	for i, chk := range q.checks {
 		deny, ok := rs[0][ast.Var(binding(i))]
 		set, isSet := ast.Value(nil), false
@@ -424,7 +554,7 @@ func (e *Engine) evaluate(ctx context.Context, q *query, in *inputs, batch []any
 			set, isSet = deny.Value.(ast.Set)
 		}
 		if !isSet {
-			return nil, fmt.Errorf("check %s: deny is not a set", chk.ID)
+			return nil, nil, fmt.Errorf("check %s: deny is not a set", chk.ID)
 		}
 		var bad error
 		set.(ast.Set).Foreach(func(raw *ast.Term) {
@@ -436,13 +566,17 @@ func (e *Engine) evaluate(ctx context.Context, q *query, in *inputs, batch []any
 				bad = fmt.Errorf("check %s: %w", chk.ID, err)
 				return
 			}
+			if k < 0 {
+				whole = append(whole, v)
+				return
+			}
 			found[k] = append(found[k], v)
 		})
 		if bad != nil {
-			return nil, bad
+			return nil, nil, bad
 		}
 	}
-	return found, nil
+	return found, whole, nil
 }
 
 // without returns a child without the abstracted keys, or the child itself
@@ -500,37 +634,66 @@ func (e *Engine) eval(ctx context.Context, body ast.Body, input ast.Value) (topd
 		Run(ctx)
 }
 
-// violation reads one element of a deny set, which must be exactly
-// {"child": <index>, "field": <pointer>, "message": <text>}.
+// violation reads one element of a deny set: {"child": <index>, "field":
+// <pointer>, "message": <text>}, with "policies" (the sources that refuse,
+// a list of strings) when the check depends on them. A violation of the
+// plan as a whole names no child, and its field points into the document
+// (/plan): its index is -1.
 func violation(chk Check, raw *ast.Term, children int) (int, report.Violation, error) {
 	obj, ok := raw.Value.(ast.Object)
-	if !ok || obj.Len() != 3 {
+	if !ok {
 		return 0, report.Violation{}, fmt.Errorf("malformed violation %v: want {child, field, message}", raw)
 	}
+	known := 2
 	child := -1
 	if t := obj.Get(ast.InternedTerm("child")); t != nil {
+		known++
 		if n, ok := t.Value.(ast.Number); ok {
 			if i, ok := n.Int(); ok && i >= 0 && i < children && n.String() == strconv.Itoa(i) {
 				child = i
 			}
 		}
-	}
-	if child < 0 {
-		return 0, report.Violation{}, fmt.Errorf("malformed violation %v: child is not an index of the plan", raw)
+		if child < 0 {
+			return 0, report.Violation{}, fmt.Errorf("malformed violation %v: child is not an index of the plan", raw)
+		}
+	} else if chk.Scope != ScopePlan {
+		return 0, report.Violation{}, fmt.Errorf("malformed violation %v: no child, and only a check of the whole plan (custom.scope: plan) may report one", raw)
 	}
 	field, ok := stringAt(obj, "field")
-	if !ok || (field != "" && field[0] != '/') {
+	if !ok || (field != "" && field[0] != '/') || (child < 0 && field == "") {
 		return 0, report.Violation{}, fmt.Errorf("malformed violation %v: field is not a JSON pointer", raw)
 	}
 	msg, ok := stringAt(obj, "message")
 	if !ok || strings.TrimSpace(msg) == "" {
 		return 0, report.Violation{}, fmt.Errorf("malformed violation %v: message is empty", raw)
 	}
+	var sources []string
+	if t := obj.Get(ast.InternedTerm("policies")); t != nil {
+		known++
+		list, ok := t.Value.(*ast.Array)
+		if ok && list.Len() > 0 {
+			for i := range list.Len() {
+				s, isString := list.Elem(i).Value.(ast.String)
+				if !isString || s == "" || (len(sources) > 0 && string(s) <= sources[len(sources)-1]) {
+					ok = false
+					break
+				}
+				sources = append(sources, string(s))
+			}
+		}
+		if !ok || len(sources) == 0 {
+			return 0, report.Violation{}, fmt.Errorf("malformed violation %v: policies is not a sorted list of the sources that refuse", raw)
+		}
+	}
+	if obj.Len() != known {
+		return 0, report.Violation{}, fmt.Errorf("malformed violation %v: want {child, field, message} and optionally policies", raw)
+	}
 	return child, report.Violation{
 		Rule:     chk.ID,
 		Severity: chk.Severity,
 		Message:  msg,
 		Path:     field, // relative to the child until it is known which
+		Policies: sources,
 	}, nil
 }
 

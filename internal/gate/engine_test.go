@@ -55,6 +55,9 @@ func TestBuiltinChecks(t *testing.T) {
 		"agent.tools":       "high",
 		"agent.permissions": "critical",
 		"agent.sandbox":     "high",
+		"roles.unknown":     "high",
+		"plan.children":     "medium",
+		"plan.budget":       "medium",
 	}
 	got := map[string]string{}
 	for _, c := range builtin(t).Checks() {
@@ -316,7 +319,14 @@ func TestEvaluateRefusesMalformedResults(t *testing.T) {
 		{"not an object", `deny contains "x" if true`, "malformed violation"},
 		{"missing message", `deny contains {"child": 0, "field": ""} if true`, "malformed violation"},
 		{"extra key", `deny contains {"child": 0, "field": "", "message": "m", "x": 1} if true`, "malformed violation"},
-		{"other keys", `deny contains {"a": 0, "b": "", "c": "m"} if true`, "child is not an index"},
+		{"other keys", `deny contains {"a": 0, "b": "", "c": "m"} if true`, "no child"},
+		{"no child from a child check", `deny contains {"field": "/plan", "message": "m"} if true`, "only a check of the whole plan"},
+		{"policies not a list", `deny contains {"child": 0, "field": "", "message": "m", "policies": "operator"} if true`, "policies is not a sorted list"},
+		{"policies empty", `deny contains {"child": 0, "field": "", "message": "m", "policies": []} if true`, "policies is not a sorted list"},
+		{"policies unsorted", `deny contains {"child": 0, "field": "", "message": "m", "policies": ["plan", "operator"]} if true`, "policies is not a sorted list"},
+		{"policies repeated", `deny contains {"child": 0, "field": "", "message": "m", "policies": ["plan", "plan"]} if true`, "policies is not a sorted list"},
+		{"policies not strings", `deny contains {"child": 0, "field": "", "message": "m", "policies": [1]} if true`, "policies is not a sorted list"},
+		{"policies a set", `deny contains {"child": 0, "field": "", "message": "m", "policies": {"plan"}} if true`, "policies is not a sorted list"},
 		{"child written 0.0", `deny contains {"child": 0.0, "field": "", "message": "m"} if true`, "child is not an index"},
 		{"empty message", `deny contains {"child": 0, "field": "", "message": " "} if true`, "message is empty"},
 		{"child out of range", `deny contains {"child": 1, "field": "", "message": "m"} if true`, "child is not an index"},
@@ -417,6 +427,55 @@ func TestPlanWideCheckWeighsGroupsByMembers(t *testing.T) {
 	}
 }
 
+// A check of the whole plan may report the plan itself: a violation that
+// names no child blocks the plan, at a pointer into the document, and no
+// child. It must still point somewhere.
+func TestPlanWideCheckMayRefuseThePlan(t *testing.T) {
+	mods, err := policy.Modules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := strings.Replace(goodMeta, "x.ok", "plan.size\n#   scope: plan", 1)
+	limit := module("spawngate.checks.plan_size", meta,
+		`deny contains {"field": "/plan", "message": sprintf("%d children, more than 2", [n]), "policies": ["operator"]} if {
+	n := sum(input.members)
+	n > 2
+}`)
+	e, err := gate.New(append(mods, limit))
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := `{"role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 1, "id": "%s"}`
+	three := mustPlan(t, `{"plan": [`+fmt.Sprintf(child, "a")+`,`+fmt.Sprintf(child, "b")+`,`+fmt.Sprintf(child, "c")+`]}`)
+	res, err := e.Evaluate(context.Background(), mustPolicy(t, operatorPolicy), three)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != report.Block || len(res.Violations) != 1 {
+		t.Fatalf("verdict %s, plan violations %v; want block and one", res.Verdict, res.Violations)
+	}
+	if v := res.Violations[0]; v.Rule != "plan.size" || v.Path != "/plan" || v.Message != "3 children, more than 2" || strings.Join(v.Policies, ",") != "operator" {
+		t.Errorf("plan violation %+v", v)
+	}
+	for i, c := range res.Children {
+		if c.Verdict != report.Pass || len(c.Violations) != 0 {
+			t.Errorf("child %d: %s %v; the plan is refused, not the child", i, c.Verdict, c.Violations)
+		}
+	}
+	two := mustPlan(t, `{"plan": [`+fmt.Sprintf(child, "a")+`,`+fmt.Sprintf(child, "b")+`]}`)
+	if res, err := e.Evaluate(context.Background(), mustPolicy(t, operatorPolicy), two); err != nil || res.Verdict != report.Pass || res.Violations != nil {
+		t.Errorf("two children: %s %v %v; want a pass", res.Verdict, res.Violations, err)
+	}
+	nowhere := module("spawngate.checks.plan_size", meta, `deny contains {"field": "", "message": "m"} if true`)
+	e, err = gate.New(append(mods, nowhere))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := e.Evaluate(context.Background(), mustPolicy(t, operatorPolicy), two); err == nil || !strings.Contains(err.Error(), "field is not a JSON pointer") {
+		t.Errorf("a plan violation at no field: %s, %v; want an error", res.Verdict, err)
+	}
+}
+
 // A check that reads a child as a whole must not judge one member of a
 // group by another's values: the keys members differ in are gone before
 // any check sees the child.
@@ -451,6 +510,37 @@ deny contains lib.violation(i, "", "the child says secret") if {
 		}
 		if res.Verdict != report.Pass {
 			t.Fatalf("briefs %q: a check saw the brief: %+v", briefs, res.Children)
+		}
+	}
+}
+
+// What the plan checks found is remembered by the groups and how many
+// members each has: the same children in other numbers are judged again.
+func TestPlanFindingsAreRememberedByMembers(t *testing.T) {
+	mods, err := policy.Modules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := module("spawngate.checks.plan_size", strings.Replace(goodMeta, "x.ok", "plan.size\n#   scope: plan", 1),
+		`deny contains {"field": "/plan", "message": sprintf("%d children, more than 2", [n])} if {
+	n := sum(input.members)
+	n > 2
+}`)
+	e, err := gate.New(append(mods, limit))
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := `{"role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 1}`
+	plans := func(n int) string { return `{"plan": [` + strings.TrimSuffix(strings.Repeat(child+",", n), ",") + `]}` }
+	for _, n := range []int{3, 2, 3, 4, 2} {
+		res, err := e.Evaluate(context.Background(), mustPolicy(t, operatorPolicy), mustPlan(t, plans(n)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if refused := len(res.Violations) == 1; refused != (n > 2) {
+			t.Errorf("%d children: plan violations %v", n, res.Violations)
+		} else if refused && res.Violations[0].Message != fmt.Sprintf("%d children, more than 2", n) {
+			t.Errorf("%d children: %q", n, res.Violations[0].Message)
 		}
 	}
 }

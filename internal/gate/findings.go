@@ -3,6 +3,7 @@ package gate
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,11 +20,16 @@ import (
 type findings struct {
 	p         *plan.Plan
 	reps      []int
+	group     []int          // each child's group
+	sizes     []int          // each group's members, counted when first needed
+	issues    [][]plan.Issue // each group's schema issues (plan.Plan.GroupIssues, as grouped here)
 	maxListed int
+	exc       *excepter // the operator's exceptions; nil when there are none
 
-	count []int                // each group's violations, listed or not
-	list  [][]report.Violation // each group's violations in report order, fields relative to the child; nil when not kept
-	kept  []bool
+	count    []int                // each group's violations, listed or not
+	blocking []int                // each group's violations that no exception lets through
+	list     [][]report.Violation // each group's violations in report order, fields relative to the child; nil when not kept
+	kept     []bool
 	// stored is how many violations the groups folded so far keep. A group
 	// is kept while the groups before it keep fewer than maxListed: the
 	// report lists children in order, every group's first member comes
@@ -35,6 +41,9 @@ type findings struct {
 	// planFound holds what the plan checks found, by group, when there are
 	// any; it is folded in with the child checks' findings.
 	planFound [][]report.Violation
+	// whole holds what the plan checks found of the plan as a whole, at
+	// pointers into the document.
+	whole []report.Violation
 	// alone holds the fields where one child alone has an issue (an id
 	// that another child also uses), and covers[k][j] whether a violation
 	// of group k already reports at or above alone[j].
@@ -42,10 +51,10 @@ type findings struct {
 	covers [][]bool
 }
 
-func newFindings(p *plan.Plan, reps []int, maxListed int) *findings {
+func newFindings(p *plan.Plan, reps, group []int, issues [][]plan.Issue, maxListed int) *findings {
 	f := &findings{
-		p: p, reps: reps, maxListed: maxListed,
-		count: make([]int, len(reps)), list: make([][]report.Violation, len(reps)), kept: make([]bool, len(reps)),
+		p: p, reps: reps, group: group, issues: issues, maxListed: maxListed,
+		count: make([]int, len(reps)), blocking: make([]int, len(reps)), list: make([][]report.Violation, len(reps)), kept: make([]bool, len(reps)),
 	}
 	seen := map[string]bool{}
 	for _, is := range p.Issues {
@@ -61,13 +70,15 @@ func newFindings(p *plan.Plan, reps []int, maxListed int) *findings {
 }
 
 // addPlan records what the plan checks found, before any batch is folded.
-func (f *findings) addPlan(found [][]report.Violation) { f.planFound = found }
+func (f *findings) addPlan(found [][]report.Violation, whole []report.Violation) {
+	f.planFound, f.whole = found, whole
+}
 
 // fold takes the child checks' violations of group k: it merges them
 // with the plan checks' and the schema step's, counts them, and keeps them
 // if the report could list them. Groups must come in order; vs becomes
 // the findings'.
-func (f *findings) fold(k int, vs []report.Violation) error {
+func (f *findings) fold(ctx context.Context, k int, vs []report.Violation) error {
 	if k != f.folded {
 		return fmt.Errorf("internal error: findings of group %d folded after group %d", k, f.folded)
 	}
@@ -82,8 +93,8 @@ func (f *findings) fold(k int, vs []report.Violation) error {
 		// A schema issue at or under a place a check already reported adds
 		// nothing and is left out; any other issue stands.
 		var issues []plan.Issue
-		if k < len(f.p.GroupIssues) {
-			issues = f.p.GroupIssues[k]
+		if k < len(f.issues) {
+			issues = f.issues[k]
 		}
 		for _, is := range issues {
 			if !coveredBy(reported, is.Field) {
@@ -96,7 +107,17 @@ func (f *findings) fold(k int, vs []report.Violation) error {
 				f.covers[k][a] = coveredBy(reported, field)
 			}
 		}
+		if f.exc != nil {
+			if err := f.exc.apply(ctx, f.p.Children[f.reps[k]], f.members(k) == 1, vs); err != nil {
+				return err
+			}
+		}
 		f.count[k] = len(vs)
+		for _, v := range vs {
+			if v.Blocks() {
+				f.blocking[k]++
+			}
+		}
 		if f.stored < f.maxListed && len(vs) > 0 {
 			report.SortViolations(vs)
 			f.list[k], f.kept[k] = vs, true
@@ -136,6 +157,11 @@ func (f *findings) assemble(ctx context.Context, policies []string, group []int)
 	}
 	p := f.p
 	res := report.Result{Source: p.Source, Verdict: report.Pass, Policies: policies, Children: make([]report.Child, len(p.Children))}
+	if len(f.whole) > 0 {
+		res.Violations = slices.Clone(f.whole)
+		report.SortViolations(res.Violations)
+		res.Verdict = report.Block
+	}
 	left := f.maxListed
 	next := 0 // the next issue of one child alone, in p.Issues (sorted by child)
 	for i, k := range group {
@@ -156,7 +182,7 @@ func (f *findings) assemble(ctx context.Context, policies []string, group []int)
 		if obj, ok := p.Children[i].(map[string]any); ok {
 			ch.Role, _ = obj["role"].(string)
 		}
-		if n > 0 {
+		if f.blocking[k]+len(own) > 0 {
 			ch.Verdict, res.Verdict = report.Block, report.Block
 		}
 		switch {
@@ -188,6 +214,17 @@ func (f *findings) assemble(ctx context.Context, policies []string, group []int)
 		res.Children[i] = ch
 	}
 	return res, nil
+}
+
+// members is how many children group k stands for.
+func (f *findings) members(k int) int {
+	if f.sizes == nil {
+		f.sizes = make([]int, len(f.reps))
+		for _, g := range f.group {
+			f.sizes[g]++
+		}
+	}
+	return f.sizes[k]
 }
 
 func (f *findings) covered(k int, field string) bool {

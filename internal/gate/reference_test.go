@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"math/big"
 	"math/rand/v2"
 	"regexp"
@@ -42,10 +43,35 @@ type refPolicy struct {
 	spawnTools []string
 	hasModels  bool // the policy has the key allowed_models (even an empty list)
 	models     []string
+	// The operator policy's role profiles, by role, and whether it refuses
+	// a role without one; the plan-wide limits (nil: none).
+	profiles              map[string]refProfile
+	refuseUnknown         bool
+	maxChildren, maxTotal *big.Rat
 }
 
-// finding is one refusal: the rule and the JSON pointer it names.
-type finding struct{ rule, pointer string }
+// refProfile is what a role profile sets: each setting only when the
+// profile writes it, since what it leaves out is the operator policy's.
+type refProfile struct {
+	source                                                 string // how a refusal names it: operator/roles/<role as a pointer segment>
+	setsAllowed, setsWrite, setsSpawn, setsRoot, hasModels bool
+	allowed, models                                        []string
+	allowWrite, allowSpawn                                 bool
+	root                                                   string
+	cap                                                    *big.Rat // nil: not set
+}
+
+// finding is one refusal: the rule, the JSON pointer it names, and the
+// sources that refuse it ("operator,plan"), or "" for a refusal whatever
+// any policy says.
+type finding struct{ rule, pointer, policies string }
+
+// refusedBy lists the sources of a refusal as a finding names them.
+func refusedBy(sources ...string) string {
+	sorted := slices.Clone(sources)
+	slices.Sort(sorted)
+	return strings.Join(slices.Compact(sorted), ",")
+}
 
 var (
 	refToolName = regexp.MustCompile(`^[A-Za-z0-9_]([A-Za-z0-9_.:-]*[A-Za-z0-9_])?$`)
@@ -123,11 +149,13 @@ func refAny(patterns []string, name string, match func(string, string) bool) boo
 // refAllows says whether a policy's allowed_tools allow a plain tool name:
 // by any pattern, or, for a tool that grants everything, only by an entry
 // equal to it.
-func refAllows(p refPolicy, name string) bool {
+func refAllows(p refPolicy, name string) bool { return refAllowsBy(p.allowed, name) }
+
+func refAllowsBy(allowed []string, name string) bool {
 	if refExactOnly[name] {
-		return slices.Contains(p.allowed, name)
+		return slices.Contains(allowed, name)
 	}
-	return refAny(p.allowed, name, refGlob)
+	return refAny(allowed, name, refGlob)
 }
 
 // refModelName reads the child schema's model rule: printable ASCII
@@ -142,8 +170,24 @@ func refModelName(s string) bool {
 // leading - or @ for a relative path, and the root itself or under
 // root + "/".
 func refInside(path, planRoot string, roots []string) bool {
-	if path == "" || len(path) > 4096 || strings.HasPrefix(path, "-") || strings.HasPrefix(path, "@") || strings.HasPrefix(path, "//") {
+	abs, ok := refPlain(path, planRoot)
+	if !ok {
 		return false
+	}
+	for _, root := range roots {
+		if !refWithin(abs, root) {
+			return false
+		}
+	}
+	return true
+}
+
+// refPlain reads a path by the rules above: the absolute path it names
+// (a relative one read against the plan's root, without a trailing
+// slash), or false when the rules refuse it whatever the roots are.
+func refPlain(path, planRoot string) (string, bool) {
+	if path == "" || len(path) > 4096 || strings.HasPrefix(path, "-") || strings.HasPrefix(path, "@") || strings.HasPrefix(path, "//") {
+		return "", false
 	}
 	abs := path
 	if !strings.HasPrefix(path, "/") {
@@ -155,16 +199,16 @@ func refInside(path, planRoot string, roots []string) bool {
 	if abs != "/" {
 		for _, seg := range strings.Split(abs, "/")[1:] {
 			if !refSegment.MatchString(seg) || strings.HasSuffix(seg, ".") || refDevice(seg) {
-				return false
+				return "", false
 			}
 		}
 	}
-	for _, root := range roots {
-		if !(abs == root || root == "/" || strings.HasPrefix(abs, root+"/")) {
-			return false
-		}
-	}
-	return true
+	return abs, true
+}
+
+// refWithin: the root itself, or below it after a slash.
+func refWithin(abs, root string) bool {
+	return abs == root || root == "/" || strings.HasPrefix(abs, root+"/")
 }
 
 // refDevice tells whether a segment names a Windows device: CON, PRN,
@@ -196,18 +240,20 @@ func refCovered(reported map[string]bool, field string) bool {
 // refJudge judges every child: the checks, then the schema, whose issues
 // a check's finding at or above them covers. policies hold the operator's
 // policy, if any, then the plan's own, if any.
+//
+// A child whose role has a profile in the operator policy is judged by the
+// profile too, for what the profile sets: a tool it does not allow, a write
+// or spawn tool when it sets allow_write or allow_spawn to false, a path
+// outside its root, a budget over its cap, a model it does not list. Each
+// refusal names every source that refuses it; the plan-wide limits are
+// refPlanJudge's.
 func refJudge(policies []refPolicy, children []any) [][]finding {
 	out := make([][]finding, len(children))
 	planRoot := policies[len(policies)-1].root // the plan's own policy comes last
-	var roots []string
-	everyWrites, everySpawns := true, true
-	var restricting []refPolicy
-	for _, p := range policies {
-		roots = append(roots, p.root)
-		everyWrites = everyWrites && p.allowWrite
-		everySpawns = everySpawns && p.allowSpawn
-		if p.hasModels {
-			restricting = append(restricting, p)
+	var operator *refPolicy
+	for i := range policies {
+		if policies[i].source == "operator" {
+			operator = &policies[i]
 		}
 	}
 	ids := map[string]int{}
@@ -222,14 +268,61 @@ func refJudge(policies []refPolicy, children []any) [][]finding {
 		at := func(field string) string { return "/plan/" + strconv.Itoa(i) + field }
 		obj, ok := c.(map[string]any)
 		if !ok {
-			out[i] = []finding{{"schema", at("")}}
+			out[i] = []finding{{"schema", at(""), ""}}
 			continue
 		}
 		var checks []finding // fields relative to the child
 		schema := map[string]bool{}
-		add := func(rule, field string) { checks = append(checks, finding{rule, field}) }
+		add := func(rule, field string, sources ...string) {
+			checks = append(checks, finding{rule, field, refusedBy(sources...)})
+		}
+		// add when some source refuses
+		addIf := func(rule, field string, sources []string) {
+			if len(sources) > 0 {
+				add(rule, field, sources...)
+			}
+		}
 		bad := func(field string) { schema[field] = true }
 		isString := func(v any) bool { _, ok := v.(string); return ok }
+
+		// The profile of the child's role, if the operator policy has one;
+		// with unknown_roles: refuse, a child without one is refused.
+		var prof *refProfile
+		if role, ok := obj["role"].(string); ok && operator != nil {
+			if pr, ok := operator.profiles[role]; ok {
+				prof = &pr
+			}
+		}
+		if prof == nil && operator != nil && operator.refuseUnknown {
+			add("roles.unknown", "/role", "operator")
+		}
+		// What the policies and the profile withhold and restrict.
+		var withholdWrite, withholdSpawn, restricting []string
+		models := map[string][]string{}
+		for _, p := range policies {
+			if !p.allowWrite {
+				withholdWrite = append(withholdWrite, p.source)
+			}
+			if !p.allowSpawn {
+				withholdSpawn = append(withholdSpawn, p.source)
+			}
+			if p.hasModels {
+				restricting = append(restricting, p.source)
+				models[p.source] = p.models
+			}
+		}
+		if prof != nil {
+			if prof.setsWrite && !prof.allowWrite {
+				withholdWrite = append(withholdWrite, prof.source)
+			}
+			if prof.setsSpawn && !prof.allowSpawn {
+				withholdSpawn = append(withholdSpawn, prof.source)
+			}
+			if prof.hasModels {
+				restricting = append(restricting, prof.source)
+				models[prof.source] = prof.models
+			}
+		}
 
 		// schema: the shape of the child
 		for k := range obj {
@@ -278,23 +371,27 @@ func refJudge(policies []refPolicy, children []any) [][]finding {
 					bad(field)
 				}
 				if !ok || !refToolName.MatchString(name) {
-					add("tools.allowlist", field)
+					add("tools.allowlist", field) // whatever any policy says
 					continue
 				}
-				everyAllows, writes, spawns := true, refHostWrite[name], false
+				var refusing []string
+				writes, spawns := refHostWrite[name], false
 				for _, p := range policies {
-					everyAllows = everyAllows && refAllows(p, name)
+					if !refAllows(p, name) {
+						refusing = append(refusing, p.source)
+					}
 					writes = writes || refAny(p.writeTools, name, refGlob)
 					spawns = spawns || refAny(p.spawnTools, name, refGlob)
 				}
-				if !everyAllows {
-					add("tools.allowlist", field)
+				if prof != nil && prof.setsAllowed && !refAllowsBy(prof.allowed, name) {
+					refusing = append(refusing, prof.source)
 				}
-				if writes && !everyWrites {
-					add("tools.write", field)
+				addIf("tools.allowlist", field, refusing)
+				if writes {
+					addIf("tools.write", field, withholdWrite)
 				}
-				if spawns && !everySpawns {
-					add("tools.spawn", field)
+				if spawns {
+					addIf("tools.spawn", field, withholdSpawn)
 				}
 			}
 		}
@@ -310,8 +407,22 @@ func refJudge(policies []refPolicy, children []any) [][]finding {
 				case !ok:
 					bad(field)
 					add("paths.invalid", field)
-				case !refInside(s, planRoot, roots):
-					add("paths.escape", field)
+				default:
+					abs, plain := refPlain(s, planRoot)
+					if !plain {
+						add("paths.escape", field) // whatever any root is
+						break
+					}
+					var outside []string
+					for _, p := range policies {
+						if !refWithin(abs, p.root) {
+							outside = append(outside, p.source)
+						}
+					}
+					if prof != nil && prof.setsRoot && !refWithin(abs, prof.root) {
+						outside = append(outside, prof.source)
+					}
+					addIf("paths.escape", field, outside)
 				}
 			}
 		}
@@ -326,23 +437,32 @@ func refJudge(policies []refPolicy, children []any) [][]finding {
 			bad("/budget_tokens")
 			add("budget.invalid", "/budget_tokens")
 		} else {
+			var over []string
 			for _, p := range policies {
 				if b.Cmp(p.cap) > 0 {
-					add("budget.cap", "/budget_tokens")
-					break
+					over = append(over, p.source)
 				}
 			}
+			if prof != nil && prof.cap != nil && b.Cmp(prof.cap) > 0 {
+				over = append(over, prof.source)
+			}
+			addIf("budget.cap", "/budget_tokens", over)
 		}
-		// model: once any policy names models, the child must name one that
-		// every such policy allows.
+		// model: once any source names models, the child must name one that
+		// every such source allows; one that names none, or not a string,
+		// every such source refuses.
 		if len(restricting) > 0 {
 			model, ok := obj["model"].(string)
-			for _, p := range restricting {
-				ok = ok && refAny(p.models, model, refModelGlob)
+			refusing := restricting
+			if ok {
+				refusing = nil
+				for _, source := range restricting {
+					if !refAny(models[source], model, refModelGlob) {
+						refusing = append(refusing, source)
+					}
+				}
 			}
-			if !ok {
-				add("model.allowlist", "/model")
-			}
+			addIf("model.allowlist", "/model", refusing)
 		}
 		// agent
 		if _, present := obj["agent"]; present {
@@ -405,15 +525,54 @@ func refJudge(policies []refPolicy, children []any) [][]finding {
 		reported := map[string]bool{}
 		for _, f := range checks {
 			reported[f.pointer] = true
-			out[i] = append(out[i], finding{f.rule, at(f.pointer)})
+			out[i] = append(out[i], finding{f.rule, at(f.pointer), f.policies})
 		}
 		for field := range schema {
 			if !refCovered(reported, field) {
-				out[i] = append(out[i], finding{"schema", at(field)})
+				out[i] = append(out[i], finding{"schema", at(field), ""})
 			}
 		}
 		sortFindings(out[i])
 	}
+	return out
+}
+
+// refPlanJudge judges the plan as a whole: every child counts towards
+// max_children, and every budget that is a positive whole number, written
+// as one, towards max_total_budget_tokens (any other budget is refused on
+// its own, by budget.invalid). Each limit refuses at /plan, naming every
+// policy whose limit is exceeded.
+func refPlanJudge(policies []refPolicy, children []any) []finding {
+	count := new(big.Rat).SetInt64(int64(len(children)))
+	total := new(big.Rat)
+	for _, c := range children {
+		obj, _ := c.(map[string]any)
+		if n, ok := obj["budget_tokens"].(json.Number); ok && refWhole.MatchString(string(n)) {
+			if b, _ := new(big.Rat).SetString(string(n)); b.Sign() > 0 {
+				total.Add(total, b)
+			}
+		}
+	}
+	var out []finding
+	for _, limit := range []struct {
+		rule  string
+		value *big.Rat
+		of    func(refPolicy) *big.Rat
+	}{
+		{"plan.children", count, func(p refPolicy) *big.Rat { return p.maxChildren }},
+		{"plan.budget", total, func(p refPolicy) *big.Rat { return p.maxTotal }},
+	} {
+		var over []string
+		for _, p := range policies {
+			if max := limit.of(p); max != nil && limit.value.Cmp(max) > 0 {
+				over = append(over, p.source)
+			}
+		}
+		if len(over) > 0 {
+			out = append(out, finding{limit.rule, "/plan", refusedBy(over...)})
+		}
+	}
+	sortFindings(out)
 	return out
 }
 
@@ -422,7 +581,10 @@ func sortFindings(fs []finding) {
 		if fs[a].pointer != fs[b].pointer {
 			return fs[a].pointer < fs[b].pointer
 		}
-		return fs[a].rule < fs[b].rule
+		if fs[a].rule != fs[b].rule {
+			return fs[a].rule < fs[b].rule
+		}
+		return fs[a].policies < fs[b].policies
 	})
 }
 
@@ -614,8 +776,24 @@ type policyVariant struct {
 	spawns    []string
 	restricts bool // the policy sets allowed_models
 	models    []string
+	// For an operator policy with role profiles: what each profile lets
+	// through, by role, and whether a role without one is refused.
+	profiles      map[string]profileNote
+	refuseUnknown bool
 
 	parsed map[string]any // doc, read by encoding/json
+}
+
+// profileNote is what a reader works out by hand about a role profile:
+// each field for a setting the profile writes, nil or false when it does
+// not (and the operator policy's then holds).
+type profileNote struct {
+	allows           []string // the candidate tools its allowed_tools allow
+	noWrite, noSpawn bool     // it sets allow_write or allow_spawn to false
+	paths            []any    // the clean paths inside its workspace_root
+	budgets          []any    // the clean budgets within its cap
+	restricts        bool     // it sets allowed_models
+	models           []string
 }
 
 func (v *policyVariant) policy() map[string]any {
@@ -652,21 +830,59 @@ var operatorVariants = []*policyVariant{
 		"allow_spawn": false, "spawn_tools": ["Task"], "write_tools": ["fs.write", "Read"], "allowed_models": ["gpt-5", "openai/gpt-?"]}`, clean: true,
 		allows: []string{"fs.read", "http.get", "Read", "Agent", "Task"}, writes: []string{"fs.write", "Read"}, spawns: []string{"Task"},
 		restricts: true, models: []string{"gpt-5", "openai/gpt-5"}},
+	// Role profiles that narrow each setting, a role that is escaped in the
+	// sources (team/a~b), and plan-wide limits a few children reach.
+	{doc: `{"allowed_tools": ["fs.read", "fs.write", "http.get", "mcp__github__get_*", "Read", "Grep", "Bash", "Agent", "sandbox:*"],
+		"workspace_root": "/repo/workspace", "budget_cap_tokens": 200000, "allow_write": true, "allow_spawn": true,
+		"max_children": 4, "max_total_budget_tokens": 100000,
+		"roles": {
+			"doc-reader": {"allowed_tools": ["fs.read", "Read", "Grep", "http.*"], "allow_write": false, "workspace_root": "/repo/workspace/docs", "budget_cap_tokens": 1000, "allowed_models": ["sonnet", "claude-*"]},
+			"fixer": {"allowed_tools": ["fs.*", "Bash", "Read", "Agent"], "allow_spawn": false, "workspace_root": "/repo/workspace/src"},
+			"lead": {"allow_spawn": true, "allowed_tools": ["Agent", "fs.read", "sandbox:*", "sandbox:danger-full-access"]},
+			"team/a~b": {"budget_cap_tokens": 40000, "allow_write": false}}}`, clean: true,
+		allows: []string{"fs.read", "fs.write", "http.get", "mcp__github__get_issue", "Read", "Grep", "Bash", "Agent", "sandbox:read-only", "sandbox:workspace-write"},
+		writes: defaultWrites, spawns: defaultSpawns,
+		profiles: map[string]profileNote{
+			"doc-reader": {allows: []string{"fs.read", "Read", "Grep", "http.get"}, noWrite: true, paths: []any{"/repo/workspace/docs", "docs/"},
+				budgets: []any{lit("1"), lit("1000")}, restricts: true, models: []string{"sonnet", "claude-sonnet-4-5", "claude-opus-4"}},
+			"fixer":    {allows: []string{"fs.read", "fs.write", "Bash", "Read", "Agent"}, noSpawn: true, paths: []any{"/repo/workspace/src/main.go", "src/.env"}},
+			"lead":     {allows: []string{"Agent", "fs.read", "sandbox:read-only", "sandbox:workspace-write", "sandbox:danger-full-access"}},
+			"team/a~b": {noWrite: true},
+		}},
+	// Unknown roles refused, and a profile for the generator's own role.
+	// (Its doc-reader withholds what the policy withholds too, so both are
+	// named.)
+	{doc: `{"allowed_tools": ["fs.read", "http.get", "Read", "shell.run"], "workspace_root": "/repo/workspace", "budget_cap_tokens": 200000,
+		"unknown_roles": "refuse", "max_children": 3, "allowed_models": ["gpt-5*", "sonnet"],
+		"roles": {"worker": {"allowed_tools": ["fs.read", "Read", "Grep"]},
+			"doc-reader": {"workspace_root": "/repo/workspace/docs", "allowed_tools": ["fs.read", "http.get"], "allow_write": false, "allow_spawn": false, "allowed_models": ["sonnet"]}}}`, clean: true,
+		allows: []string{"fs.read", "http.get", "Read"}, writes: defaultWrites, spawns: defaultSpawns, refuseUnknown: true,
+		restricts: true, models: []string{"gpt-5", "gpt-5.1-codex", "sonnet"},
+		profiles: map[string]profileNote{
+			"worker": {allows: []string{"fs.read", "Read", "Grep"}},
+			"doc-reader": {allows: []string{"fs.read", "http.get"}, paths: []any{"/repo/workspace/docs", "docs/"}, noWrite: true, noSpawn: true,
+				restricts: true, models: []string{"sonnet"}},
+		}},
 	{doc: "", clean: true},
 }
 
 // operatorDraws weighs the operator variants: operatorPolicy most often.
-var operatorDraws = []int{0, 0, 0, 0, 1, 1, 2, 2, 3, 4}
+var operatorDraws = []int{0, 0, 0, 1, 1, 2, 3, 4, 4, 5, 6}
+
+// Roles a child may have beside a profile's: the generator's own, and near
+// misses of profiled roles.
+var otherRoles = []string{"worker", "worker", "deployer", "Doc-Reader", "fixer "}
 
 // inline policies a plan may carry: some narrow, some try to widen. Those
 // marked clean keep the clean paths and budgets clean.
 var inlineVariants = []*policyVariant{
 	{doc: "", clean: true},
-	{doc: `{"allowed_tools": ["fs.read", "http.get", "mcp__github__get_issue"], "workspace_root": "/repo/workspace", "budget_cap_tokens": 100000}`, clean: true,
+	{doc: `{"allowed_tools": ["fs.read", "http.get", "mcp__github__get_issue"], "workspace_root": "/repo/workspace", "budget_cap_tokens": 100000, "max_children": 3}`, clean: true,
 		allows: []string{"fs.read", "http.get", "mcp__github__get_issue"}, writes: defaultWrites, spawns: defaultSpawns},
 	{doc: `{"allowed_tools": ["**"], "allow_write": true, "workspace_root": "/", "budget_cap_tokens": 9000000, "write_tools": []}`,
 		allows: candidateTools[:len(candidateTools)-1], spawns: defaultSpawns},
-	{doc: `{"allowed_tools": ["fs.*", "http.*", "mcp__*"], "workspace_root": "/repo/workspace", "budget_cap_tokens": 200000, "allow_write": false, "write_tools": []}`, clean: true,
+	{doc: `{"allowed_tools": ["fs.*", "http.*", "mcp__*"], "workspace_root": "/repo/workspace", "budget_cap_tokens": 200000, "allow_write": false, "write_tools": [],
+		"max_total_budget_tokens": 60000}`, clean: true,
 		allows: []string{"fs.read", "fs.write", "http.get", "mcp__github__get_issue"}, spawns: defaultSpawns},
 	{doc: `{"allowed_tools": ["fs.read"], "workspace_root": "/repo/workspace/docs", "budget_cap_tokens": 50000}`,
 		allows: []string{"fs.read"}, writes: defaultWrites, spawns: defaultSpawns},
@@ -715,6 +931,42 @@ func refPolicyOf(source string, doc map[string]any) refPolicy {
 	if v, ok := doc["allowed_models"]; ok {
 		p.hasModels, p.models = true, strs(v)
 	}
+	limit := func(key string) *big.Rat {
+		if v, ok := doc[key]; ok {
+			n, _ := new(big.Rat).SetString(fmt.Sprint(v))
+			return n
+		}
+		return nil
+	}
+	p.maxChildren, p.maxTotal = limit("max_children"), limit("max_total_budget_tokens")
+	p.refuseUnknown = doc["unknown_roles"] == "refuse"
+	roles, _ := doc["roles"].(map[string]any)
+	for role, v := range roles {
+		pr := v.(map[string]any)
+		prof := refProfile{source: "operator/roles/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(role)}
+		if v, ok := pr["allowed_tools"]; ok {
+			prof.setsAllowed, prof.allowed = true, strs(v)
+		}
+		if v, ok := pr["allow_write"]; ok {
+			prof.setsWrite, prof.allowWrite = true, v == true
+		}
+		if v, ok := pr["allow_spawn"]; ok {
+			prof.setsSpawn, prof.allowSpawn = true, v == true
+		}
+		if v, ok := pr["workspace_root"]; ok {
+			prof.setsRoot, prof.root = true, v.(string)
+		}
+		if v, ok := pr["budget_cap_tokens"]; ok {
+			prof.cap, _ = new(big.Rat).SetString(fmt.Sprint(v))
+		}
+		if v, ok := pr["allowed_models"]; ok {
+			prof.hasModels, prof.models = true, strs(v)
+		}
+		if p.profiles == nil {
+			p.profiles = map[string]refProfile{}
+		}
+		p.profiles[role] = prof
+	}
 	return p
 }
 
@@ -723,14 +975,18 @@ func operatorRef() refPolicy { return refPolicyOf("operator", operatorVariants[0
 // pools are what a child of a plan may be drawn from and stay clean, by
 // the hand-made notes of its policies.
 type pools struct {
-	clean    bool  // every policy keeps cleanPaths and cleanBudgets clean
+	clean    bool  // every policy keeps paths and budgets clean
 	tools    []any // candidate tools every policy lets through
 	models   []any // candidate models every policy naming models allows
 	anyModel bool  // no policy names models: a child may name none
+	paths    []any // the clean paths every root holds
+	budgets  []any // the clean budgets within every cap
 }
 
-func poolsOf(vs ...*policyVariant) pools {
-	pl := pools{clean: true, anyModel: true}
+// poolsOf works out the pools of a child judged by the policies and, when
+// its role has one, by a profile (nil otherwise).
+func poolsOf(prof *profileNote, vs ...*policyVariant) pools {
+	pl := pools{clean: true, anyModel: true, paths: cleanPaths, budgets: cleanBudgets}
 	everyWrites, everySpawns := true, true
 	for _, v := range vs {
 		pl.clean = pl.clean && v.clean
@@ -738,8 +994,20 @@ func poolsOf(vs ...*policyVariant) pools {
 		everySpawns = everySpawns && v.policy()["allow_spawn"] == true
 		pl.anyModel = pl.anyModel && !v.restricts
 	}
+	if prof == nil {
+		prof = &profileNote{}
+	}
+	everyWrites = everyWrites && !prof.noWrite
+	everySpawns = everySpawns && !prof.noSpawn
+	pl.anyModel = pl.anyModel && !prof.restricts
+	if prof.paths != nil {
+		pl.paths = prof.paths
+	}
+	if prof.budgets != nil {
+		pl.budgets = prof.budgets
+	}
 	for _, t := range candidateTools {
-		allowed, writes, spawns := true, slices.Contains(alwaysWrites, t), false
+		allowed, writes, spawns := prof.allows == nil || slices.Contains(prof.allows, t), slices.Contains(alwaysWrites, t), false
 		for _, v := range vs {
 			allowed = allowed && slices.Contains(v.allows, t)
 			writes = writes || slices.Contains(v.writes, t)
@@ -750,7 +1018,7 @@ func poolsOf(vs ...*policyVariant) pools {
 		}
 	}
 	for _, m := range candidateModels {
-		allowed := true
+		allowed := !prof.restricts || slices.Contains(prof.models, m)
 		for _, v := range vs {
 			allowed = allowed && (!v.restricts || slices.Contains(v.models, m))
 		}
@@ -771,7 +1039,7 @@ type planCase struct {
 	clean    []bool
 }
 
-func randomChild(r *rand.Rand, pl pools, id int) (any, bool) {
+func randomChild(r *rand.Rand, role string, pl pools, id int) (any, bool) {
 	clean := pl.clean
 	hostility := 0 // in quarters: a third of the children draw only clean values
 	if r.IntN(3) > 0 {
@@ -797,10 +1065,10 @@ func randomChild(r *rand.Rand, pl pools, id int) (any, bool) {
 		return out
 	}
 	child := map[string]any{
-		"role":          "worker",
+		"role":          role,
 		"tools":         list(pl.tools, hostileTools, nil, 4),
-		"paths":         list(cleanPaths, hostilePaths, func() any { return randomPath(r) }, 4),
-		"budget_tokens": field(cleanBudgets, hostileBudgets),
+		"paths":         list(pl.paths, hostilePaths, func() any { return randomPath(r) }, 4),
+		"budget_tokens": field(pl.budgets, hostileBudgets),
 	}
 	if r.IntN(3) == 0 {
 		child["paths"] = []any{}
@@ -884,12 +1152,49 @@ func randomPlanWith(r *rand.Rand, operator, inline int) planCase {
 		pc.doc["policy"] = in.policy()
 		pc.policies = append(pc.policies, refPolicyOf("plan", in.policy()))
 	}
-	pl := poolsOf(vs...)
+	// The roles a child may have: a profiled one now and then (each
+	// judged by its profile too), else one of the others, which the
+	// operator policy may refuse.
+	profiled := slices.Sorted(maps.Keys(op.profiles))
 	var children []any
 	for i, n := 0, r.IntN(6)+1; i < n; i++ {
-		c, clean := randomChild(r, pl, i)
+		role := otherRoles[r.IntN(len(otherRoles))]
+		if len(profiled) > 0 && r.IntN(3) > 0 {
+			role = profiled[r.IntN(len(profiled))]
+		}
+		var prof *profileNote
+		if note, ok := op.profiles[role]; ok {
+			prof = &note
+		}
+		pl := poolsOf(prof, vs...)
+		if prof == nil && op.refuseUnknown {
+			pl.clean = false
+		}
+		c, clean := randomChild(r, role, pl, i)
 		children = append(children, c)
 		pc.clean = append(pc.clean, clean)
+	}
+	// Now and then, children that differ only in what grants nothing (id,
+	// brief): the gate judges them as one group, and the plan-wide limits
+	// must still count each.
+	if r.IntN(3) == 0 {
+		for n := r.IntN(6) + 1; n > 0; n-- {
+			k := r.IntN(len(children))
+			c := children[k]
+			if obj, ok := c.(map[string]any); ok {
+				copied := maps.Clone(obj)
+				delete(copied, "id")
+				if r.IntN(2) == 0 {
+					copied["id"] = "dup" + strconv.Itoa(len(children))
+				}
+				if r.IntN(2) == 0 {
+					copied["brief"] = "task " + strconv.Itoa(len(children))
+				}
+				c = copied
+			}
+			children = append(children, c)
+			pc.clean = append(pc.clean, pc.clean[k])
+		}
 	}
 	pc.doc["plan"] = children
 	return pc
@@ -931,33 +1236,42 @@ func newComparer(t *testing.T) *comparer {
 	return c
 }
 
-// judge runs a plan document through the real loader and engine.
-func (c *comparer) judge(pc planCase) ([][]finding, error) {
+// judge runs a plan document through the real loader and engine: what it
+// finds of each child, and of the plan as a whole.
+func (c *comparer) judge(pc planCase) ([][]finding, []finding, error) {
 	var b bytes.Buffer
 	writeJSON(&b, pc.doc)
 	p, err := c.loader.Plan(context.Background(), "random.json", b.Bytes())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	res, err := c.engine.Evaluate(context.Background(), c.operators[pc.operator], p, gate.ListAtMost(1<<30))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := make([][]finding, len(res.Children))
 	for i, ch := range res.Children {
 		for _, v := range ch.Violations {
-			out[i] = append(out[i], finding{v.Rule, v.Path})
+			out[i] = append(out[i], finding{v.Rule, v.Path, strings.Join(v.Policies, ",")})
 		}
 		sortFindings(out[i])
 	}
-	return out, nil
+	var whole []finding
+	for _, v := range res.Violations {
+		whole = append(whole, finding{v.Rule, v.Path, strings.Join(v.Policies, ",")})
+	}
+	sortFindings(whole)
+	return out, whole, nil
 }
 
 // disagreement says how the gate and the reference differ on a plan, or "".
 func (c *comparer) disagreement(pc planCase) string {
-	got, err := c.judge(pc)
+	got, gotPlan, err := c.judge(pc)
 	if err != nil {
 		return "gate error: " + err.Error()
+	}
+	if wantPlan := refPlanJudge(pc.policies, stdChildren(pc.doc)); !slices.Equal(gotPlan, wantPlan) {
+		return fmt.Sprintf("the plan as a whole: gate %v, reference %v", gotPlan, wantPlan)
 	}
 	want := refJudge(pc.policies, stdChildren(pc.doc))
 	for i := range want {
@@ -1074,7 +1388,10 @@ func TestGateAgreesWithTheReferenceModel(t *testing.T) {
 	r := rand.New(rand.NewPCG(*refSeed, 0x5ba7))
 	children, refused, clean := 0, 0, 0
 	byRule := map[string]int{}
-	cleanWith := map[string]int{"a model": 0, "an agent block": 0, "a spawn tool": 0, "a host write tool": 0, "a sandbox tool": 0}
+	cleanWith := map[string]int{"a model": 0, "an agent block": 0, "a spawn tool": 0, "a host write tool": 0, "a sandbox tool": 0, "a role profile": 0}
+	// Refusals by who refuses: each kind of source must be seen, alone and
+	// with others, for every rule that names sources.
+	bySource := map[string]int{}
 	for n := 0; n < *refPlans; n++ {
 		pc := randomPlan(r)
 		if d := c.disagreement(pc); d != "" {
@@ -1084,6 +1401,10 @@ func TestGateAgreesWithTheReferenceModel(t *testing.T) {
 			t.Fatalf("plan %d (seed %d, operator policy %d: %s): %s\nsmallest plan that shows it: %s\n%s", n, *refSeed, pc.operator, operatorVariants[pc.operator].doc, d, b.String(), c.disagreement(small))
 		}
 		plan := pc.doc["plan"].([]any)
+		for _, f := range refPlanJudge(pc.policies, stdChildren(pc.doc)) {
+			byRule[f.rule]++
+			bySource[f.rule+" by "+f.policies]++
+		}
 		for i, found := range refJudge(pc.policies, stdChildren(pc.doc)) {
 			children++
 			if len(found) > 0 {
@@ -1091,6 +1412,9 @@ func TestGateAgreesWithTheReferenceModel(t *testing.T) {
 			}
 			for _, f := range found {
 				byRule[f.rule]++
+				if f.policies != "" {
+					bySource[f.rule+" by "+sourceKinds(f.policies)]++
+				}
 				if f.rule == "schema" {
 					// where the schema issues lie: the newer keys must be among them
 					byRule["schema at "+strings.SplitN(f.pointer+"/", "/", 5)[3]]++
@@ -1101,6 +1425,9 @@ func TestGateAgreesWithTheReferenceModel(t *testing.T) {
 			}
 			clean++
 			child := plan[i].(map[string]any)
+			if _, ok := operatorVariants[pc.operator].profiles[child["role"].(string)]; ok {
+				cleanWith["a role profile"]++
+			}
 			for k, v := range map[string]string{"model": "a model", "agent": "an agent block"} {
 				if _, ok := child[k]; ok {
 					cleanWith[v]++
@@ -1121,12 +1448,25 @@ func TestGateAgreesWithTheReferenceModel(t *testing.T) {
 	}
 	t.Logf("compared %d plans, %d children (%d drawn only from clean values, %d refused)", *refPlans, children, clean, refused)
 	t.Logf("findings by rule: %v; clean children with %v", byRule, cleanWith)
+	t.Logf("refusals by source: %v", bySource)
 	if clean == 0 || refused == 0 {
 		t.Fatal("the generator produced no clean or no refused children")
 	}
 	for _, check := range c.engine.Checks() {
 		if byRule[check.ID] == 0 {
-			t.Errorf("no child was refused under %s: the generator does not reach it", check.ID)
+			t.Errorf("no child or plan was refused under %s: the generator does not reach it", check.ID)
+		}
+	}
+	for _, rule := range []string{"tools.allowlist", "tools.write", "tools.spawn", "paths.escape", "budget.cap", "model.allowlist"} {
+		for _, kind := range []string{"operator", "plan", "profile", "operator,profile", "operator,plan"} {
+			if bySource[rule+" by "+kind] == 0 {
+				t.Errorf("no refusal under %s named exactly the %s sources: the generator does not reach it", rule, kind)
+			}
+		}
+	}
+	for _, key := range []string{"roles.unknown by operator", "plan.children by operator", "plan.children by plan", "plan.budget by operator", "plan.budget by plan", "plan.budget by operator,plan"} {
+		if bySource[key] == 0 {
+			t.Errorf("no refusal %s: the generator does not reach it", key)
 		}
 	}
 	for _, key := range []string{"model", "agent"} {
@@ -1139,6 +1479,21 @@ func TestGateAgreesWithTheReferenceModel(t *testing.T) {
 			t.Errorf("no clean child held %s", what)
 		}
 	}
+}
+
+// sourceKinds reads the sources of a refusal as kinds: "operator", "plan",
+// and "profile" for a role profile, joined in that order.
+func sourceKinds(policies string) string {
+	var kinds []string
+	for _, kind := range []string{"operator", "plan", "profile"} {
+		for _, source := range strings.Split(policies, ",") {
+			if source == kind || (kind == "profile" && strings.HasPrefix(source, "operator/roles/")) {
+				kinds = append(kinds, kind)
+				break
+			}
+		}
+	}
+	return strings.Join(kinds, ",")
 }
 
 // bigPlan joins the children of random plans that share their policies
@@ -1203,13 +1558,13 @@ func TestReferenceModelSeesTheExamples(t *testing.T) {
 	}
 	expect("the seed essay's home-cleaner",
 		judge(op, map[string]any{"role": "home-cleaner", "tools": []any{"fs.write", "fs:*", "shell.run"}, "paths": []any{"~"}, "budget_tokens": lit("5000000")}),
-		finding{"budget.cap", "/budget_tokens"}, finding{"paths.escape", "/paths/0"},
-		finding{"tools.write", "/tools/0"}, finding{"tools.allowlist", "/tools/1"},
-		finding{"tools.allowlist", "/tools/2"}, finding{"tools.write", "/tools/2"})
+		finding{"budget.cap", "/budget_tokens", "operator"}, finding{"paths.escape", "/paths/0", ""},
+		finding{"tools.write", "/tools/0", "operator"}, finding{"tools.allowlist", "/tools/1", ""},
+		finding{"tools.allowlist", "/tools/2", "operator"}, finding{"tools.write", "/tools/2", "operator"})
 	expect("host tools under operatorPolicy",
 		judge(op, map[string]any{"role": "r", "tools": []any{"Agent", "Bash(git diff:*)", "Bash", "sandbox:read-only"}, "paths": []any{}, "budget_tokens": lit("1")}),
-		finding{"tools.allowlist", "/tools/0"}, finding{"tools.spawn", "/tools/0"}, finding{"tools.allowlist", "/tools/1"},
-		finding{"tools.allowlist", "/tools/2"}, finding{"tools.write", "/tools/2"}, finding{"tools.allowlist", "/tools/3"})
+		finding{"tools.allowlist", "/tools/0", "operator"}, finding{"tools.spawn", "/tools/0", "operator"}, finding{"tools.allowlist", "/tools/1", ""},
+		finding{"tools.allowlist", "/tools/2", "operator"}, finding{"tools.write", "/tools/2", "operator"}, finding{"tools.allowlist", "/tools/3", "operator"})
 
 	// A policy that allows sandboxes by a pattern allows every one but
 	// danger-full-access; spawning needs allow_spawn in every policy.
@@ -1219,20 +1574,20 @@ func TestReferenceModelSeesTheExamples(t *testing.T) {
 	tools := []any{"sandbox:read-only", "sandbox:workspace-write", "sandbox:danger-full-access", "Agent", "Task"}
 	expect("sandboxes and spawn tools, operator alone",
 		judge([]refPolicy{host}, map[string]any{"role": "r", "tools": tools, "paths": []any{}, "budget_tokens": lit("1"), "model": "gpt-5.1"}),
-		finding{"tools.allowlist", "/tools/2"})
+		finding{"tools.allowlist", "/tools/2", "operator"})
 	expect("sandboxes and spawn tools, with a plan policy that does not allow spawning",
 		judge([]refPolicy{host, plan}, map[string]any{"role": "r", "tools": tools, "paths": []any{}, "budget_tokens": lit("1"), "model": "anthropic/claude/opus"}),
-		finding{"tools.allowlist", "/tools/2"}, finding{"tools.spawn", "/tools/3"}, finding{"tools.spawn", "/tools/4"})
+		finding{"tools.allowlist", "/tools/2", "operator"}, finding{"tools.spawn", "/tools/3", "plan"}, finding{"tools.spawn", "/tools/4", "plan"})
 	for _, tc := range []struct {
 		model any
 		want  []finding
 	}{
 		{"gpt-5", nil},
-		{"gpt-5/other", []finding{{"model.allowlist", "/model"}}},
-		{"gpt 5", []finding{{"model.allowlist", "/model"}}}, // the check covers the schema issue
-		{"gpt-5 ", []finding{{"schema", "/model"}}},         // gpt-5* allows it; the schema does not
-		{lit("5"), []finding{{"model.allowlist", "/model"}}},
-		{absent, []finding{{"model.allowlist", "/model"}}},
+		{"gpt-5/other", []finding{{"model.allowlist", "/model", "operator"}}},
+		{"gpt 5", []finding{{"model.allowlist", "/model", "operator"}}}, // the check covers the schema issue
+		{"gpt-5 ", []finding{{"schema", "/model", ""}}},                 // gpt-5* allows it; the schema does not
+		{lit("5"), []finding{{"model.allowlist", "/model", "operator"}}},
+		{absent, []finding{{"model.allowlist", "/model", "operator"}}},
 	} {
 		child := map[string]any{"role": "r", "tools": []any{"Task"}, "paths": []any{}, "budget_tokens": lit("1"), "model": tc.model}
 		if tc.model == absent {
@@ -1247,16 +1602,16 @@ func TestReferenceModelSeesTheExamples(t *testing.T) {
 		want  []finding
 	}{
 		{map[string]any{"host": "codex", "type": "w", "definition": "w.toml", "sandbox_mode": "read-only"}, nil},
-		{map[string]any{"host": "codex", "type": "w"}, []finding{{"agent.definition", ""}}},
-		{map[string]any{"host": "codex", "type": "w", "definition": lit("1"), "sandbox_mode": lit("2"), "extra": true}, []finding{{"agent.definition", ""}}},
-		{map[string]any{"host": "codex", "type": "w", "definition": "w.toml", "sandbox_mode": "yolo"}, []finding{{"agent.sandbox", "/agent/sandbox_mode"}}},
-		{map[string]any{"host": "codex", "type": "w", "definition": "w.toml", "sandbox_mode": lit("2")}, []finding{{"agent.sandbox", ""}}},
-		{map[string]any{"host": "codex", "type": "w", "definition": "w.toml", "sandbox_mode": nil, "caller": true}, []finding{{"agent.sandbox", ""}}},
+		{map[string]any{"host": "codex", "type": "w"}, []finding{{"agent.definition", "", ""}}},
+		{map[string]any{"host": "codex", "type": "w", "definition": lit("1"), "sandbox_mode": lit("2"), "extra": true}, []finding{{"agent.definition", "", ""}}},
+		{map[string]any{"host": "codex", "type": "w", "definition": "w.toml", "sandbox_mode": "yolo"}, []finding{{"agent.sandbox", "/agent/sandbox_mode", ""}}},
+		{map[string]any{"host": "codex", "type": "w", "definition": "w.toml", "sandbox_mode": lit("2")}, []finding{{"agent.sandbox", "", ""}}},
+		{map[string]any{"host": "codex", "type": "w", "definition": "w.toml", "sandbox_mode": nil, "caller": true}, []finding{{"agent.sandbox", "", ""}}},
 		{map[string]any{"host": "claude-code", "type": "r", "definition": "r.md", "sandbox_mode": lit("2"), "permission_mode": "auto", "inherits_tools": true},
-			[]finding{{"schema", "/agent/sandbox_mode"}, {"agent.permissions", "/agent/permission_mode"}, {"agent.tools", "/tools"}}},
+			[]finding{{"schema", "/agent/sandbox_mode", ""}, {"agent.permissions", "/agent/permission_mode", ""}, {"agent.tools", "/tools", ""}}},
 		{map[string]any{"type": "r", "definition": "r.md", "extra": true, "permission_mode": lit("1")},
-			[]finding{{"schema", "/agent/host"}, {"schema", "/agent/extra"}, {"schema", "/agent/permission_mode"}}},
-		{[]any{}, []finding{{"schema", "/agent"}}},
+			[]finding{{"schema", "/agent/host", ""}, {"schema", "/agent/extra", ""}, {"schema", "/agent/permission_mode", ""}}},
+		{[]any{}, []finding{{"schema", "/agent", ""}}},
 	} {
 		child := map[string]any{"role": "r", "tools": []any{"fs.read"}, "paths": []any{}, "budget_tokens": lit("1"), "agent": tc.agent}
 		var b bytes.Buffer
@@ -1269,22 +1624,22 @@ func TestReferenceModelSeesTheExamples(t *testing.T) {
 		tools, agent any
 		want         []finding
 	}{
-		{absent, map[string]any{"host": "codex", "type": "w", "definition": nil}, []finding{{"agent.definition", ""}}},
-		{absent, map[string]any{"host": "claude-code", "type": "r", "definition": nil}, []finding{{"agent.definition", ""}}},
+		{absent, map[string]any{"host": "codex", "type": "w", "definition": nil}, []finding{{"agent.definition", "", ""}}},
+		{absent, map[string]any{"host": "claude-code", "type": "r", "definition": nil}, []finding{{"agent.definition", "", ""}}},
 		// A definition left out says as much as null. (The gate once added
 		// tools.missing here: "not is_string(child.agent.definition)" is
 		// undefined, not true, when the key is missing.)
-		{absent, map[string]any{"host": "claude-code", "type": "r"}, []finding{{"agent.definition", ""}}},
-		{[]any{}, map[string]any{"host": "claude-code", "type": "w", "definition": nil}, []finding{{"agent.definition", ""}, {"tools.missing", "/tools"}}},
-		{[]any{}, map[string]any{"host": "codex", "type": "w", "definition": nil}, []finding{{"agent.definition", ""}}},
-		{absent, map[string]any{"host": "claude-code", "type": "r", "definition": "r.md", "inherits_tools": true}, []finding{{"agent.tools", "/tools"}}},
-		{"fs.read", map[string]any{"host": "claude-code", "type": "r", "definition": "r.md", "inherits_tools": true}, []finding{{"agent.tools", "/tools"}}},
-		{absent, map[string]any{"host": "claude-code", "type": "r", "definition": "r.md", "inherits_tools": false}, []finding{{"tools.missing", "/tools"}}},
-		{absent, "reviewer", []finding{{"tools.missing", "/tools"}, {"schema", "/agent"}}},
-		{[]any{}, map[string]any{"host": "codex", "type": "w", "definition": "w.toml"}, []finding{{"agent.sandbox", ""}}},
-		{[]any{}, map[string]any{"host": "codex", "type": "w", "definition": "w.toml", "sandbox_mode": "yolo"}, []finding{{"agent.sandbox", "/agent/sandbox_mode"}, {"schema", "/tools"}}},
-		{"fs.read", map[string]any{"host": "codex", "type": "w", "definition": "w.toml", "sandbox_mode": "yolo"}, []finding{{"agent.sandbox", "/agent/sandbox_mode"}, {"schema", "/tools"}}},
-		{[]any{}, map[string]any{"host": "codex", "type": "w", "definition": "w.toml", "sandbox_mode": "read-only"}, []finding{{"tools.missing", "/tools"}}},
+		{absent, map[string]any{"host": "claude-code", "type": "r"}, []finding{{"agent.definition", "", ""}}},
+		{[]any{}, map[string]any{"host": "claude-code", "type": "w", "definition": nil}, []finding{{"agent.definition", "", ""}, {"tools.missing", "/tools", ""}}},
+		{[]any{}, map[string]any{"host": "codex", "type": "w", "definition": nil}, []finding{{"agent.definition", "", ""}}},
+		{absent, map[string]any{"host": "claude-code", "type": "r", "definition": "r.md", "inherits_tools": true}, []finding{{"agent.tools", "/tools", ""}}},
+		{"fs.read", map[string]any{"host": "claude-code", "type": "r", "definition": "r.md", "inherits_tools": true}, []finding{{"agent.tools", "/tools", ""}}},
+		{absent, map[string]any{"host": "claude-code", "type": "r", "definition": "r.md", "inherits_tools": false}, []finding{{"tools.missing", "/tools", ""}}},
+		{absent, "reviewer", []finding{{"tools.missing", "/tools", ""}, {"schema", "/agent", ""}}},
+		{[]any{}, map[string]any{"host": "codex", "type": "w", "definition": "w.toml"}, []finding{{"agent.sandbox", "", ""}}},
+		{[]any{}, map[string]any{"host": "codex", "type": "w", "definition": "w.toml", "sandbox_mode": "yolo"}, []finding{{"agent.sandbox", "/agent/sandbox_mode", ""}, {"schema", "/tools", ""}}},
+		{"fs.read", map[string]any{"host": "codex", "type": "w", "definition": "w.toml", "sandbox_mode": "yolo"}, []finding{{"agent.sandbox", "/agent/sandbox_mode", ""}, {"schema", "/tools", ""}}},
+		{[]any{}, map[string]any{"host": "codex", "type": "w", "definition": "w.toml", "sandbox_mode": "read-only"}, []finding{{"tools.missing", "/tools", ""}}},
 	} {
 		child := map[string]any{"role": "r", "tools": tc.tools, "paths": []any{}, "budget_tokens": lit("1"), "agent": tc.agent}
 		if tc.tools == absent {

@@ -127,7 +127,7 @@ func decide(ctx context.Context, g *judge.Gate, cfg Config, payload []byte) Deci
 	def, problem := catalog.Resolve(typ)
 	t := agent.Translate(call, def, problem)
 	d := Decision{Plan: t.Plan(), Translation: t}
-	res, err := g.JudgeBytes(ctx, spawnSource, d.Plan, maxReasons)
+	res, err := g.JudgeSpawn(ctx, spawnSource, d.Plan, maxReasons)
 	if err != nil {
 		d.Kind, d.Err = Fail, err
 		return d

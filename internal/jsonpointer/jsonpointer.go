@@ -21,6 +21,14 @@ func Escape(key string) string {
 	return escaper.Replace(key)
 }
 
+// Unescape reads one pointer segment back into the key it names.
+func Unescape(segment string) string {
+	if !strings.Contains(segment, "~") {
+		return segment
+	}
+	return unescaper.Replace(segment)
+}
+
 // Join appends segments to a pointer, escaping each.
 func Join(ptr string, segments ...string) string {
 	var b strings.Builder

@@ -5,4 +5,9 @@
 // flags, standard error or exit codes: it returns a report.Result or a
 // typed *Error, and each front end says what that means in its own
 // protocol (an exit code, a host's hook answer, an HTTP status).
+//
+// It also reads what the operator brings beside the built-in checks:
+// folders of Rego checks (checks.go), OPA bundles carrying checks and the
+// operator policy (bundle.go), and runs their Rego tests for spawngate
+// verify (verify.go).
 package judge

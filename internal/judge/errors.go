@@ -112,6 +112,11 @@ func AsError(source string, err error) *Error {
 		}
 		return &Error{Kind: kind, Source: pe.Source, Line: pe.Line, Column: pe.Column, Pointer: pe.Pointer, Limit: pe.Limit, Msg: plan.OneLine(pe.Msg)}
 	}
+	var me *gate.ModuleError
+	if errors.As(err, &me) {
+		// One of the operator's modules: the document is the .rego file.
+		return &Error{Kind: Document, Source: me.File, Line: me.Line, Msg: plan.OneLine(me.Msg)}
+	}
 	var re *gate.ResolveError
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):

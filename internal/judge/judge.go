@@ -2,6 +2,8 @@ package judge
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -27,6 +29,22 @@ type Options struct {
 	// (the CLI tunes its garbage collector by the size, and a decision log
 	// records the digest). It must not keep or change data.
 	OnRead func(source string, data []byte)
+	// Today is the day (YYYY-MM-DD, UTC) the operator's exceptions are
+	// judged on; "" for the day each document is judged.
+	Today string
+	// StrictExceptions refuses a plan that an exception of the operator
+	// policy matches nothing in (--strict-exceptions).
+	StrictExceptions bool
+	// Checks are folders of the operator's own Rego checks (--checks),
+	// loaded beside the built-in ones, with those the operator policy's
+	// checks field names.
+	Checks []string
+	// Bundle is an OPA bundle (--bundle): a .tar.gz file or a folder
+	// carrying the operator's checks and, optionally, the operator policy
+	// at data.spawngate.policy. BundleKey, when set, is the key its
+	// signature must verify with; without it, a signed bundle is refused.
+	Bundle    string
+	BundleKey *BundleKey
 }
 
 // DefaultTimeout bounds the judging of one document unless told otherwise.
@@ -44,42 +62,120 @@ type Gate struct {
 	loader   *plan.Loader
 	pending  *pendingEngine // compiled beside the first document's reading
 	operator plan.Policy    // nil when there is none
+	// sources names what the gate was built from, and digests them.
+	sources Sources
+}
+
+// Sources are what a gate was built from, besides the embedded checks:
+// the operator policy's source and the operator's own checks.
+type Sources struct {
+	// Policy names the operator policy: its file, the bundle that carried
+	// it, or the name given to NewWithPolicy; "" when there is none.
+	Policy string
+	// PolicyDigest is the SHA-256 of the policy document as it was
+	// validated ("sha256:..."), "" without one.
+	PolicyDigest string
+	// Bundle is Options.Bundle; CheckDirs every folder of checks read,
+	// those of Options.Checks first, then the policy's.
+	Bundle    string
+	CheckDirs []string
+	// Modules are the operator's modules, by name, and ChecksDigest the
+	// digest of everything that judges: the embedded checks and schemas,
+	// with the operator's modules when there are any.
+	Modules      []string
+	ChecksDigest string
 }
 
 // New builds a gate: the checks compiled (once per process), the schemas,
 // and the operator's policy read from policyFile ("" for none, so that
-// only a plan's own policy applies). An error is an *Error about the
-// policy file, or of Kind Internal.
+// only a plan's own policy applies) or from the bundle the options name.
+// The operator's own checks (Options.Checks, the policy's checks field, a
+// bundle's modules) are compiled before New returns, so that a check that
+// breaks the contract is an error here, naming its file and line. An
+// error is an *Error about the policy file, a folder of checks, a module
+// or the bundle, or of Kind Internal.
 func New(ctx context.Context, opts Options, policyFile string) (*Gate, error) {
-	return newGate(ctx, opts, policyFile, func(ctx context.Context) ([]byte, error) {
+	return newGate(ctx, opts, policyFile, policyFile, func(ctx context.Context) ([]byte, error) {
 		return Read(ctx, policyFile, policyFile, opts.Limits.MaxBytes, nil)
 	})
 }
 
 // NewWithPolicy is New with the operator's policy document in memory;
-// source names it in messages and decides its syntax by its extension.
+// source names it in messages and decides its syntax by its extension. A
+// checks folder it names must be absolute: it has no folder of its own.
 func NewWithPolicy(ctx context.Context, opts Options, source string, policy []byte) (*Gate, error) {
 	if source == "" {
 		source = "policy"
 	}
-	return newGate(ctx, opts, source, func(context.Context) ([]byte, error) { return policy, nil })
+	return newGate(ctx, opts, source, "", func(context.Context) ([]byte, error) { return policy, nil })
 }
 
-func newGate(ctx context.Context, opts Options, source string, readPolicy func(context.Context) ([]byte, error)) (*Gate, error) {
+func newGate(ctx context.Context, opts Options, source, policyFile string, readPolicy func(context.Context) ([]byte, error)) (*Gate, error) {
+	if opts.Today != "" {
+		if t, err := time.Parse(time.DateOnly, opts.Today); err != nil || t.Format(time.DateOnly) != opts.Today {
+			// A day that is not one would compare with expiry dates as
+			// text and could keep an expired exception alive.
+			return nil, &Error{Kind: Internal, Msg: fmt.Sprintf("the day exceptions are judged on, %q, is not a date written YYYY-MM-DD", opts.Today)}
+		}
+	}
 	// The Rego is compiled on one core while the schemas are compiled and
-	// the operator policy is read on the other.
-	pending := startEngine(opts.ResolvePaths)
+	// the operator policy is read on the other: the built-in checks, or
+	// with --checks those folders' too. A bundle's checks are known only
+	// once it is read, and a policy's checks field once the policy is;
+	// then the built-ins compiled ahead are kept for the next gate.
+	var pending *pendingEngine
+	var ahead *aheadEngine
+	var data []byte // the operator policy document
+	var readErr error
+	if source != "" {
+		data, readErr = Within(ctx, opts.Timeout, source, readPolicy)
+	}
+	aheadDirs := peekCheckDirs(ctx, opts, source, policyFile, data)
+	switch {
+	case opts.Bundle != "":
+	case len(aheadDirs) == 0:
+		pending = startEngine(opts.ResolvePaths)
+	default:
+		// The folders --checks names, and those the policy seems to name,
+		// compile while the schemas compile and the policy is validated;
+		// they serve when they are the folders the valid policy names.
+		ahead = compileAhead(ctx, opts, aheadDirs)
+	}
 	loader, err := plan.NewLoader(opts.Limits)
 	if err != nil {
 		return nil, &Error{Kind: Internal, Msg: "internal error: " + plan.OneLine(err.Error())}
 	}
 	g := &Gate{opts: opts, loader: loader}
+	var custom []policy.Module
+	if opts.Bundle != "" {
+		b, err := Within(ctx, opts.Timeout, opts.Bundle, func(ctx context.Context) (*bundleContents, error) {
+			return readBundle(ctx, loader, opts.Bundle, opts.BundleKey)
+		})
+		if err != nil {
+			return nil, err
+		}
+		if b.policy != nil && source != "" {
+			// Two operator policies are never merged, and neither wins
+			// silently.
+			return nil, &Error{Kind: Document, Source: opts.Bundle, Pointer: BundlePolicyPointer,
+				Msg: fmt.Sprintf("the bundle carries an operator policy, and another one is given (%s): the operator policy must come from one place", source)}
+		}
+		if b.policy != nil {
+			g.operator = b.policy
+			g.sources.Policy, g.sources.PolicyDigest = opts.Bundle, digestOf(b.policyJSON)
+		}
+		g.sources.Bundle = opts.Bundle
+		custom = b.modules
+	}
+	var dirs []CheckSource
+	for _, d := range opts.Checks {
+		dirs = append(dirs, CheckSource{Dir: d})
+	}
 	if source != "" {
+		if readErr != nil {
+			return nil, readErr
+		}
 		g.operator, err = Within(ctx, opts.Timeout, source, func(ctx context.Context) (plan.Policy, error) {
-			data, err := readPolicy(ctx)
-			if err != nil {
-				return nil, err
-			}
 			if int64(len(data)) > opts.Limits.MaxBytes {
 				return nil, &plan.Error{Source: source, Msg: fmt.Sprintf("document is larger than %d bytes", opts.Limits.MaxBytes), Limit: "max-bytes"}
 			}
@@ -88,13 +184,85 @@ func newGate(ctx context.Context, opts Options, source string, readPolicy func(c
 		if err != nil {
 			return nil, err
 		}
+		g.sources.Policy, g.sources.PolicyDigest = source, digestOf(data)
+		more, err := policyCheckDirs(source, policyFile, g.operator)
+		if err != nil {
+			return nil, AsError(source, err)
+		}
+		dirs = append(dirs, more...)
 	}
-	// The checks go on compiling while the first document is read and
-	// loaded: only its evaluation waits for them. Compiling is most of a
-	// small check's time.
-	g.pending = pending
-	return g, nil
+	for _, d := range dirs {
+		g.sources.CheckDirs = append(g.sources.CheckDirs, d.Dir)
+	}
+	if ahead != nil {
+		mods, e, err := ahead.wait()
+		if sameDirs(dirs, aheadDirs) {
+			if err != nil {
+				return nil, err
+			}
+			if e != nil {
+				return g.withCustom(mods, e), nil
+			}
+			dirs = nil // copies of the built-in modules alone
+		}
+	}
+	if len(dirs) > 0 {
+		mods, err := Within(ctx, opts.Timeout, "checks", func(ctx context.Context) ([]policy.Module, error) {
+			return readCheckDirs(ctx, dirs, opts.Limits.MaxBytes)
+		})
+		if err != nil {
+			return nil, err
+		}
+		custom = append(mods, custom...)
+	}
+	if len(custom) > 0 {
+		builtins, err := policy.Modules()
+		if err != nil {
+			return nil, &Error{Kind: Internal, Msg: "internal error: reading the built-in policy: " + plan.OneLine(err.Error())}
+		}
+		custom = gate.WithoutBuiltinCopies(builtins, custom)
+	}
+	g.sources.ChecksDigest = ChecksDigest()
+	if len(custom) == 0 {
+		// The checks go on compiling while the first document is read and
+		// loaded: only its evaluation waits for them. Compiling is most of
+		// a small check's time.
+		if pending == nil {
+			pending = startEngine(opts.ResolvePaths)
+		}
+		g.pending = pending
+		return g, nil
+	}
+	e, err := customEngine(custom, opts.ResolvePaths)
+	if err != nil {
+		return nil, AsError("checks", err)
+	}
+	return g.withCustom(custom, e), nil
 }
+
+// withCustom completes a gate judged by the operator's own checks too.
+func (g *Gate) withCustom(custom []policy.Module, e *gate.Engine) *Gate {
+	g.sources.ChecksDigest = checksDigest(custom)
+	for _, m := range custom {
+		g.sources.Modules = append(g.sources.Modules, m.Name)
+	}
+	g.pending = &pendingEngine{done: make(chan struct{}), engine: e}
+	close(g.pending.done)
+	return g
+}
+
+// digestOf is how a policy document is named in decision logs: the
+// SHA-256 of its bytes.
+func digestOf(data []byte) string {
+	if data == nil {
+		return ""
+	}
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Sources are what the gate was built from.
+func (g *Gate) Sources() Sources { return g.sources }
 
 // engine waits for the compiled checks.
 func (g *Gate) engine() (*gate.Engine, error) {
@@ -136,7 +304,7 @@ func (g *Gate) JudgeFile(ctx context.Context, name string, stdin io.Reader, maxL
 		if err != nil {
 			return report.Result{}, err
 		}
-		return g.judge(ctx, source, data, maxListed)
+		return g.judge(ctx, source, data, maxListed, true)
 	})
 }
 
@@ -147,11 +315,21 @@ func (g *Gate) JudgeBytes(ctx context.Context, source string, data []byte, maxLi
 		if int64(len(data)) > g.opts.Limits.MaxBytes {
 			return report.Result{}, &plan.Error{Source: source, Msg: fmt.Sprintf("document is larger than %d bytes", g.opts.Limits.MaxBytes), Limit: "max-bytes"}
 		}
-		return g.judge(ctx, source, data, maxListed)
+		return g.judge(ctx, source, data, maxListed, true)
 	})
 }
 
-func (g *Gate) judge(ctx context.Context, source string, data []byte, maxListed int) (report.Result, error) {
+// JudgeSpawn judges a plan a host adapter wrote for a spawn (agent.
+// Translation.Plan): as JudgeBytes, but its violations get no line and
+// column, since the document is the gate's own; the adapter names the
+// agent definition's lines instead.
+func (g *Gate) JudgeSpawn(ctx context.Context, source string, data []byte, maxListed int) (report.Result, error) {
+	return Within(ctx, g.opts.Timeout, source, func(ctx context.Context) (report.Result, error) {
+		return g.judge(ctx, source, data, maxListed, false)
+	})
+}
+
+func (g *Gate) judge(ctx context.Context, source string, data []byte, maxListed int, located bool) (report.Result, error) {
 	if g.opts.OnRead != nil {
 		g.opts.OnRead(source, data)
 	}
@@ -166,7 +344,47 @@ func (g *Gate) judge(ctx context.Context, source string, data []byte, maxListed 
 	if err != nil {
 		return report.Result{}, err
 	}
-	return e.Evaluate(ctx, g.operator, p, gate.ListAtMost(maxListed))
+	res, err := e.Evaluate(ctx, g.operator, p, gate.ListAtMost(maxListed), gate.Today(g.opts.Today), gate.StrictExceptions(g.opts.StrictExceptions))
+	if err != nil {
+		return report.Result{}, err
+	}
+	if !located {
+		return res, nil
+	}
+	return res, place(ctx, &res, g.opts.Limits, data)
+}
+
+// place gives each listed violation the line and column of the value it
+// points at in the document.
+func place(ctx context.Context, res *report.Result, lim plan.Limits, data []byte) error {
+	var pointers []string
+	for _, v := range res.Violations {
+		pointers = append(pointers, v.Path)
+	}
+	for _, c := range res.Children {
+		for _, v := range c.Violations {
+			pointers = append(pointers, v.Path)
+		}
+	}
+	if len(pointers) == 0 {
+		return nil
+	}
+	at, err := plan.Locate(ctx, res.Source, data, lim, pointers)
+	if err != nil {
+		return err
+	}
+	set := func(vs []report.Violation) {
+		for i := range vs {
+			if pos, ok := at[vs[i].Path]; ok {
+				vs[i].Line, vs[i].Column = pos.Line, pos.Column
+			}
+		}
+	}
+	set(res.Violations)
+	for i := range res.Children {
+		set(res.Children[i].Violations)
+	}
+	return nil
 }
 
 // Within runs f with the timeout. Running out of time, or the caller's

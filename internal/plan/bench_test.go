@@ -42,3 +42,32 @@ func BenchmarkLoadPlan(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLocate is placing a report's violations in the document: the
+// README's refused example (six violations), and 1,000 violations in a
+// generated plan of 10,000 children.
+func BenchmarkLocate(b *testing.B) {
+	small := []byte(`{"plan": [
+  {"role": "home-cleaner", "tools": ["fs.write", "fs:*", "shell.run"], "paths": ["~"], "budget_tokens": 5000000},
+  {"role": "doc-reader", "tools": ["fs.read", "http.get"], "paths": ["/repo/workspace/docs"], "budget_tokens": 40000}]}`)
+	smallPtrs := []string{"/plan/0/budget_tokens", "/plan/0/paths/0", "/plan/0/tools/0", "/plan/0/tools/1", "/plan/0/tools/2", "/plan/0/tools/2"}
+	large := benchplan.Generate(benchplan.Default(10000))
+	var largePtrs []string
+	for i := 0; i < 10000; i += 10 {
+		largePtrs = append(largePtrs, "/plan/"+strconv.Itoa(i)+"/tools/0")
+	}
+	for _, c := range []struct {
+		name string
+		doc  []byte
+		ptrs []string
+	}{{"example", small, smallPtrs}, {"children=10000", large, largePtrs}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := plan.Locate(context.Background(), "plan.json", c.doc, plan.DefaultLimits, c.ptrs); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -222,7 +222,31 @@ func (l *Loader) Policy(ctx context.Context, source string, data []byte) (Policy
 	if err := refusePending(source, "", doc); err != nil {
 		return nil, err
 	}
+	if err := profileRoots(source, doc); err != nil {
+		return nil, err
+	}
 	return doc, nil
+}
+
+// profileRoots refuses a role profile whose workspace_root is not inside
+// the policy's own: a profile can only narrow, and a root outside would
+// say so falsely (every path of its role would be refused for lying
+// outside one root or the other). Inside is the rule paths.escape applies
+// to a path: the root itself, or below it with a slash between, so
+// /repo/ws/docs is inside /repo/ws and /repo/ws-old is not. The schema
+// has already made both roots absolute and normalized.
+func profileRoots(source string, pol map[string]any) error {
+	roles, _ := pol["roles"].(map[string]any)
+	root, _ := pol["workspace_root"].(string)
+	for _, role := range sortedKeys(roles) {
+		profile, _ := roles[role].(map[string]any)
+		own, ok := profile["workspace_root"].(string)
+		if ok && !strings.HasPrefix(strings.TrimSuffix(own, "/")+"/", strings.TrimSuffix(root, "/")+"/") {
+			return &Error{Source: source, Pointer: jsonpointer.Join("/roles", role, "workspace_root"),
+				Msg: fmt.Sprintf("%s is not inside the policy's own workspace_root %s: a role profile can only narrow it", quote(own), quote(root))}
+		}
+	}
+	return nil
 }
 
 // object decodes a document whose top level must be an object.

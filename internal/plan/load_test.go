@@ -447,6 +447,15 @@ var policyCases = []policyCase{
 		err: `policy.json: /budget_cap_tokens: must be at most 9007199254740991, not 100000000000000000000000`},
 	{name: "cap as a string", in: policy(map[string]string{"budget_cap_tokens": `"1000"`}), err: `policy.json: /budget_cap_tokens: must be a whole number, not a string`},
 	{name: "cap null", in: policy(map[string]string{"budget_cap_tokens": "null"}), err: `policy.json: /budget_cap_tokens: must be a whole number, not null`},
+
+	// checks (folders of the operator's own checks) is the operator's: a
+	// plan's policy refuses it (see the plan cases), an operator's keeps it.
+	{name: "checks", source: "policy.yaml", in: "allowed_tools: []\nworkspace_root: /\nbudget_cap_tokens: 1\nchecks: [checks, /etc/spawngate/checks]\n",
+		want: plan.Policy{"allowed_tools": list{}, "workspace_root": "/", "budget_cap_tokens": num("1"), "checks": list{"checks", "/etc/spawngate/checks"}}},
+	{name: "checks not a list", source: "policy.yaml", in: "allowed_tools: []\nworkspace_root: /\nbudget_cap_tokens: 1\nchecks: checks\n",
+		err: `policy.yaml: /checks: must be a list, not a string`},
+	{name: "checks with an empty folder", source: "policy.yaml", in: "allowed_tools: []\nworkspace_root: /\nbudget_cap_tokens: 1\nchecks: [\"\"]\n",
+		err: `policy.yaml: /checks/0: must not be empty`},
 }
 
 // badRoots are workspace roots the policy schema refuses.

@@ -35,12 +35,20 @@ func (JSON) Render(w io.Writer, r *Report) error {
 func estimate(r *Report) int {
 	n := 256
 	for _, res := range r.Results {
-		n += 256 + len(res.Error) + 80*len(res.Children)
+		n += 256 + len(res.Error) + 80*len(res.Children) + 160*len(res.Exceptions) + violationsSize(res.Violations)
 		for _, c := range res.Children {
-			n += len(c.Role)
-			for _, v := range c.Violations {
-				n += 120 + len(v.Message) + len(v.Path)
-			}
+			n += len(c.Role) + violationsSize(c.Violations)
+		}
+	}
+	return n
+}
+
+func violationsSize(vs []Violation) int {
+	n := 0
+	for _, v := range vs {
+		n += 120 + len(v.Message) + len(v.Path)
+		if v.Excepted != nil {
+			n += 160 + len(v.Excepted.Reason)
 		}
 	}
 	return n
@@ -88,6 +96,18 @@ func appendResult(b []byte, r Result, indent string) []byte {
 	b = append(b, in...)
 	b = append(b, `"children": `...)
 	b = appendList(b, r.Children, indent+"  ", appendChild)
+	if len(r.Violations) > 0 {
+		b = append(b, ',')
+		b = append(b, in...)
+		b = append(b, `"violations": `...)
+		b = appendList(b, r.Violations, indent+"  ", appendViolation)
+	}
+	if len(r.Exceptions) > 0 {
+		b = append(b, ',')
+		b = append(b, in...)
+		b = append(b, `"exceptions": `...)
+		b = appendList(b, r.Exceptions, indent+"  ", appendNote)
+	}
 	b = append(b, '\n')
 	b = append(b, indent...)
 	return append(b, '}')
@@ -96,20 +116,15 @@ func appendResult(b []byte, r Result, indent string) []byte {
 func appendChild(b []byte, c Child, indent string) []byte {
 	in := "\n" + indent + "  "
 	b = append(b, '{')
-	b = append(b, in...)
-	b = append(b, `"index": `...)
-	b = strconv.AppendInt(b, int64(c.Index), 10)
+	b = appendInt(b, in, "index", c.Index, false)
 	b = appendField(b, in, "role", c.Role, true)
 	b = appendField(b, in, "verdict", string(c.Verdict), true)
 	b = append(b, ',')
 	b = append(b, in...)
 	b = append(b, `"violations": `...)
 	b = appendList(b, c.Violations, indent+"  ", appendViolation)
-	if c.Unlisted > 0 {
-		b = append(b, ',')
-		b = append(b, in...)
-		b = append(b, `"unlisted": `...)
-		b = strconv.AppendInt(b, int64(c.Unlisted), 10)
+	if c.Unlisted != 0 {
+		b = appendInt(b, in, "unlisted", c.Unlisted, true)
 	}
 	b = append(b, '\n')
 	b = append(b, indent...)
@@ -123,15 +138,67 @@ func appendViolation(b []byte, v Violation, indent string) []byte {
 	b = appendField(b, in, "severity", v.Severity, true)
 	b = appendField(b, in, "message", v.Message, true)
 	b = appendField(b, in, "path", v.Path, true)
-	if v.Line > 0 {
+	if v.Line != 0 {
+		b = appendInt(b, in, "line", v.Line, true)
+	}
+	if v.Column != 0 {
+		b = appendInt(b, in, "column", v.Column, true)
+	}
+	if len(v.Policies) > 0 {
 		b = append(b, ',')
 		b = append(b, in...)
-		b = append(b, `"line": `...)
-		b = strconv.AppendInt(b, int64(v.Line), 10)
+		b = append(b, `"policies": `...)
+		b = appendList(b, v.Policies, indent+"  ", func(b []byte, s string, _ string) []byte { return appendString(b, s) })
+	}
+	if v.Excepted != nil {
+		b = append(b, ',')
+		b = append(b, in...)
+		b = append(b, `"excepted": {`...)
+		b = appendException(b, *v.Excepted, indent+"  ")
+		b = append(b, '\n')
+		b = append(b, indent...)
+		b = append(b, "  }"...)
 	}
 	b = append(b, '\n')
 	b = append(b, indent...)
 	return append(b, '}')
+}
+
+// appendException writes the fields of an exception, without braces, each
+// on its own line at indent plus two spaces.
+func appendException(b []byte, e Exception, indent string) []byte {
+	in := "\n" + indent + "  "
+	b = appendInt(b, in, "index", e.Index, false)
+	b = appendField(b, in, "pointer", e.Pointer, true)
+	b = appendField(b, in, "rule", e.Rule, true)
+	b = appendField(b, in, "reason", e.Reason, true)
+	return appendField(b, in, "expires", e.Expires, true)
+}
+
+func appendNote(b []byte, n ExceptionNote, indent string) []byte {
+	in := "\n" + indent + "  "
+	b = append(b, '{')
+	b = appendException(b, n.Exception, indent)
+	b = appendField(b, in, "status", n.Status, true)
+	if n.Blocks {
+		b = append(b, ',')
+		b = append(b, in...)
+		b = append(b, `"blocks": true`...)
+	}
+	b = append(b, '\n')
+	b = append(b, indent...)
+	return append(b, '}')
+}
+
+func appendInt(b []byte, in, name string, value int, comma bool) []byte {
+	if comma {
+		b = append(b, ',')
+	}
+	b = append(b, in...)
+	b = append(b, '"')
+	b = append(b, name...)
+	b = append(b, `": `...)
+	return strconv.AppendInt(b, int64(value), 10)
 }
 
 func appendField(b []byte, in, name, value string, comma bool) []byte {

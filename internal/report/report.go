@@ -200,6 +200,9 @@ type Format struct {
 var Formats = []Format{
 	{Name: "text", Help: "a report for a person: each child, its verdict and every reason", Renderer: Text{}},
 	{Name: "json", Help: "one JSON document on stdout, also on errors", Renderer: JSON{}},
+	{Name: "sarif", Help: "SARIF 2.1.0 for GitHub code scanning", Renderer: SARIF{}},
+	{Name: "junit", Help: "JUnit XML for CI test reports", Renderer: JUnit{}},
+	{Name: "github", Help: "GitHub Actions annotations", Renderer: GitHub{}},
 }
 
 // FormatNamed finds a format by name.
@@ -211,14 +214,22 @@ func FormatNamed(name string) (Format, error) {
 		}
 		names[i] = f.Name
 	}
-	return Format{}, fmt.Errorf("not a format: choose %s", strings.Join(names, " or "))
+	return Format{}, fmt.Errorf("not a format: choose %s or %s", strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
 }
 
 // Counts sums up a report: plans, children, children by verdict, and
 // violations, listed or not.
 type Counts struct {
 	Plans, Errors, Children, Passed, Blocked int
-	Violations, Unlisted                     int
+	// Violations counts the children's violations, listed or not, excepted
+	// or not; Unlisted those of them not listed.
+	Violations, Unlisted int
+	// Excepted counts the listed violations, of children and of plans as a
+	// whole, that an exception lets through: they refuse nothing.
+	Excepted int
+	// PlansRefused counts the plans refused as a whole (see
+	// Result.PlanRefusals), whatever their children's verdicts.
+	PlansRefused int
 }
 
 // Count sums up the report.
@@ -230,10 +241,15 @@ func (r *Report) Count() Counts {
 			c.Errors++
 			continue
 		}
+		if res.PlanRefusals() > 0 {
+			c.PlansRefused++
+		}
+		c.Excepted += excepted(res.Violations)
 		for _, ch := range res.Children {
 			c.Children++
 			c.Violations += ch.Refusals()
 			c.Unlisted += ch.Unlisted
+			c.Excepted += excepted(ch.Violations)
 			if ch.Verdict == Pass {
 				c.Passed++
 			} else {
@@ -242,6 +258,35 @@ func (r *Report) Count() Counts {
 		}
 	}
 	return c
+}
+
+// PlanRefusals is how many reasons refuse the plan as a whole rather than
+// any one child: its plan-level violations that no exception lets through,
+// and its exception notes that block.
+func (r Result) PlanRefusals() int {
+	n := 0
+	for _, v := range r.Violations {
+		if v.Blocks() {
+			n++
+		}
+	}
+	for _, e := range r.Exceptions {
+		if e.Blocks {
+			n++
+		}
+	}
+	return n
+}
+
+// excepted counts the violations an exception lets through.
+func excepted(vs []Violation) int {
+	n := 0
+	for _, v := range vs {
+		if !v.Blocks() {
+			n++
+		}
+	}
+	return n
 }
 
 // SortViolations puts violations in report order: by path (numbers by

@@ -50,34 +50,99 @@ func sample() *report.Report {
 	return r
 }
 
+// findings is a report with what the CI formats must carry apart: lines
+// and columns, a plan refused as a whole, excepted violations (on a child
+// that passes and on one that is refused), exceptions that expired or
+// matched nothing, a child whose violations are not listed, a custom rule
+// the front end did not describe, and a file name with the characters
+// workflow commands escape.
+func findings() *report.Report {
+	exception := func(i int, rule, reason, expires string) report.Exception {
+		return report.Exception{Index: i, Pointer: "/exceptions/" + string(rune('0'+i)), Rule: rule, Reason: reason, Expires: expires}
+	}
+	migration := exception(0, "tools.write", "one-off schema migration, ticket OPS-1234", "2027-01-31")
+	r := &report.Report{
+		Rules: []report.Rule{
+			{ID: "schema", Severity: "high", Title: "A child must follow the child schema", Description: "Every child is an object with the keys of the child schema."},
+			{ID: "paths.escape", Severity: "critical", Title: "Paths stay inside the workspace", Description: "A path must be provably inside every workspace root."},
+			{ID: "tools.write", Severity: "high", Title: "Writing needs allow_write", Description: "A write tool needs allow_write: true in every policy."},
+			{ID: "budget.cap", Severity: "medium", Title: "Budgets stay under the cap", Description: "A budget must not exceed the lowest cap."},
+			{ID: "plan.children", Severity: "medium", Title: "A plan has at most so many children", Description: "The operator policy bounds the children of one plan."},
+		},
+		Results: []report.Result{
+			{
+				Source: "plans/migrate.yaml", Verdict: report.Block, Policies: []string{"operator"},
+				Violations: []report.Violation{
+					{Rule: "plan.children", Severity: "medium", Message: "the plan has 4 children, more than the 3 the operator policy allows", Path: "/plan", Line: 3, Column: 1, Policies: []string{"operator"}},
+				},
+				Children: []report.Child{
+					{Index: 0, Role: "migrator", Verdict: report.Pass, Violations: []report.Violation{
+						{Rule: "tools.write", Severity: "high", Message: `tool "fs.write" writes, and allow_write: true is not set by the operator policy`, Path: "/plan/0/tools/0", Line: 6, Column: 13, Policies: []string{"operator"}, Excepted: &migration},
+					}},
+					{Index: 1, Role: "home-cleaner", Verdict: report.Block, Violations: []report.Violation{
+						{Rule: "budget.cap", Severity: "medium", Message: "budget_tokens 5000000 exceeds the cap of 200000 tokens set by the operator policy", Path: "/plan/1/budget_tokens", Line: 12, Column: 20, Policies: []string{"operator"}},
+						{Rule: "paths.escape", Severity: "critical", Message: `path "~" contains '~' (home directory expansion)`, Path: "/plan/1/paths/0", Line: 11, Column: 14},
+						{Rule: "tools.write", Severity: "high", Message: `tool "fs.write" writes, and allow_write: true is not set by the operator policy`, Path: "/plan/1/tools/0", Line: 10, Column: 13, Policies: []string{"operator"}, Excepted: &migration},
+					}},
+					{Index: 2, Role: "bulk", Verdict: report.Block, Violations: []report.Violation{}, Unlisted: 4},
+					{Index: 3, Role: "namer", Verdict: report.Block, Violations: []report.Violation{
+						{Rule: "acme.naming", Severity: "low", Message: "role \"namer\" does not start with the team prefix", Path: "/plan/3/role", Line: 20},
+					}},
+				},
+				Exceptions: []report.ExceptionNote{
+					{Exception: exception(1, "budget.cap", "the old importer", "2025-12-31"), Status: report.ExceptionExpired},
+					{Exception: exception(2, "paths.escape", "shared cache", "2027-06-30"), Status: report.ExceptionUnused, Blocks: true},
+				},
+			},
+			{
+				Source: "plans/odd,name:1%.yaml", Verdict: report.Pass, Policies: []string{"operator"},
+				Children: []report.Child{{Index: 0, Role: "reader", Verdict: report.Pass, Violations: []report.Violation{
+					{Rule: "tools.write", Severity: "high", Message: `tool "fs.write" writes, and allow_write: true is not set by the operator policy`, Path: "/plan/0/tools/0", Line: 2, Column: 9, Excepted: &migration},
+				}}},
+			},
+		},
+	}
+	r.Finish()
+	return r
+}
+
 func TestRenderersMatchGoldenFiles(t *testing.T) {
 	for _, f := range report.Formats {
-		t.Run(f.Name, func(t *testing.T) {
-			var got bytes.Buffer
-			if err := f.Renderer.Render(&got, sample()); err != nil {
-				t.Fatal(err)
-			}
-			golden := filepath.Join("testdata", "sample."+f.Name)
-			if *update {
-				if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(got.Bytes(), want) {
-				t.Errorf("%s output differs from %s (run go test ./internal/report -update to accept):\n%s", f.Name, golden, got.String())
-			}
-			var again bytes.Buffer
-			if err := f.Renderer.Render(&again, sample()); err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(got.Bytes(), again.Bytes()) {
-				t.Error("two renderings of the same report differ")
-			}
-		})
+		for name, sample := range map[string]func() *report.Report{"sample": sample, "findings": findings} {
+			t.Run(f.Name+"/"+name, func(t *testing.T) {
+				testGolden(t, f, name, sample)
+			})
+		}
+	}
+}
+
+// testGolden renders a sample in a format, compares it with its golden
+// file, and renders it again: the same report must give the same bytes.
+func testGolden(t *testing.T, f report.Format, name string, sample func() *report.Report) {
+	t.Helper()
+	var got bytes.Buffer
+	if err := f.Renderer.Render(&got, sample()); err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", name+"."+f.Name)
+	if *update {
+		if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Errorf("%s output differs from %s (run go test ./internal/report -update to accept):\n%s", f.Name, golden, got.String())
+	}
+	var again bytes.Buffer
+	if err := f.Renderer.Render(&again, sample()); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), again.Bytes()) {
+		t.Error("two renderings of the same report differ")
 	}
 }
 
@@ -153,8 +218,8 @@ func TestFormatNamed(t *testing.T) {
 			t.Errorf("FormatNamed(%q) = %v, %v", f.Name, got.Name, err)
 		}
 	}
-	if _, err := report.FormatNamed("sarif"); err == nil || err.Error() != `not a format: choose text or json` {
-		t.Errorf("FormatNamed(sarif) error = %v", err)
+	if _, err := report.FormatNamed("xml"); err == nil || err.Error() != `not a format: choose text, json, sarif, junit or github` {
+		t.Errorf("FormatNamed(xml) error = %v", err)
 	}
 }
 

@@ -45,41 +45,73 @@ func writeResult(b *bufio.Writer, res Result) {
 		}
 	}
 	switch {
-	case blocked > 0:
-		fmt.Fprintf(b, "%s: BLOCK, %d of %s refused (%s)\n", src, blocked, children(len(res.Children)), judgedBy(res.Policies))
-	default:
+	case res.Verdict == Pass:
 		fmt.Fprintf(b, "%s: PASS, %s may be dispatched (%s)\n", src, allChildren(len(res.Children)), judgedBy(res.Policies))
+	case res.PlanRefusals() > 0:
+		fmt.Fprintf(b, "%s: BLOCK, the plan is refused as a whole; %d of %s refused (%s)\n", src, blocked, children(len(res.Children)), judgedBy(res.Policies))
+	default:
+		fmt.Fprintf(b, "%s: BLOCK, %d of %s refused (%s)\n", src, blocked, children(len(res.Children)), judgedBy(res.Policies))
+	}
+	if len(res.Violations) > 0 {
+		verdict := "PASS"
+		if excepted(res.Violations) < len(res.Violations) {
+			verdict = "BLOCK"
+		}
+		fmt.Fprintf(b, "  plan: %s%s\n", verdict, exceptedSuffix(res.Violations))
+		writeViolations(b, res.Violations)
 	}
 	for _, ch := range res.Children {
 		role := ""
 		if ch.Role != "" {
 			role = " " + showRole(ch.Role)
 		}
-		if ch.Verdict == Pass {
-			fmt.Fprintf(b, "  [%d]%s: PASS\n", ch.Index, role)
-			continue
-		}
-		if len(ch.Violations) == 0 {
+		switch {
+		case ch.Verdict == Pass:
+			fmt.Fprintf(b, "  [%d]%s: PASS%s\n", ch.Index, role, exceptedSuffix(ch.Violations))
+		case len(ch.Violations) == 0:
 			fmt.Fprintf(b, "  [%d]%s: BLOCK, %s not listed\n", ch.Index, role, violations(ch.Unlisted))
 			continue
+		default:
+			fmt.Fprintf(b, "  [%d]%s: BLOCK%s\n", ch.Index, role, exceptedSuffix(ch.Violations))
 		}
-		fmt.Fprintf(b, "  [%d]%s: BLOCK\n", ch.Index, role)
-		ruleWidth, pathWidth := 0, 0
-		for _, v := range ch.Violations {
-			ruleWidth = max(ruleWidth, len(v.Rule))
-			pathWidth = max(pathWidth, len(Clean(v.Path)))
-		}
-		for _, v := range ch.Violations {
-			at := ""
-			if v.Line > 0 {
-				at = "line " + strconv.Itoa(v.Line) + ": "
-			}
-			fmt.Fprintf(b, "      %-*s  %-*s  %s%s\n", ruleWidth, v.Rule, pathWidth, Clean(v.Path), at, Clean(v.Message))
-		}
+		writeViolations(b, ch.Violations)
 		if ch.Unlisted > 0 {
 			fmt.Fprintf(b, "      and %d more, not listed\n", ch.Unlisted)
 		}
 	}
+	for _, n := range res.Exceptions {
+		fmt.Fprintf(b, "  %s\n", Clean(noteText(n)))
+	}
+}
+
+// writeViolations lists violations in columns: rule, pointer, where in the
+// file, and why; an excepted one has a second line, under its reason, that
+// says which exception lets it through.
+func writeViolations(b *bufio.Writer, vs []Violation) {
+	ruleWidth, pathWidth := 0, 0
+	for _, v := range vs {
+		ruleWidth = max(ruleWidth, len(Clean(v.Rule)))
+		pathWidth = max(pathWidth, len(Clean(v.Path)))
+	}
+	for _, v := range vs {
+		at := ""
+		if p := position(v.Line, v.Column); p != "" {
+			at = p + ": "
+		}
+		fmt.Fprintf(b, "      %-*s  %-*s  %s%s\n", ruleWidth, Clean(v.Rule), pathWidth, Clean(v.Path), at, Clean(v.Message))
+		if v.Excepted != nil {
+			fmt.Fprintf(b, "      %*s  %*s  %s\n", ruleWidth, "", pathWidth, "", Clean(exceptedBy(*v.Excepted)))
+		}
+	}
+}
+
+// exceptedSuffix says how many of a child's or a plan's listed violations
+// are excepted, after its verdict: ", 1 violation excepted", or "".
+func exceptedSuffix(vs []Violation) string {
+	if n := excepted(vs); n > 0 {
+		return ", " + violations(n) + " excepted"
+	}
+	return ""
 }
 
 // problemDetail says why a plan could not be evaluated without the source,
@@ -110,9 +142,19 @@ func closing(r *Report) string {
 	c := r.Count()
 	switch r.Verdict {
 	case Pass:
-		return fmt.Sprintf("PASS, %s of %s may be dispatched", allChildren(c.Children), plans(c.Plans))
+		line := fmt.Sprintf("PASS, %s of %s may be dispatched", allChildren(c.Children), plans(c.Plans))
+		if c.Excepted > 0 {
+			line += fmt.Sprintf(", %s excepted", violations(c.Excepted))
+		}
+		return line
 	case Block:
 		line := fmt.Sprintf("BLOCK, %d of %s refused in %s", c.Blocked, children(c.Children), plans(c.Plans))
+		if c.PlansRefused > 0 {
+			line += fmt.Sprintf(", %s refused as a whole", plans(c.PlansRefused))
+		}
+		if c.Excepted > 0 {
+			line += fmt.Sprintf(", %s excepted", violations(c.Excepted))
+		}
 		if c.Unlisted > 0 {
 			line += fmt.Sprintf(" (%d of %s listed)", c.Violations-c.Unlisted, violations(c.Violations))
 		}

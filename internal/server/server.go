@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -49,8 +48,12 @@ type Config struct {
 	LogInput    bool
 	// Say phrases why a document could not be judged, as the command line
 	// the server was started from would (a limit with its flag).
-	Say    func(error) string
-	Logger *slog.Logger
+	Say func(error) string
+	// SayGate phrases why the gate could not be built (a policy, a folder
+	// of checks, a module or a bundle that cannot be used), naming the
+	// flag that gave it as the command line would; nil: the error as it is.
+	SayGate func(error) string
+	Logger  *slog.Logger
 	// Version and Checks name what judges: the spawngate version and the
 	// digest of the embedded checks and schemas.
 	Version, Checks string
@@ -65,6 +68,7 @@ type Server struct {
 	metrics  *metrics
 	log      *decisionlog.Log // nil without a decision log
 	reloadMu sync.Mutex
+	tried    string // the fingerprint of the sources last loaded, or tried (judge.Fingerprint); under reloadMu
 }
 
 // decision is what the decision log records of one answer.
@@ -72,6 +76,7 @@ type decision struct {
 	path        string
 	requestedBy string
 	policy      string
+	checks      string // the digest of the checks that judged it
 	input       []byte
 	verdict     report.Verdict
 	report      *report.Report
@@ -83,7 +88,7 @@ func (s *Server) logDecision(d decision, took time.Duration) {
 	if s.log == nil {
 		return
 	}
-	err := s.log.Write(decisionlog.Decision{Path: d.path, RequestedBy: d.requestedBy, Policy: d.policy, Input: d.input,
+	err := s.log.Write(decisionlog.Decision{Path: d.path, RequestedBy: d.requestedBy, Policy: d.policy, Checks: d.checks, Input: d.input,
 		Verdict: d.verdict, Report: d.report, Err: d.err, Took: took})
 	if err != nil {
 		s.metrics.errors.WithLabelValues("decision-log").Inc()
@@ -95,7 +100,8 @@ func (s *Server) logDecision(d decision, took time.Duration) {
 // loaded when it started.
 type state struct {
 	gate   *judge.Gate
-	digest string // sha256 of the policy file's bytes
+	digest string // sha256 of the policy document's bytes
+	checks string // the digest of the checks that judge when the operator's own do too; "" for Config.Checks
 	loaded time.Time
 }
 
@@ -111,6 +117,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Say == nil {
 		cfg.Say = func(err error) string { return err.Error() }
 	}
+	if cfg.SayGate == nil {
+		cfg.SayGate = func(err error) string { return err.Error() }
+	}
 	s := &Server{cfg: cfg, turns: make(chan struct{}, cfg.MaxConcurrent), metrics: newMetrics()}
 	if cfg.DecisionLog != nil {
 		s.log = decisionlog.New(cfg.DecisionLog, decisionlog.NewID(), cfg.Version, cfg.Checks, cfg.LogInput)
@@ -123,19 +132,29 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	return s, nil
 }
 
+// load builds the gate from the policy, the operator's checks and the
+// bundle as they are now.
 func (s *Server) load(ctx context.Context) (*state, error) {
-	data, err := os.ReadFile(s.cfg.PolicyFile)
-	if err != nil {
-		return nil, fmt.Errorf("--policy %s: cannot read: %w", s.cfg.PolicyFile, err)
-	}
+	s.tried = judge.Fingerprint(s.cfg.Gate, s.cfg.PolicyFile)
 	g, err := judge.New(ctx, s.cfg.Gate, s.cfg.PolicyFile)
 	if err != nil {
-		return nil, errors.New("--policy " + s.cfg.Say(err))
+		return nil, errors.New(s.cfg.SayGate(err))
+	}
+	if g.Operator() == nil {
+		// Only a bundle can leave the gate without one: every decision is
+		// judged by the operator's policy.
+		return nil, errors.New(s.cfg.SayGate(&judge.Error{Kind: judge.Document, Source: s.cfg.Gate.Bundle, Pointer: judge.BundlePolicyPointer,
+			Msg: "the bundle carries no operator policy, and no policy file is given: the server judges every decision by the operator's policy"}))
 	}
 	if _, err := g.Engine(); err != nil {
 		return nil, err
 	}
-	return &state{gate: g, digest: Digest(data), loaded: time.Now()}, nil
+	src := g.Sources()
+	st := &state{gate: g, digest: src.PolicyDigest, loaded: time.Now()}
+	if len(src.Modules) > 0 {
+		st.checks = src.ChecksDigest // else the log's, Config.Checks
+	}
+	return st, nil
 }
 
 // Digest is how the server names a policy: the SHA-256 of its bytes.
@@ -158,10 +177,33 @@ func (s *Server) Reload(ctx context.Context) error {
 	}
 	old := s.state.Swap(st)
 	s.metrics.reloads.Inc()
-	if old == nil || old.digest != st.digest {
-		s.cfg.Logger.Info("policy reloaded", "policy", s.cfg.PolicyFile, "digest", st.digest)
+	if old == nil || old.digest != st.digest || old.checks != st.checks {
+		s.cfg.Logger.Info("policy reloaded", "policy", st.gate.Sources().Policy, "digest", st.digest, "checks", st.checks)
 	}
 	return nil
+}
+
+// ReloadIfChanged reloads when what the gate is built from (the policy
+// file, the folders of checks, the bundle) changed on disk since it was
+// last loaded or tried: a broken change is not tried again until it
+// changes once more. It tells whether it tried.
+func (s *Server) ReloadIfChanged(ctx context.Context) (bool, error) {
+	s.reloadMu.Lock()
+	changed := judge.Fingerprint(s.cfg.Gate, s.cfg.PolicyFile) != s.tried
+	s.reloadMu.Unlock()
+	if !changed {
+		return false, nil
+	}
+	return true, s.Reload(ctx)
+}
+
+// ChecksDigest is the digest of the checks serving now: the embedded
+// ones, with the operator's own when there are any.
+func (s *Server) ChecksDigest() string {
+	if c := s.state.Load().checks; c != "" {
+		return c
+	}
+	return s.cfg.Checks
 }
 
 // PolicyDigest is the digest of the policy serving now.
@@ -238,7 +280,7 @@ func sourceFor(contentType string) (string, bool) {
 
 func (s *Server) check(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	d := decision{path: "/v1/check", requestedBy: r.RemoteAddr, policy: s.state.Load().digest}
+	d := decision{path: "/v1/check", requestedBy: r.RemoteAddr, policy: s.state.Load().digest, checks: s.state.Load().checks}
 	answer := func(status int, rep *report.Report, kind string) {
 		rep.Finish()
 		var b bytes.Buffer
@@ -273,7 +315,7 @@ func (s *Server) check(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st := s.state.Load() // the one policy version this request is judged by
-	d.policy = st.digest
+	d.policy, d.checks = st.digest, st.checks
 	body, err := readBody(w, r, s.cfg.Gate.Limits.MaxBytes)
 	var tooLarge *http.MaxBytesError
 	switch {
@@ -322,7 +364,7 @@ func (s *Server) check(w http.ResponseWriter, r *http.Request) {
 func (s *Server) hook(host agent.Host) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		d := decision{path: "/v1/hooks/" + string(host), requestedBy: r.RemoteAddr, policy: s.state.Load().digest}
+		d := decision{path: "/v1/hooks/" + string(host), requestedBy: r.RemoteAddr, policy: s.state.Load().digest, checks: s.state.Load().checks}
 		deny := func(kind, reason string) {
 			w.Header().Set("Content-Type", "application/json")
 			w.Write(hook.DenyJSON(reason))
@@ -346,7 +388,7 @@ func (s *Server) hook(host agent.Host) http.HandlerFunc {
 			return
 		}
 		st := s.state.Load()
-		d.policy = st.digest
+		d.policy, d.checks = st.digest, st.checks
 		body, err := readBody(w, r, s.cfg.Gate.Limits.MaxBytes)
 		if err != nil {
 			cannot("limit", fmt.Sprintf("the payload cannot be read or is larger than %d bytes", s.cfg.Gate.Limits.MaxBytes))

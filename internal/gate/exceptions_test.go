@@ -1,0 +1,242 @@
+package gate_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/spawngate/spawngate/internal/gate"
+	"github.com/spawngate/spawngate/internal/report"
+)
+
+// An operator policy whose exceptions the tests below exercise: shell.run
+// for the migrator until the end of January, a budget for job-7 alone, and
+// two that can never apply here (one expired, one for a rule nothing breaks).
+const exceptingPolicy = `{"allowed_tools": ["fs.read", "shell.run"], "workspace_root": "/repo", "budget_cap_tokens": 1000,
+  "exceptions": [
+    {"rule": "tools.write", "role": "migrator", "tool": "shell.run", "reason": "OPS-12 migration", "expires": "2027-01-31"},
+    {"rule": "budget.cap", "id": "job-7", "reason": "OPS-13 backfill", "expires": "2027-01-31"},
+    {"rule": "tools.write", "role": "reader", "reason": "gone", "expires": "2026-11-30"},
+    {"rule": "model.allowlist", "role": "migrator", "reason": "never needed", "expires": "2027-01-31"}
+  ]}`
+
+func excepted(t *testing.T, planDoc string, opts ...gate.EvalOption) report.Result {
+	t.Helper()
+	res, err := builtin(t).Evaluate(context.Background(), mustPolicy(t, exceptingPolicy), mustPlan(t, planDoc), append([]gate.EvalOption{gate.Today("2026-12-01")}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestExceptionLetsAViolationThrough(t *testing.T) {
+	res := excepted(t, `{"plan": [
+		{"role": "migrator", "tools": ["fs.read", "shell.run"], "paths": ["/repo/db"], "budget_tokens": 10},
+		{"role": "reader", "tools": ["shell.run"], "paths": [], "budget_tokens": 10}]}`)
+	if res.Verdict != report.Block {
+		t.Fatalf("verdict %s, want block (the reader is not excepted)", res.Verdict)
+	}
+	m := res.Children[0]
+	if m.Verdict != report.Pass || len(m.Violations) != 1 {
+		t.Fatalf("migrator: %s %+v; want a pass with the excepted violation listed", m.Verdict, m.Violations)
+	}
+	v := m.Violations[0]
+	if v.Rule != "tools.write" || v.Path != "/plan/0/tools/1" || v.Excepted == nil || v.Excepted.Index != 0 || v.Excepted.Reason != "OPS-12 migration" || v.Excepted.Pointer != "/exceptions/0" {
+		t.Errorf("migrator violation %+v excepted %+v", v, v.Excepted)
+	}
+	r := res.Children[1]
+	if r.Verdict != report.Block || r.Violations[0].Excepted != nil {
+		t.Errorf("reader: %s %+v; an expired exception excepts nothing", r.Verdict, r.Violations)
+	}
+	want := []string{"2 expired", "3 unused"}
+	var got []string
+	for _, n := range res.Exceptions {
+		got = append(got, fmt.Sprintf("%d %s", n.Index, n.Status))
+		if n.Blocks {
+			t.Errorf("note %+v blocks without --strict-exceptions", n)
+		}
+	}
+	// exception 1 names job-7, which this plan does not have.
+	want = []string{"1 unused", "2 expired", "3 unused"}
+	if strings.Join(got, ", ") != strings.Join(want, ", ") {
+		t.Errorf("notes %v, want %v", got, want)
+	}
+}
+
+// An exception naming a child's id reaches that child and not its twins,
+// although the checks judge identical children once.
+func TestExceptionByIDReachesOneTwin(t *testing.T) {
+	child := `{"role": "backfill", "tools": ["fs.read"], "paths": [], "budget_tokens": 5000, "id": "%s"}`
+	doc := `{"plan": [` + fmt.Sprintf(child, "job-6") + `,` + fmt.Sprintf(child, "job-7") + `,` + fmt.Sprintf(child, "job-8") + `]}`
+	if p := mustPlan(t, doc); len(p.Reps) != 1 {
+		t.Fatalf("%d groups, want the twins in one", len(p.Reps))
+	}
+	res := excepted(t, doc)
+	for i, want := range []report.Verdict{report.Block, report.Pass, report.Block} {
+		c := res.Children[i]
+		if c.Verdict != want || len(c.Violations) != 1 || (c.Violations[0].Excepted != nil) != (want == report.Pass) {
+			t.Errorf("child %d: %s %+v, want %s", i, c.Verdict, c.Violations, want)
+		}
+	}
+}
+
+// What the plan's own policy refuses stays refused, whatever the operator
+// excepts: the plan's narrowing holds.
+func TestExceptionNeverWidensAPlanPolicy(t *testing.T) {
+	res := excepted(t, `{"policy": {"allowed_tools": ["fs.read", "shell.run"], "workspace_root": "/repo", "budget_cap_tokens": 1000},
+		"plan": [{"role": "migrator", "tools": ["shell.run"], "paths": [], "budget_tokens": 10}]}`)
+	c := res.Children[0]
+	if res.Verdict != report.Block || c.Verdict != report.Block || c.Violations[0].Excepted != nil {
+		t.Fatalf("%s %+v; the plan policy withholds allow_write too, so the violation must block", c.Verdict, c.Violations)
+	}
+	if got := strings.Join(c.Violations[0].Policies, ","); got != "operator,plan" {
+		t.Errorf("policies %q, want operator,plan", got)
+	}
+}
+
+func TestStrictExceptionsRefuseUnused(t *testing.T) {
+	doc := `{"plan": [{"role": "migrator", "tools": ["shell.run"], "paths": [], "budget_tokens": 10}]}`
+	if res := excepted(t, doc); res.Verdict != report.Pass {
+		t.Fatalf("verdict %s, want pass (unused exceptions are only reported)", res.Verdict)
+	}
+	res := excepted(t, doc, gate.StrictExceptions(true))
+	if res.Verdict != report.Block {
+		t.Fatalf("verdict %s with strict exceptions, want block", res.Verdict)
+	}
+	for _, n := range res.Exceptions {
+		if n.Blocks != (n.Status == report.ExceptionUnused) {
+			t.Errorf("note %+v: only unused notes block", n)
+		}
+	}
+	if res.Children[0].Verdict != report.Pass {
+		t.Errorf("the child %s: an unused exception refuses the plan, not the child", res.Children[0].Verdict)
+	}
+}
+
+// Without exceptions nothing changes: no notes, no marks.
+func TestNoExceptionsNoNotes(t *testing.T) {
+	res, err := builtin(t).Evaluate(context.Background(), mustPolicy(t, operatorPolicy), mustPlan(t, `{"plan": [{"role": "a", "tools": ["shell.run"], "paths": [], "budget_tokens": 10}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Exceptions != nil || res.Children[0].Violations[0].Excepted != nil {
+		t.Errorf("exceptions %v, violation %+v", res.Exceptions, res.Children[0].Violations[0])
+	}
+}
+
+// On random plans and random exceptions: exceptions change nothing but
+// which violations block. They add and remove no violation; they never
+// let through what the plan's own policy refuses (or, under a plan
+// policy, what a check does not attribute), nor an expired exception's
+// rule, nor a violation of the plan as a whole; a child passes exactly when
+// every violation it has is excepted; and anything that passed without
+// them passes with them.
+func TestExceptionsOnlyEverExcept(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 11))
+	e := builtin(t)
+	pick := func(pool ...string) string { return pool[r.IntN(len(pool))] }
+	tools := []string{"fs.read", "shell.run", "fs.write", "http.get", "net.raw", "Agent"}
+	paths := []string{"/repo/a", "/repo/b/c", "/etc", "~", "rel/x", "/repo"}
+	rules := []string{"tools.write", "tools.allowlist", "budget.cap", "paths.escape", "tools.spawn", "tools.missing"}
+	for n := range 400 {
+		var children []string
+		for i := range 1 + r.IntN(6) {
+			var ts, ps []string
+			for range r.IntN(3) + 1 {
+				ts = append(ts, fmt.Sprintf("%q", pick(tools...)))
+			}
+			for range r.IntN(3) {
+				ps = append(ps, fmt.Sprintf("%q", pick(paths...)))
+			}
+			id := ""
+			if r.IntN(2) == 0 {
+				id = fmt.Sprintf(`, "id": "c%d"`, i)
+			}
+			children = append(children, fmt.Sprintf(`{"role": %q, "tools": [%s], "paths": [%s], "budget_tokens": %s%s}`,
+				pick("migrator", "reader", "backfill"), strings.Join(ts, ", "), strings.Join(ps, ", "), pick("10", "5000", "2000000"), id))
+		}
+		doc := `{"plan": [` + strings.Join(children, ", ") + `]`
+		planPolicy := r.IntN(3) == 0
+		if planPolicy {
+			doc += fmt.Sprintf(`, "policy": {"allowed_tools": [%s], "workspace_root": "/repo", "budget_cap_tokens": %s, "allow_write": %v}`,
+				`"fs.read", "shell.run"`, pick("100", "100000"), r.IntN(2) == 0)
+		}
+		doc += "}"
+		var xs []string
+		for range r.IntN(5) {
+			x := fmt.Sprintf(`"rule": %q, "reason": "r", "expires": %q`, pick(rules...), pick("2020-01-01", "2026-12-01", "2099-01-01"))
+			sel := false
+			if r.IntN(2) == 0 {
+				x += fmt.Sprintf(`, "role": %q`, pick("migrator", "reader", "backfill"))
+				sel = true
+			}
+			if r.IntN(3) == 0 {
+				x += fmt.Sprintf(`, "id": "c%d"`, r.IntN(6))
+				sel = true
+			}
+			if r.IntN(3) == 0 {
+				x += fmt.Sprintf(`, "tool": %q`, pick("shell.*", "fs.write", "*", "net.raw"))
+				sel = true
+			}
+			if r.IntN(4) == 0 || !sel {
+				x += fmt.Sprintf(`, "path": %q`, pick("/etc", "**", "/repo/**", "~"))
+			}
+			xs = append(xs, "{"+x+"}")
+		}
+		base := `"allowed_tools": ["fs.read", "shell.run", "fs.write", "Agent"], "workspace_root": "/repo", "budget_cap_tokens": 100000`
+		without := mustPolicy(t, "{"+base+"}")
+		with := mustPolicy(t, "{"+base+`, "exceptions": [`+strings.Join(xs, ", ")+"]}")
+		p := mustPlan(t, doc)
+		plain, err := e.Evaluate(context.Background(), without, p, gate.Today("2026-12-01"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := e.Evaluate(context.Background(), with, p, gate.Today("2026-12-01"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fail := func(format string, args ...any) {
+			t.Helper()
+			t.Fatalf("plan %d %s\nexceptions %s\n"+format, append([]any{n, doc, xs}, args...)...)
+		}
+		if len(got.Violations) != len(plain.Violations) {
+			fail("plan violations differ")
+		}
+		for i, c := range got.Children {
+			pc := plain.Children[i]
+			if len(c.Violations) != len(pc.Violations) {
+				fail("child %d: %d violations with exceptions, %d without", i, len(c.Violations), len(pc.Violations))
+			}
+			blocking := 0
+			for j, v := range c.Violations {
+				pv := pc.Violations[j]
+				if v.Rule != pv.Rule || v.Path != pv.Path || v.Message != pv.Message || pv.Excepted != nil {
+					fail("child %d violation %d: %+v with exceptions, %+v without", i, j, v, pv)
+				}
+				if v.Excepted == nil {
+					blocking++
+					continue
+				}
+				switch {
+				case slices.Contains(v.Policies, "plan"):
+					fail("child %d: %+v excepted although the plan policy refuses it", i, v)
+				case planPolicy && v.Policies == nil:
+					fail("child %d: %+v excepted under a plan policy without saying which policies refuse", i, v)
+				case v.Excepted.Rule != v.Rule || v.Rule == "schema":
+					fail("child %d: %+v excepted by %+v", i, v, v.Excepted)
+				case v.Excepted.Expires < "2026-12-01":
+					fail("child %d: %+v excepted by an expired exception", i, v)
+				}
+			}
+			if (blocking == 0) != (c.Verdict == report.Pass) {
+				fail("child %d: verdict %s with %d blocking violations", i, c.Verdict, blocking)
+			}
+			if pc.Verdict == report.Pass && c.Verdict != report.Pass {
+				fail("child %d passed without exceptions and not with them", i)
+			}
+		}
+	}
+}

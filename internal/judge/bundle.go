@@ -1,0 +1,280 @@
+package judge
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/bundle"
+
+	"github.com/spawngate/spawngate/internal/plan"
+	"github.com/spawngate/spawngate/policy"
+)
+
+// BundleKey verifies a bundle's signature, as opa run's
+// --verification-key, --verification-key-id and --signing-alg do.
+type BundleKey struct {
+	// File holds the key: a PEM public key (or certificate) for the RSA
+	// and ECDSA algorithms, the shared secret for HMAC (HS256, ...).
+	File string
+	// ID is the key's ID, which a signature may name ("default" unless
+	// given, as opa run has it).
+	ID string
+	// Alg is the signing algorithm (RS256 unless given): RS256, RS384,
+	// RS512, PS256, PS384, PS512, ES256, ES384, ES512, HS256, HS384, HS512.
+	Alg string
+}
+
+// The bundle's data holds the operator policy at this path, and nothing
+// else: opa build writes what a bundle folder's spawngate/policy/data.json
+// (or data.yaml) holds there.
+var bundlePolicyPath = []string{"spawngate", "policy"}
+
+// BundlePolicyPointer is where the operator policy lives in a bundle's
+// data document, as a JSON pointer: messages about the policy name it.
+const BundlePolicyPointer = "/spawngate/policy"
+
+// bundleContents is what a bundle carries.
+type bundleContents struct {
+	policy     plan.Policy // nil when the bundle carries no policy
+	policyJSON []byte      // the policy as the gate validated it
+	modules    []policy.Module
+	tests      []policy.Module // the *_test.rego files, for spawngate verify
+}
+
+// readBundle reads an OPA bundle: a .tar.gz file as opa build writes it,
+// or a folder laid out the same way. With a key, the bundle must be signed
+// with it (every file listed in .signatures.json with its digest, and no
+// other file); without one, it must not be signed at all, since a
+// signature nobody checks proves nothing and the operator who signed it
+// meant it to be checked. Its data may hold only the operator policy, at
+// data.spawngate.policy, which is validated like a --policy file; its
+// *.rego files, but *_test.rego, are the operator's checks. Every error is
+// a *plan.Error naming the bundle.
+func readBundle(ctx context.Context, loader *plan.Loader, name string, key *BundleKey) (*bundleContents, error) {
+	lim := loader.Limits()
+	fail := func(format string, args ...any) error {
+		return &plan.Error{Source: name, Msg: plan.OneLine(fmt.Sprintf(format, args...))}
+	}
+	info, err := os.Stat(name)
+	if err != nil {
+		return nil, fail("cannot read: %s", plan.Reason(err))
+	}
+	var raw []byte // the archive, read once, so that every pass reads the same bytes
+	if !info.IsDir() {
+		if raw, err = plan.ReadFile(name, lim.MaxBytes); err != nil {
+			return nil, err
+		}
+	}
+	open := func() bundle.DirectoryLoader {
+		if raw == nil {
+			return bundle.NewDirectoryLoader(name)
+		}
+		return bundle.NewTarballLoaderWithBaseURL(bytes.NewReader(raw), "")
+	}
+	signed, err := hasSignatures(open())
+	if err != nil {
+		return nil, fail("cannot be read as a bundle (a .tar.gz file from opa build, or a folder): %v", err)
+	}
+	var verify *bundle.VerificationConfig
+	switch {
+	case key == nil && signed:
+		return nil, fail("is signed (it holds .signatures.json), and no verification key is given: a signature that is not checked proves nothing; give the public key (or the HMAC secret) it was signed with")
+	case key != nil && !signed:
+		return nil, fail("is not signed (it holds no .signatures.json), and a verification key is given: only a bundle signed with that key is read")
+	case key != nil:
+		secret, err := os.ReadFile(key.File)
+		if err != nil {
+			return nil, &plan.Error{Source: key.File, Msg: "cannot read the verification key: " + plan.Reason(err)}
+		}
+		if len(bytes.TrimSpace(secret)) == 0 {
+			return nil, &plan.Error{Source: key.File, Msg: "the verification key file is empty"}
+		}
+		id, alg := key.ID, key.Alg
+		if id == "" {
+			id = "default"
+		}
+		if alg == "" {
+			alg = "RS256"
+		}
+		if strings.HasPrefix(alg, "HS") {
+			// The secret is the file's text: the line break an editor or
+			// echo ends it with is not part of it.
+			secret = bytes.TrimRight(secret, "\r\n")
+		}
+		verify = bundle.NewVerificationConfig(map[string]*bundle.KeyConfig{id: {Key: string(secret), Algorithm: alg}}, id, "", nil)
+	}
+	r := bundle.NewCustomReader(open()).
+		WithSizeLimitBytes(lim.MaxBytes + 1). // OPA refuses a file of this size or more
+		WithRegoVersion(ast.RegoV1).
+		WithProcessAnnotations(false)
+	if verify != nil {
+		r = r.WithBundleVerificationConfig(verify)
+	}
+	b, err := r.Read()
+	if err != nil {
+		if verify != nil {
+			return nil, fail("the signature does not verify with the key given: %v", err)
+		}
+		return nil, fail("cannot be read as a bundle: %v", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	switch {
+	case len(b.WasmModules) > 0 || len(b.PlanModules) > 0:
+		return nil, fail("carries Wasm or plan modules, which spawngate does not evaluate: a bundle for spawngate holds Rego modules and data")
+	case b.Manifest.RegoVersion != nil && *b.Manifest.RegoVersion != 1:
+		return nil, fail("its manifest declares rego_version %d: spawngate reads Rego v1 only", *b.Manifest.RegoVersion)
+	case len(b.Manifest.FileRegoVersions) > 0:
+		return nil, fail("its manifest declares file_rego_versions: spawngate reads Rego v1 only")
+	}
+	// Every data file is read again, by the gate's own strict reader:
+	// what OPA's readers accept but could read differently (a duplicate
+	// key, a YAML yes that YAML 1.1 reads as true) is refused, as in a
+	// --policy file. The values judged are those OPA read and verified.
+	if err := strictData(ctx, open(), name, lim); err != nil {
+		return nil, err
+	}
+	out := &bundleContents{}
+	if err := out.readPolicy(ctx, loader, name, b.Data); err != nil {
+		return nil, err
+	}
+	for _, m := range b.Modules {
+		p := strings.TrimPrefix(path.Clean("/"+m.Path), "/")
+		mod := policy.Module{Name: bundleFile(name, p), Source: string(m.Raw)}
+		if strings.HasSuffix(p, "_test.rego") {
+			out.tests = append(out.tests, mod) // for spawngate verify --bundle
+			continue
+		}
+		out.modules = append(out.modules, mod)
+	}
+	byName := func(mods []policy.Module) {
+		sort.Slice(mods, func(i, j int) bool { return mods[i].Name < mods[j].Name })
+	}
+	byName(out.modules)
+	byName(out.tests)
+	return out, nil
+}
+
+// bundleFile names a file inside a bundle: "bundle.tar.gz/checks/x.rego".
+func bundleFile(bundleName, p string) string {
+	return strings.TrimSuffix(bundleName, "/") + "/" + p
+}
+
+// hasSignatures tells whether a bundle holds a .signatures.json file.
+func hasSignatures(l bundle.DirectoryLoader) (bool, error) {
+	for {
+		f, err := l.NextFile()
+		if errors.Is(err, io.EOF) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		f.Close()
+		if bundle.IsSignaturesFile(f.Path()) {
+			return true, nil
+		}
+	}
+}
+
+// strictData reads every data file of the bundle with the gate's reader.
+func strictData(ctx context.Context, l bundle.DirectoryLoader, name string, lim plan.Limits) error {
+	for {
+		f, err := l.NextFile()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return &plan.Error{Source: name, Msg: "cannot be read as a bundle: " + plan.Reason(err)}
+		}
+		base := path.Base(f.Path())
+		if base != "data.json" && !bundle.IsYAMLDataFile(base) {
+			f.Close()
+			continue
+		}
+		var buf bytes.Buffer
+		_, err = f.Read(&buf, lim.MaxBytes+1)
+		f.Close()
+		if err != nil && !errors.Is(err, io.EOF) {
+			return &plan.Error{Source: name, Msg: "cannot be read as a bundle: " + plan.Reason(err)}
+		}
+		source := bundleFile(name, strings.TrimPrefix(path.Clean("/"+f.Path()), "/"))
+		syntax := plan.JSON
+		if base != "data.json" {
+			syntax = plan.YAML
+		}
+		if _, err := plan.Decode(ctx, source, buf.Bytes(), syntax, lim); err != nil {
+			return err
+		}
+	}
+}
+
+// readPolicy finds the operator policy in the bundle's data and validates
+// it like a --policy file. Anything else in the data is refused: the
+// checks read only their input, so data they were meant to read would
+// silently be read by none.
+func (c *bundleContents) readPolicy(ctx context.Context, loader *plan.Loader, name string, data map[string]any) error {
+	for _, k := range sortedKeys(data) {
+		if k != bundlePolicyPath[0] {
+			return &plan.Error{Source: name, Pointer: "/" + k, Msg: "a bundle's data may hold only the operator policy, at " + BundlePolicyPointer + ": the checks read only their input"}
+		}
+	}
+	root, ok := data[bundlePolicyPath[0]]
+	if !ok {
+		return nil
+	}
+	obj, ok := root.(map[string]any)
+	if !ok {
+		return &plan.Error{Source: name, Pointer: "/spawngate", Msg: "must be a mapping holding the operator policy under policy"}
+	}
+	for _, k := range sortedKeys(obj) {
+		if k != bundlePolicyPath[1] {
+			return &plan.Error{Source: name, Pointer: "/spawngate/" + k, Msg: "a bundle's data may hold only the operator policy, at " + BundlePolicyPointer + ": the checks read only their input"}
+		}
+	}
+	pol, ok := obj[bundlePolicyPath[1]]
+	if !ok {
+		return nil
+	}
+	doc, err := json.Marshal(pol)
+	if err != nil {
+		return &plan.Error{Source: name, Pointer: BundlePolicyPointer, Msg: "cannot be read: " + err.Error()}
+	}
+	p, err := loader.Policy(ctx, "bundle-policy.json", doc)
+	if err != nil {
+		var pe *plan.Error
+		if errors.As(err, &pe) {
+			// The line and column would be those of the gate's own
+			// rendering of the value; the pointer is into the bundle's data.
+			moved := *pe
+			moved.Source, moved.Line, moved.Column = name, 0, 0
+			moved.Pointer = BundlePolicyPointer + pe.Pointer
+			return &moved
+		}
+		return err
+	}
+	if _, ok := p["checks"]; ok {
+		return &plan.Error{Source: name, Pointer: BundlePolicyPointer + "/checks", Msg: "a bundle's policy cannot name folders of checks: the bundle carries its checks as .rego files"}
+	}
+	c.policy, c.policyJSON = p, doc
+	return nil
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

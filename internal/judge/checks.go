@@ -1,0 +1,291 @@
+package judge
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/spawngate/spawngate/internal/gate"
+	"github.com/spawngate/spawngate/internal/plan"
+	"github.com/spawngate/spawngate/policy"
+)
+
+// CheckSource is one place the operator's own checks are read from.
+type CheckSource struct {
+	Dir string // the folder, as given (relative ones as the policy file's folder reads them)
+	// Policy and Pointer, when set, say that the folder comes from an
+	// operator policy's checks field: the policy file, and the JSON
+	// pointer of the entry (/checks/0). Empty for a folder of Options.Checks.
+	Policy, Pointer string
+}
+
+// policyCheckDirs reads the checks field of an operator policy: folders
+// of the operator's checks, a relative one read from the folder of the
+// policy file. A policy read from memory has no folder, so its relative
+// folders are refused rather than read from wherever the process runs.
+func policyCheckDirs(source, policyFile string, pol plan.Policy) ([]CheckSource, error) {
+	list, _ := pol["checks"].([]any)
+	var out []CheckSource
+	for i, v := range list {
+		dir, _ := v.(string)
+		ptr := "/checks/" + strconv.Itoa(i)
+		if !filepath.IsAbs(dir) {
+			if policyFile == "" {
+				return nil, &plan.Error{Source: source, Pointer: ptr, Msg: fmt.Sprintf("folder %q is relative, and this policy has no file it could be read from: name the folder by an absolute path", dir)}
+			}
+			dir = filepath.Join(filepath.Dir(policyFile), dir)
+		}
+		out = append(out, CheckSource{Dir: dir, Policy: source, Pointer: ptr})
+	}
+	return out, nil
+}
+
+// readCheckDirs reads the operator's modules from every folder, in the
+// order given: every *.rego file under the folder, its subfolders
+// included, but *_test.rego (tests are for spawngate verify), in path
+// order. A folder that cannot be read, or holds no module, is an error: a
+// folder of checks that checks nothing must not look like one that passed.
+// A file reached twice (a folder named twice, or inside another one
+// named) is read once.
+func readCheckDirs(ctx context.Context, sources []CheckSource, maxBytes int64) ([]policy.Module, error) {
+	var mods []policy.Module
+	seenDir, seenFile := map[string]bool{}, map[string]bool{}
+	for _, src := range sources {
+		abs, err := filepath.Abs(src.Dir)
+		if err != nil {
+			return nil, src.problem(plan.Reason(err))
+		}
+		if seenDir[abs] {
+			continue
+		}
+		seenDir[abs] = true
+		files, err := regoFiles(src.Dir, false)
+		if err != nil {
+			return nil, src.wrap(err)
+		}
+		if len(files) == 0 {
+			return nil, src.problem("holds no Rego modules (*.rego files other than *_test.rego): a folder of checks must hold at least one check")
+		}
+		for _, f := range files {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			absFile, err := filepath.Abs(f)
+			if err == nil && seenFile[absFile] {
+				continue
+			}
+			seenFile[absFile] = true
+			data, err := plan.ReadFile(f, maxBytes)
+			if err != nil {
+				return nil, err
+			}
+			mods = append(mods, policy.Module{Name: f, Source: string(data)})
+		}
+	}
+	return mods, nil
+}
+
+// problem is an error about the folder: of the policy entry that names
+// it, or of the folder itself.
+func (s CheckSource) problem(msg string) error {
+	if s.Policy != "" {
+		return &plan.Error{Source: s.Policy, Pointer: s.Pointer, Msg: fmt.Sprintf("folder %s %s", s.Dir, msg)}
+	}
+	return &plan.Error{Source: s.Dir, Msg: msg}
+}
+
+// wrap says a reading error of the folder the way problem does.
+func (s CheckSource) wrap(err error) error {
+	var pe *plan.Error
+	if errors.As(err, &pe) && pe.Source == s.Dir {
+		return s.problem(pe.Msg)
+	}
+	return err
+}
+
+// regoFiles lists the .rego files under dir, in path order: the modules
+// (tests false) or the *_test.rego files (tests true). A file directly in
+// the folder "." is named "./name.rego", so that no operator's module is
+// ever named like a built-in one (lib.rego).
+func regoFiles(dir string, tests bool) ([]string, error) {
+	info, err := os.Stat(dir)
+	if err != nil {
+		return nil, &plan.Error{Source: dir, Msg: "cannot be read: " + plan.Reason(err)}
+	}
+	if !info.IsDir() {
+		return nil, &plan.Error{Source: dir, Msg: "is not a folder: name the folder that holds the .rego modules"}
+	}
+	var out []string
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return &plan.Error{Source: path, Msg: "cannot be read: " + plan.Reason(err)}
+		}
+		name := d.Name()
+		if d.IsDir() || !strings.HasSuffix(name, ".rego") {
+			return nil
+		}
+		if strings.HasSuffix(name, "_test.rego") != tests {
+			return nil
+		}
+		if !strings.ContainsRune(path, filepath.Separator) {
+			path = "." + string(filepath.Separator) + path
+		}
+		out = append(out, path)
+		return nil
+	})
+	slices.Sort(out)
+	return out, err
+}
+
+// customEngines keeps the engine last compiled with the operator's
+// checks, by what it was compiled from: a server reloading an unchanged
+// set of checks, or a test building many gates, compiles them once, and
+// keeps what the engine remembers of the children it judged. One is kept,
+// not every set ever seen: a server watching checks change would
+// otherwise keep every old engine.
+var customEngines struct {
+	sync.Mutex
+	key    string
+	engine *gate.Engine
+}
+
+// customEngine compiles the built-in checks with the operator's own. A
+// module that breaks the contract is a *gate.ModuleError.
+func customEngine(mods []policy.Module, resolve bool) (*gate.Engine, error) {
+	key := strconv.FormatBool(resolve) + "\x00" + modulesDigest(mods)
+	customEngines.Lock()
+	if customEngines.key == key {
+		e := customEngines.engine
+		customEngines.Unlock()
+		return e, nil
+	}
+	customEngines.Unlock()
+	builtins, err := policy.Modules()
+	if err != nil {
+		return nil, fmt.Errorf("reading the built-in policy: %w", err)
+	}
+	e, err := gate.New(builtins, gate.Custom(mods), gate.ResolvePaths(resolve))
+	if err != nil {
+		return nil, err
+	}
+	customEngines.Lock()
+	customEngines.key, customEngines.engine = key, e
+	customEngines.Unlock()
+	return e, nil
+}
+
+// modulesDigest is the SHA-256 of modules, each by name and content, in
+// the order given.
+func modulesDigest(mods []policy.Module) string {
+	h := sha256.New()
+	for _, m := range mods {
+		h.Write([]byte(m.Name))
+		h.Write([]byte{0})
+		h.Write([]byte(m.Source))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// checksDigest names what judges: the embedded checks and schemas alone
+// (ChecksDigest), or with the operator's own modules.
+func checksDigest(custom []policy.Module) string {
+	if len(custom) == 0 {
+		return ChecksDigest()
+	}
+	sum := sha256.Sum256([]byte(ChecksDigest() + "\x00" + modulesDigest(custom)))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// aheadEngine is the engine of the folders of Options.Checks, compiled in
+// the background while the rest of the gate is built.
+type aheadEngine struct {
+	done   chan struct{}
+	mods   []policy.Module
+	engine *gate.Engine
+	err    error
+	panic  any
+}
+
+// peekCheckDirs says which folders of checks a gate will most likely
+// read, before the policy is validated: those of Options.Checks, and those
+// the policy document's checks field names, read without the schema. A
+// document without the word "checks" in it is not even decoded: the
+// built-in checks start compiling at once.
+func peekCheckDirs(ctx context.Context, opts Options, source, policyFile string, data []byte) []CheckSource {
+	var dirs []CheckSource
+	for _, d := range opts.Checks {
+		dirs = append(dirs, CheckSource{Dir: d})
+	}
+	if len(data) == 0 || !bytes.Contains(data, []byte("checks")) {
+		return dirs
+	}
+	syntax, err := plan.SyntaxOf(source)
+	if err != nil {
+		return dirs
+	}
+	v, err := plan.Decode(ctx, source, data, syntax, opts.Limits)
+	if err != nil {
+		return dirs
+	}
+	pol, _ := v.(map[string]any)
+	more, err := policyCheckDirs(source, policyFile, pol)
+	if err != nil {
+		return dirs
+	}
+	return append(dirs, more...)
+}
+
+// sameDirs tells whether two lists of folders are the same, in order.
+func sameDirs(a, b []CheckSource) bool {
+	return slices.EqualFunc(a, b, func(x, y CheckSource) bool { return x == y })
+}
+
+// compileAhead reads the folders and compiles them with the built-in
+// checks, in the background. Its errors are what New would return for
+// them.
+func compileAhead(ctx context.Context, opts Options, dirs []CheckSource) *aheadEngine {
+	a := &aheadEngine{done: make(chan struct{})}
+	go func() {
+		defer close(a.done)
+		defer func() { a.panic = recover() }() // raised again by wait, where the caller recovers it
+		ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+		defer cancel()
+		mods, err := readCheckDirs(ctx, dirs, opts.Limits.MaxBytes)
+		if err != nil {
+			a.err = AsError("checks", err)
+			return
+		}
+		builtins, err := policy.Modules()
+		if err != nil {
+			a.err = &Error{Kind: Internal, Msg: "internal error: reading the built-in policy: " + plan.OneLine(err.Error())}
+			return
+		}
+		if a.mods = gate.WithoutBuiltinCopies(builtins, mods); len(a.mods) == 0 {
+			return // copies of the built-in modules alone: the built-in checks judge
+		}
+		if a.engine, err = customEngine(a.mods, opts.ResolvePaths); err != nil {
+			a.err = AsError("checks", err)
+		}
+	}()
+	return a
+}
+
+// wait waits for the engine; a panic while building it is raised again.
+func (a *aheadEngine) wait() ([]policy.Module, *gate.Engine, error) {
+	<-a.done
+	if a.panic != nil {
+		panic(a.panic)
+	}
+	return a.mods, a.engine, a.err
+}

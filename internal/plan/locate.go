@@ -1,0 +1,312 @@
+package plan
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/spawngate/spawngate/internal/jsonpointer"
+)
+
+// Position is where a value is written in its document: 1-based line and
+// column (in characters, as every error message counts them).
+type Position struct {
+	Line, Column int
+}
+
+// Locate finds where the values at the pointers are written in a document
+// the loader has already read, so that a report can name a line and a
+// column and not only a JSON pointer. It reads the document again, once
+// for all the pointers, and only when a report has something to place. A
+// pointer to nothing (a key that is missing) gets the place of the nearest
+// value above it that exists; a value reached through a YAML alias gets the
+// alias's place where the pointer ends there, and the anchored value's
+// place inside it.
+func Locate(ctx context.Context, source string, data []byte, lim Limits, pointers []string) (map[string]Position, error) {
+	if len(pointers) == 0 {
+		return nil, nil
+	}
+	syntax, err := SyntaxOf(source)
+	if err != nil {
+		return nil, err
+	}
+	if syntax == Sniff {
+		syntax = YAML
+		if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && (t[0] == '{' || t[0] == '[') {
+			syntax = JSON
+		}
+	}
+	if syntax == JSON {
+		return locateJSON(source, data, pointers)
+	}
+	return locateYAML(data, pointers)
+}
+
+// A trie of the wanted pointers, by segment.
+type pointerTrie struct {
+	next map[string]*pointerTrie
+	at   int // offset of the value, -1 until seen
+}
+
+func newTrie(pointers []string) *pointerTrie {
+	root := &pointerTrie{at: -1}
+	for _, ptr := range pointers {
+		n := root
+		for _, seg := range segmentsOf(ptr) {
+			if n.next == nil {
+				n.next = map[string]*pointerTrie{}
+			}
+			c := n.next[seg]
+			if c == nil {
+				c = &pointerTrie{at: -1}
+				n.next[seg] = c
+			}
+			n = c
+		}
+	}
+	return root
+}
+
+// segmentsOf splits a JSON pointer into its unescaped segments.
+func segmentsOf(ptr string) []string {
+	if ptr == "" {
+		return nil
+	}
+	parts := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
+	for i, p := range parts {
+		parts[i] = jsonpointer.Unescape(p)
+	}
+	return parts
+}
+
+func locateJSON(source string, data []byte, pointers []string) (map[string]Position, error) {
+	root := newTrie(pointers)
+	sk := &skimmer{src: data}
+	sk.walk(root)
+	if sk.bad {
+		return nil, fmt.Errorf("%s: the document no longer reads as it did", source)
+	}
+	out := make(map[string]Position, len(pointers))
+	for _, ptr := range pointers {
+		at, n := root.at, root
+		for _, seg := range segmentsOf(ptr) {
+			if n = n.next[seg]; n == nil || n.at < 0 {
+				break
+			}
+			at = n.at
+		}
+		if at >= 0 {
+			line, col := position(data, at)
+			out[ptr] = Position{line, col}
+		}
+	}
+	return out, nil
+}
+
+// skimmer reads a JSON document the loader has already read (so it is
+// strict JSON within the limits) only as far as the wanted pointers go:
+// what no pointer enters is skipped, without building a value.
+type skimmer struct {
+	src []byte
+	pos int
+	bad bool // the document is not the one the loader read
+}
+
+func (s *skimmer) space() {
+	for s.pos < len(s.src) {
+		switch s.src[s.pos] {
+		case ' ', '\t', '\n', '\r':
+			s.pos++
+		default:
+			return
+		}
+	}
+}
+
+// walk records where the value at the skimmer's position starts, and goes
+// into it as far as the trie wants.
+func (s *skimmer) walk(n *pointerTrie) {
+	s.space()
+	if s.pos >= len(s.src) {
+		s.bad = true
+		return
+	}
+	n.at = s.pos
+	if n.next == nil {
+		s.skip()
+		return
+	}
+	switch s.src[s.pos] {
+	case '{':
+		s.pos++
+		for !s.bad {
+			s.space()
+			if s.pos < len(s.src) && s.src[s.pos] == '}' {
+				s.pos++
+				return
+			}
+			c := s.member(n)
+			s.space()
+			if s.pos >= len(s.src) || s.src[s.pos] != ':' {
+				s.bad = true
+				return
+			}
+			s.pos++
+			if c != nil {
+				s.walk(c)
+			} else {
+				s.space()
+				s.skip()
+			}
+			s.comma()
+		}
+	case '[':
+		s.pos++
+		var num [20]byte
+		for i := 0; !s.bad; i++ {
+			s.space()
+			if s.pos < len(s.src) && s.src[s.pos] == ']' {
+				s.pos++
+				return
+			}
+			if c := n.next[string(strconv.AppendInt(num[:0], int64(i), 10))]; c != nil {
+				s.walk(c)
+			} else {
+				s.space()
+				s.skip()
+			}
+			s.comma()
+		}
+	default:
+		s.skip()
+	}
+}
+
+// comma steps over the comma between two members or elements, if any.
+func (s *skimmer) comma() {
+	s.space()
+	if s.pos < len(s.src) && s.src[s.pos] == ',' {
+		s.pos++
+	}
+}
+
+// member reads an object key and returns the trie node it leads to, if
+// any; escapes are decoded only in a key that has some.
+func (s *skimmer) member(n *pointerTrie) *pointerTrie {
+	start := s.pos
+	s.skipString()
+	if s.bad {
+		return nil
+	}
+	raw := s.src[start+1 : s.pos-1]
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return n.next[string(raw)] // no copy: Go looks the bytes up as they are
+	}
+	var k string
+	if err := json.Unmarshal(s.src[start:s.pos], &k); err != nil {
+		s.bad = true
+		return nil
+	}
+	return n.next[k]
+}
+
+func (s *skimmer) skipString() {
+	if s.pos >= len(s.src) || s.src[s.pos] != '"' {
+		s.bad = true
+		return
+	}
+	for i := s.pos + 1; i < len(s.src); i++ {
+		switch s.src[i] {
+		case '\\':
+			i++
+		case '"':
+			s.pos = i + 1
+			return
+		}
+	}
+	s.bad = true
+}
+
+// skip steps over one value.
+func (s *skimmer) skip() {
+	if s.pos >= len(s.src) {
+		s.bad = true
+		return
+	}
+	switch s.src[s.pos] {
+	case '"':
+		s.skipString()
+	case '{', '[':
+		depth := 0
+		for s.pos < len(s.src) {
+			switch s.src[s.pos] {
+			case '"':
+				s.skipString()
+				if s.bad {
+					return
+				}
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					s.pos++
+					return
+				}
+			}
+			s.pos++
+		}
+		s.bad = true
+	default: // a number or a literal
+		for s.pos < len(s.src) {
+			switch s.src[s.pos] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				return
+			}
+			s.pos++
+		}
+	}
+}
+
+func locateYAML(data []byte, pointers []string) (map[string]Position, error) {
+	var doc yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil || len(doc.Content) == 0 {
+		return nil, fmt.Errorf("the document no longer reads as it did")
+	}
+	out := make(map[string]Position, len(pointers))
+	for _, ptr := range pointers {
+		n := doc.Content[0]
+		at := n
+		for _, seg := range segmentsOf(ptr) {
+			if n.Kind == yaml.AliasNode && n.Alias != nil {
+				n = n.Alias
+			}
+			var next *yaml.Node
+			switch n.Kind {
+			case yaml.MappingNode:
+				for i := 0; i+1 < len(n.Content); i += 2 {
+					if n.Content[i].Value == seg {
+						next = n.Content[i+1]
+						break
+					}
+				}
+			case yaml.SequenceNode:
+				if i, err := strconv.Atoi(seg); err == nil && i >= 0 && i < len(n.Content) && strconv.Itoa(i) == seg {
+					next = n.Content[i]
+				}
+			}
+			if next == nil {
+				break
+			}
+			n, at = next, next
+		}
+		out[ptr] = Position{at.Line, at.Column}
+	}
+	return out, nil
+}

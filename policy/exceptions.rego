@@ -1,0 +1,99 @@
+# METADATA
+# title: Which violations the operator's exceptions let through
+# description: >-
+#   Not a check: the gate asks it, after the checks have judged a child,
+#   which of the child's violations an exception of the operator policy
+#   lets through, and at the end of a plan, which exceptions expired or
+#   matched nothing. An excepted violation is still reported, with the
+#   exception's reason, and blocks nothing.
+package spawngate.exceptions
+
+import data.spawngate.lib
+
+# The operator's exceptions, in the order the policy lists them. A plan's
+# own policy cannot list any (the plan schema forbids the key), and they
+# are never read from it.
+exceptions := object.get(input, ["policies", "operator", "exceptions"], [])
+
+# The day the plan is judged (YYYY-MM-DD, UTC), which the gate passes in:
+# checks never read the clock. Dates written YYYY-MM-DD compare as text.
+today := input.today
+
+expired(x) if x.expires < today
+
+# excepted[v] is the first exception, by its index in the policy, that lets
+# violation v of the child (input.violations[v]) through.
+excepted[v] := min(matching) if {
+	some v, violation in input.violations
+	matching := {e | some e, x in exceptions; applies(x, violation)}
+	count(matching) > 0
+}
+
+# An exception applies to a violation when it names the violation's rule,
+# has not expired, and every selector it writes holds. It never applies to
+# a violation the plan's own policy refuses (so a plan's narrowing always
+# holds), nor to the schema step's (a child the schema refuses cannot be
+# judged by the other checks at all).
+applies(x, violation) if {
+	x.rule == violation.rule
+	violation.rule != "schema"
+	not refused_by_plan(violation)
+	not expired(x)
+	role_holds(x)
+	id_holds(x)
+	tool_holds(x, violation)
+	path_holds(x, violation)
+}
+
+# A violation is the plan policy's when the plan policy is among those
+# that refuse it; and, when the plan brings a policy, whenever the check
+# does not say which policies refuse (it may be the plan's narrowing: an
+# unknown is a refusal).
+refused_by_plan(violation) if "plan" in violation.policies
+
+refused_by_plan(violation) if {
+	not "policies" in object.keys(violation)
+	"plan" in object.keys(input.policies)
+}
+
+role_holds(x) if not "role" in object.keys(x)
+
+role_holds(x) if x.role == input.child.role
+
+id_holds(x) if not "id" in object.keys(x)
+
+# The gate passes the child's id only when the child is judged alone.
+id_holds(x) if x.id == input.child.id
+
+tool_holds(x, _) if not "tool" in object.keys(x)
+
+# A tool selector names the tool entry the violation is about, with a
+# pattern as in allowed_tools.
+tool_holds(x, violation) if {
+	regex.match(`^/tools/[0-9]+$`, violation.field)
+	is_string(violation.value)
+	lib.matches([x.tool], violation.value)
+}
+
+path_holds(x, _) if not "path" in object.keys(x)
+
+# A path selector names the path entry the violation is about: * matches
+# within one /-separated segment, ** across segments, ? one character.
+path_holds(x, violation) if {
+	regex.match(`^/paths/[0-9]+$`, violation.field)
+	is_string(violation.value)
+	glob.match(x.path, ["/"], violation.value)
+}
+
+# After the plan: the exceptions that expired, and those that, unexpired,
+# matched no violation of the plan (input.matched lists the ones that did).
+notes contains {"index": e, "status": "expired"} if {
+	some e, x in exceptions
+	expired(x)
+}
+
+notes contains {"index": e, "status": "unused"} if {
+	some e, x in exceptions
+	not expired(x)
+	not e in {m | some m in input.matched}
+}

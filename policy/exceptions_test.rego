@@ -1,0 +1,120 @@
+package spawngate.exceptions_test
+
+import data.spawngate.exceptions
+
+write_exception := {"rule": "tools.write", "tool": "shell.run", "reason": "OPS-12: the migration job", "expires": "2027-01-31"}
+
+shell_write := {"rule": "tools.write", "field": "/tools/1", "value": "shell.run", "policies": ["operator"]}
+
+judged(xs, child, violations) := {
+	"policies": {"operator": {"exceptions": xs}},
+	"today": "2026-12-01",
+	"child": child,
+	"violations": violations,
+}
+
+test_matching_exception_allowed if {
+	got := exceptions.excepted with input as judged([write_exception], {"role": "migrator"}, [shell_write])
+	got == {0: 0}
+}
+
+test_first_matching_exception_wins if {
+	second := object.union(write_exception, {"reason": "another"})
+	got := exceptions.excepted with input as judged([{"rule": "tools.write", "tool": "fs.*", "reason": "r", "expires": "2027-01-01"}, second, write_exception], {"role": "migrator"}, [shell_write])
+	got == {0: 1}
+}
+
+test_other_rule_not_excepted if {
+	got := exceptions.excepted with input as judged([write_exception], {"role": "migrator"}, [object.union(shell_write, {"rule": "tools.allowlist"})])
+	got == {}
+}
+
+test_other_tool_denied if {
+	got := exceptions.excepted with input as judged([write_exception], {"role": "migrator"}, [object.union(shell_write, {"value": "fs.delete"})])
+	got == {}
+}
+
+test_tool_selector_needs_a_tool_entry if {
+	budget := {"rule": "tools.write", "field": "/budget_tokens", "value": "shell.run", "policies": ["operator"]}
+	got := exceptions.excepted with input as judged([write_exception], {"role": "migrator"}, [budget])
+	got == {}
+}
+
+test_tool_pattern_matches_like_allowed_tools if {
+	x := object.union(write_exception, {"tool": "shell.*"})
+	exceptions.excepted == {0: 0} with input as judged([x], {"role": "migrator"}, [shell_write])
+	deep := object.union(shell_write, {"value": "shell.run.all"})
+	exceptions.excepted == {} with input as judged([x], {"role": "migrator"}, [deep])
+}
+
+test_plan_policy_refusal_never_excepted if {
+	both := object.union(shell_write, {"policies": ["operator", "plan"]})
+	exceptions.excepted == {} with input as judged([write_exception], {"role": "migrator"}, [both])
+	plan_only := object.union(shell_write, {"policies": ["plan"]})
+	exceptions.excepted == {} with input as judged([write_exception], {"role": "migrator"}, [plan_only])
+}
+
+test_violation_without_policies_may_be_excepted if {
+	x := {"rule": "agent.tools", "role": "helper", "reason": "reviewed", "expires": "2027-01-01"}
+	v := {"rule": "agent.tools", "field": "/tools", "value": null}
+	exceptions.excepted == {0: 0} with input as judged([x], {"role": "helper"}, [v])
+}
+
+test_unattributed_violation_not_excepted_under_a_plan_policy if {
+	x := {"rule": "agent.tools", "role": "helper", "reason": "reviewed", "expires": "2027-01-01"}
+	v := {"rule": "agent.tools", "field": "/tools", "value": null}
+	judged_input := object.union(judged([x], {"role": "helper"}, [v]), {"policies": {"operator": {"exceptions": [x]}, "plan": {}}})
+	exceptions.excepted == {} with input as judged_input
+}
+
+test_schema_never_excepted if {
+	x := {"rule": "schema", "role": "a", "reason": "r", "expires": "2027-01-01"}
+	v := {"rule": "schema", "field": "/extra", "value": 1}
+	exceptions.excepted == {} with input as judged([x], {"role": "a"}, [v])
+}
+
+test_role_selector if {
+	x := object.union(write_exception, {"role": "migrator"})
+	exceptions.excepted == {0: 0} with input as judged([x], {"role": "migrator"}, [shell_write])
+	exceptions.excepted == {} with input as judged([x], {"role": "reader"}, [shell_write])
+}
+
+test_id_selector_needs_the_child_alone if {
+	x := {"rule": "tools.write", "id": "job-7", "reason": "r", "expires": "2027-01-01"}
+	exceptions.excepted == {0: 0} with input as judged([x], {"role": "migrator", "id": "job-7"}, [shell_write])
+	exceptions.excepted == {} with input as judged([x], {"role": "migrator", "id": "job-8"}, [shell_write])
+	exceptions.excepted == {} with input as judged([x], {"role": "migrator"}, [shell_write])
+}
+
+test_path_selector if {
+	x := {"rule": "paths.escape", "path": "/srv/migrations/**", "reason": "r", "expires": "2027-01-01"}
+	inside := {"rule": "paths.escape", "field": "/paths/0", "value": "/srv/migrations/2026/a.sql", "policies": ["operator"]}
+	exceptions.excepted == {0: 0} with input as judged([x], {"role": "m"}, [inside])
+	outside := object.union(inside, {"value": "/srv/other"})
+	exceptions.excepted == {} with input as judged([x], {"role": "m"}, [outside])
+	not_a_path := object.union(inside, {"field": "/tools/0"})
+	exceptions.excepted == {} with input as judged([x], {"role": "m"}, [not_a_path])
+}
+
+test_expiry_day_still_applies if {
+	x := object.union(write_exception, {"expires": "2026-12-01"})
+	exceptions.excepted == {0: 0} with input as judged([x], {"role": "m"}, [shell_write])
+}
+
+test_expired_not_applied_and_noted if {
+	x := object.union(write_exception, {"expires": "2026-11-30"})
+	exceptions.excepted == {} with input as judged([x], {"role": "m"}, [shell_write])
+	exceptions.notes == {{"index": 0, "status": "expired"}} with input as object.union(judged([x], {}, []), {"matched": []})
+}
+
+test_unused_noted if {
+	used := write_exception
+	unused := object.union(write_exception, {"tool": "fs.delete"})
+	notes := exceptions.notes with input as object.union(judged([used, unused], {}, []), {"matched": [0]})
+	notes == {{"index": 1, "status": "unused"}}
+}
+
+test_no_exceptions_no_notes if {
+	exceptions.notes == set() with input as {"policies": {"operator": {}}, "today": "2026-12-01", "matched": []}
+	exceptions.excepted == {} with input as {"policies": {}, "today": "2026-12-01", "child": {"role": "a"}, "violations": [shell_write]}
+}
