@@ -12,6 +12,7 @@
 #   id: plan.budget
 #   severity: medium
 #   scope: plan
+#   when_set: [max_total_budget_tokens]
 package spawngate.checks.plan_budget
 
 import data.spawngate.lib

@@ -9,6 +9,7 @@
 #   id: plan.children
 #   severity: medium
 #   scope: plan
+#   when_set: [max_children]
 package spawngate.checks.plan_children
 
 import data.spawngate.lib

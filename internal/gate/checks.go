@@ -28,6 +28,12 @@ type Check struct {
 	// built-in one; File is the module that declares it, as it was named.
 	Custom bool
 	File   string
+	// WhenSet, for a check of the whole plan, names the policy keys it
+	// depends on (custom.when_set): it can refuse only when a policy that
+	// applies sets one of them, and the gate runs it only then. A check of
+	// every child of a large plan at once is costly, and most policies set
+	// no plan limit.
+	WhenSet []string
 }
 
 // The scopes a check may declare in custom.scope.
@@ -51,6 +57,7 @@ var checksRoot = ast.MustParseRef("data.spawngate.checks")
 
 var (
 	ruleID     = regexp.MustCompile(`^[a-z][a-z0-9_-]*(\.[a-z][a-z0-9_-]*)+$`)
+	policyKey  = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 	severities = map[string]bool{"critical": true, "high": true, "medium": true, "low": true}
 )
 
@@ -224,6 +231,19 @@ func fromMetadata(chk *Check, a *metadata) error {
 		return fmt.Errorf("METADATA has no title")
 	case strings.TrimSpace(a.Description) == "":
 		return fmt.Errorf("METADATA has no description")
+	}
+	if raw, ok := a.Custom["when_set"]; ok {
+		list, isList := raw.([]any)
+		if !isList || len(list) == 0 || scope != ScopePlan {
+			return fmt.Errorf("custom.when_set must be a list of policy keys, for a check of the whole plan (custom.scope: plan)")
+		}
+		for _, k := range list {
+			key, _ := k.(string)
+			if !policyKey.MatchString(key) {
+				return fmt.Errorf("custom.when_set: %v is not a policy key", k)
+			}
+			chk.WhenSet = append(chk.WhenSet, key)
+		}
 	}
 	chk.ID, chk.Severity, chk.Scope = id, severity, scope
 	chk.Title, chk.Description = strings.TrimSpace(a.Title), strings.TrimSpace(a.Description)

@@ -27,9 +27,13 @@ import (
 // Engine judges plans. Build one per process with New; Evaluate may then be
 // called for many plans, also concurrently.
 type Engine struct {
-	compiler     *ast.Compiler
-	childQuery   *query        // the checks that judge each child on its own
-	planQuery    *query        // the checks that judge the plan as a whole; nil when none do
+	compiler   *ast.Compiler
+	childQuery *query  // the checks that judge each child on its own
+	planQuery  *query  // the checks that judge the plan as a whole; nil when none do
+	planChecks []Check // the same checks
+	// planQueries holds a query for each set of plan checks that apply
+	// (custom.when_set), by their IDs, compiled when first needed.
+	planQueries  sync.Map
 	store        storage.Store // empty: the checks read only input
 	checks       []Check       // every check, by ID
 	abstracted   []string      // child keys no check may see (plan.Abstracted)
@@ -44,6 +48,55 @@ type Engine struct {
 	// exceptions are the queries of policy/exceptions.rego, compiled when
 	// a policy first has exceptions.
 	exceptions exceptionQueries
+}
+
+// planQueryFor is the query of the plan checks that apply under the
+// policies: every one without custom.when_set, and those whose keys a
+// policy sets; nil when none does.
+func (e *Engine) planQueryFor(policies map[string]any) (*query, error) {
+	if e.planQuery == nil {
+		return nil, nil
+	}
+	var apply []Check
+	var ids strings.Builder
+	for _, chk := range e.planChecks {
+		if applies(chk, policies) {
+			apply = append(apply, chk)
+			ids.WriteString(chk.ID)
+			ids.WriteByte(0)
+		}
+	}
+	switch len(apply) {
+	case 0:
+		return nil, nil
+	case len(e.planChecks):
+		return e.planQuery, nil
+	}
+	if q, ok := e.planQueries.Load(ids.String()); ok {
+		return q.(*query), nil
+	}
+	q, err := prepare(e.compiler, apply)
+	if err != nil {
+		return nil, err
+	}
+	e.planQueries.Store(ids.String(), q)
+	return q, nil
+}
+
+// applies tells whether a plan check can refuse under the policies.
+func applies(chk Check, policies map[string]any) bool {
+	if len(chk.WhenSet) == 0 {
+		return true
+	}
+	for _, p := range policies {
+		pol, _ := p.(map[string]any)
+		for _, k := range chk.WhenSet {
+			if _, ok := pol[k]; ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // planFindings is what the plan checks found of one plan: by group, and of
@@ -211,6 +264,7 @@ func New(modules []policy.Module, opts ...Option) (*Engine, error) {
 		return nil, err
 	}
 	if len(byScope[1]) > 0 {
+		e.planChecks = byScope[1]
 		if e.planQuery, err = prepare(compiler, byScope[1]); err != nil {
 			return nil, err
 		}
@@ -369,7 +423,9 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 	if remember {
 		policiesKey = plan.Key(policies) + "\x00"
 	}
-	if e.planQuery != nil {
+	if pq, err := e.planQueryFor(policies); err != nil {
+		return report.Result{}, err
+	} else if pq != nil {
 		// The plan checks see every representative at once, and how many
 		// children each stands for. What they found is remembered for the
 		// same policies, the same groups in the same order and the same
@@ -382,6 +438,10 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 		var key strings.Builder
 		if remember {
 			key.WriteString(policiesKey)
+			for _, chk := range pq.checks {
+				key.WriteString(chk.ID)
+				key.WriteByte(0)
+			}
 			for k := range reps {
 				key.WriteString(keys[k])
 				key.WriteByte(0)
@@ -395,7 +455,7 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 		}
 		if !ok {
 			var err error
-			if pf.found, pf.whole, err = e.evaluateAll(ctx, e.planQuery, in, judged, members); err != nil {
+			if pf.found, pf.whole, err = e.evaluateAll(ctx, pq, in, judged, members); err != nil {
 				return report.Result{}, err
 			}
 			if remember {

@@ -544,3 +544,46 @@ func TestPlanFindingsAreRememberedByMembers(t *testing.T) {
 		}
 	}
 }
+
+// A check of the whole plan that declares custom.when_set runs only when a
+// policy that applies sets one of those keys: here it refuses every plan it
+// sees, so what it reports says whether it ran.
+func TestPlanCheckRunsWhenItsKeysAreSet(t *testing.T) {
+	mods, err := policy.Modules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := strings.Replace(goodMeta, "x.ok", "plan.always\n#   scope: plan\n#   when_set: [max_children]", 1)
+	always := module("spawngate.checks.plan_always", meta, `deny contains {"field": "/plan", "message": "ran"} if true`)
+	e, err := gate.New(append(mods, always))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := `{"plan": [{"role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 1}]%s}`
+	for _, tc := range []struct {
+		operator, plan string
+		ran            bool
+	}{
+		{operatorPolicy, "", false},
+		{strings.Replace(operatorPolicy, "}", `, "max_children": 5}`, 1), "", true},
+		{operatorPolicy, `, "policy": {"allowed_tools": ["fs.read"], "workspace_root": "/repo/workspace", "budget_cap_tokens": 10, "max_children": 5}`, true},
+	} {
+		res, err := e.Evaluate(context.Background(), mustPolicy(t, tc.operator), mustPlan(t, fmt.Sprintf(p, tc.plan)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ran := len(res.Violations) == 1; ran != tc.ran {
+			t.Errorf("operator %s, plan %q: ran %v, want %v", tc.operator, tc.plan, ran, tc.ran)
+		}
+	}
+	for _, bad := range []string{
+		strings.Replace(goodMeta, "x.ok", "x.bad\n#   when_set: [max_children]", 1),                // a child check
+		strings.Replace(goodMeta, "x.ok", "x.bad\n#   scope: plan\n#   when_set: []", 1),           // nothing named
+		strings.Replace(goodMeta, "x.ok", "x.bad\n#   scope: plan\n#   when_set: max_children", 1), // not a list
+		strings.Replace(goodMeta, "x.ok", "x.bad\n#   scope: plan\n#   when_set: [Max-Children]", 1),
+	} {
+		if _, err := gate.New(append(mods, module("spawngate.checks.bad", bad, denyNone))); err == nil || !strings.Contains(err.Error(), "when_set") {
+			t.Errorf("METADATA\n%s\nbuilt an engine (%v), want a when_set error", bad, err)
+		}
+	}
+}

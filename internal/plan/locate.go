@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
@@ -91,7 +93,7 @@ func locateJSON(source string, data []byte, pointers []string) (map[string]Posit
 	if sk.bad {
 		return nil, fmt.Errorf("%s: the document no longer reads as it did", source)
 	}
-	out := make(map[string]Position, len(pointers))
+	offsets := make(map[string]int, len(pointers))
 	for _, ptr := range pointers {
 		at, n := root.at, root
 		for _, seg := range segmentsOf(ptr) {
@@ -101,11 +103,41 @@ func locateJSON(source string, data []byte, pointers []string) (map[string]Posit
 			at = n.at
 		}
 		if at >= 0 {
-			line, col := position(data, at)
-			out[ptr] = Position{line, col}
+			offsets[ptr] = at
 		}
 	}
-	return out, nil
+	return positions(data, offsets), nil
+}
+
+// positions turns byte offsets into lines and columns in one pass over the
+// document, however many there are.
+func positions(data []byte, offsets map[string]int) map[string]Position {
+	sorted := make([]int, 0, len(offsets))
+	for _, at := range offsets {
+		sorted = append(sorted, at)
+	}
+	slices.Sort(sorted)
+	sorted = slices.Compact(sorted)
+	at := make(map[int]Position, len(sorted))
+	line, start, from := 1, 0, 0
+	for _, off := range sorted {
+		for {
+			i := bytes.IndexByte(data[from:off], '\n')
+			if i < 0 {
+				break
+			}
+			line++
+			from += i + 1
+			start = from
+		}
+		at[off] = Position{line, utf8.RuneCount(data[start:off]) + 1}
+		from = off
+	}
+	out := make(map[string]Position, len(offsets))
+	for ptr, off := range offsets {
+		out[ptr] = at[off]
+	}
+	return out
 }
 
 // skimmer reads a JSON document the loader has already read (so it is

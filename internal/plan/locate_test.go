@@ -138,3 +138,75 @@ func TestLocateEveryValue(t *testing.T) {
 		}
 	}
 }
+
+// FuzzLocate: whatever document the readers accept, Locate finds every
+// value in it; in JSON, the text at each place is the value's own.
+func FuzzLocate(f *testing.F) {
+	for _, seed := range []string{
+		`{"plan": [{"role": "a", "tools": ["fs.read", "x\"y"], "paths": [], "budget_tokens": 1}]}`,
+		"{\"a\\u002fb\": {\"c\": [1, 2.5e3, true, null, \"\\\\\"]}, \"\u00fc\": \"\u00e9\"}",
+		"[\n  [],\n  {},\n  \"\"\n]",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := plan.Decode(context.Background(), "doc.json", data, plan.JSON, plan.DefaultLimits)
+		if err != nil {
+			return
+		}
+		var ptrs []string
+		var walk func(ptr string, v any)
+		walk = func(ptr string, v any) {
+			if len(ptrs) > 2000 {
+				return
+			}
+			ptrs = append(ptrs, ptr)
+			switch v := v.(type) {
+			case map[string]any:
+				for k, x := range v {
+					walk(jsonpointer.Join(ptr, k), x)
+				}
+			case []any:
+				for i, x := range v {
+					walk(ptr+"/"+strconv.Itoa(i), x)
+				}
+			}
+		}
+		walk("", v)
+		got, err := plan.Locate(context.Background(), "doc.json", data, plan.DefaultLimits, ptrs)
+		if err != nil {
+			t.Fatalf("Locate: %v", err)
+		}
+		lines := strings.Split(string(data), "\n")
+		for _, ptr := range ptrs {
+			pos, ok := got[ptr]
+			if !ok || pos.Line < 1 || pos.Line > len(lines) {
+				t.Fatalf("%q at %v (found %v)", ptr, pos, ok)
+			}
+			line := []rune(lines[pos.Line-1])
+			if pos.Column < 1 || pos.Column > len(line) {
+				t.Fatalf("%q at %v, past its line %q", ptr, pos, string(line))
+			}
+			at := string(line[pos.Column-1:])
+			x, _ := jsonpointer.Lookup(v, ptr)
+			var want string
+			switch x := x.(type) {
+			case map[string]any:
+				want = "{"
+			case []any:
+				want = "["
+			case string:
+				want = `"`
+			case nil:
+				want = "null"
+			case bool:
+				want = strconv.FormatBool(x)
+			case json.Number:
+				want = string(x)
+			}
+			if !strings.HasPrefix(at, want) {
+				t.Fatalf("%q at %v reads %q, want %q", ptr, pos, at, want)
+			}
+		}
+	})
+}
