@@ -66,10 +66,10 @@ func planOf(children ...string) string {
 }
 
 const (
-	childKeys  = "agent, brief, budget_tokens, id, metadata, model, paths, role, tools"
-	policyKeys = "allow_spawn, allow_write, allowed_models, allowed_tools, budget_cap_tokens, checks, exceptions, max_children, max_total_budget_tokens, roles, spawn_tools, unknown_roles, workspace_root, write_tools"
+	childKeys  = "agent, bindings, brief, brief_unreadable, budget_tokens, children, env, id, metadata, model, paths, role, task_id, tools"
+	policyKeys = "allow_spawn, allow_write, allowed_models, allowed_tools, brief_retask, brief_secrets, brief_unreadable, budget_cap_tokens, checks, exceptions, max_children, max_depth, max_descendants, max_total_budget_tokens, roles, spawn_tools, task_ownership, unknown_roles, workspace_root, write_tools"
 	// planPolicyKeys are those a plan's own policy may set.
-	planPolicyKeys = "allow_spawn, allow_write, allowed_models, allowed_tools, budget_cap_tokens, max_children, max_total_budget_tokens, spawn_tools, workspace_root, write_tools"
+	planPolicyKeys = "allow_spawn, allow_write, allowed_models, allowed_tools, brief_retask, brief_secrets, brief_unreadable, budget_cap_tokens, max_children, max_depth, max_descendants, max_total_budget_tokens, spawn_tools, task_ownership, workspace_root, write_tools"
 	rootTitle      = "an absolute, normalized POSIX path made of A-Z a-z 0-9 . _ - @ (no trailing /, no . or .. segments, no segment ending in a dot or naming a Windows device)"
 	wholeTitle     = "a positive whole number written without a fraction or exponent"
 	patternTitle   = "a tool name or glob pattern made of A-Z a-z 0-9 _ . : - * ?"
@@ -135,12 +135,12 @@ plan:
 	{name: "plan is a number", in: `{"plan":3}`, err: "plan.json: /plan: must be a list, not a number"},
 	{name: "plan is empty", in: `{"plan":[]}`, err: "plan.json: /plan: the plan lists no children: nothing to check"},
 	{name: "plan is empty in yaml", source: "plan.yaml", in: "plan: []\n", err: "plan.yaml: /plan: the plan lists no children: nothing to check"},
-	{name: "unknown top-level key", in: `{"plan":[` + okChild + `],"plans":[]}`, err: `plan.json: /plans: unknown key "plans" (allowed: plan, policy)`},
+	{name: "unknown top-level key", in: `{"plan":[` + okChild + `],"plans":[]}`, err: `plan.json: /plans: unknown key "plans" (allowed: parent, plan, policy)`},
 	{name: "misspelled plan", in: `{"plans":[` + okChild + `]}`, err: `plan.json: /plan: required key "plan" is missing (and 1 more problem)`},
-	{name: "three unknown keys", in: `{"plan":[` + okChild + `],"c":1,"a":1,"b":1}`, err: `plan.json: /a: unknown key "a" (allowed: plan, policy) (and 2 more problems)`},
-	{name: "unknown key with a slash", in: `{"plan":[` + okChild + `],"a/b~":1}`, err: `plan.json: /a~1b~0: unknown key "a/b~" (allowed: plan, policy)`},
-	{name: "unknown key with a newline", in: `{"plan":[` + okChild + `],"a\nb":1}`, err: `plan.json: "/a\nb": unknown key "a\nb" (allowed: plan, policy)`},
-	{name: "document problem hides child issues", in: `{"plan":[1],"x":1}`, err: `plan.json: /x: unknown key "x" (allowed: plan, policy)`},
+	{name: "three unknown keys", in: `{"plan":[` + okChild + `],"c":1,"a":1,"b":1}`, err: `plan.json: /a: unknown key "a" (allowed: parent, plan, policy) (and 2 more problems)`},
+	{name: "unknown key with a slash", in: `{"plan":[` + okChild + `],"a/b~":1}`, err: `plan.json: /a~1b~0: unknown key "a/b~" (allowed: parent, plan, policy)`},
+	{name: "unknown key with a newline", in: `{"plan":[` + okChild + `],"a\nb":1}`, err: `plan.json: "/a\nb": unknown key "a\nb" (allowed: parent, plan, policy)`},
+	{name: "document problem hides child issues", in: `{"plan":[1],"x":1}`, err: `plan.json: /x: unknown key "x" (allowed: parent, plan, policy)`},
 
 	// the plan's policy
 	{name: "policy is empty", in: `{"plan":[` + okChild + `],"policy":{}}`,
