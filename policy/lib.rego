@@ -340,3 +340,41 @@ members := input.members if {
 
 # How many children the plan has, counting every member of every group.
 plan_size := sum(members)
+
+# The plan tree. A child may carry children of its own; the gate judges
+# every child of the tree, each in input.children, and gives each of a
+# nested plan a tree object: its depth (1 for the plan's own children, more
+# when the plan's parent block says how deep the parent is), the pointer of
+# its parent ("/plan/0", "/plan/0/children/2", or "/parent" for the plan's
+# parent block), and how many children (spawns) and descendants it has.
+# input.parents holds what each parent was given (role, tools, paths,
+# budget_tokens, brief, depth) by that pointer, and the sum of its
+# children's budgets as children_budget_tokens when every one is a positive
+# whole number. A flat plan has neither, and every child is at depth 1.
+parents := object.get(input, "parents", {})
+
+default_tree := {"depth": 1, "spawns": 0, "descendants": 0}
+
+tree(child) := object.union(default_tree, child.tree) if {
+	is_object(child.tree)
+} else := default_tree
+
+# The children that answer to a parent, by index: that parent. (Nothing is
+# looked at in a plan without parents.)
+parented := {i: parent |
+	count(parents) > 0
+	some i, child in children
+	parent := parents[child.tree.parent]
+}
+
+# The pointer of a child's parent, as messages name it ("its parent
+# /plan/0 (role "lead")", "the plan's parent (role "lead")").
+parent_name(i) := sprintf("the plan's parent%s", [role_suffix(parents["/parent"])]) if {
+	children[i].tree.parent == "/parent"
+} else := sprintf("its parent %s%s", [ptr, role_suffix(parents[ptr])]) if {
+	ptr := children[i].tree.parent
+}
+
+role_suffix(parent) := sprintf(" (role %s)", [show(parent.role)]) if {
+	is_string(parent.role)
+} else := ""

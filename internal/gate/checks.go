@@ -34,6 +34,12 @@ type Check struct {
 	// every child of a large plan at once is costly, and most policies set
 	// no plan limit.
 	WhenSet []string
+	// Reads, for such a check, names the child keys that grant nothing
+	// which it reads (custom.reads: brief, metadata...). No other check
+	// may mention them, and when a check that reads applies, the gate
+	// judges every child on its own: children that differ only in those
+	// keys are no longer alike.
+	Reads []string
 }
 
 // The scopes a check may declare in custom.scope.
@@ -245,6 +251,19 @@ func fromMetadata(chk *Check, a *metadata) error {
 			chk.WhenSet = append(chk.WhenSet, key)
 		}
 	}
+	if raw, ok := a.Custom["reads"]; ok {
+		list, isList := raw.([]any)
+		if !isList || len(list) == 0 || len(chk.WhenSet) == 0 {
+			return fmt.Errorf("custom.reads must be a list of child keys, for a check of the whole plan that declares custom.when_set")
+		}
+		for _, k := range list {
+			key, _ := k.(string)
+			if !policyKey.MatchString(key) {
+				return fmt.Errorf("custom.reads: %v is not a child key", k)
+			}
+			chk.Reads = append(chk.Reads, key)
+		}
+	}
 	chk.ID, chk.Severity, chk.Scope = id, severity, scope
 	chk.Title, chk.Description = strings.TrimSpace(a.Title), strings.TrimSpace(a.Description)
 	return nil
@@ -276,19 +295,24 @@ var exceptionsPackage = ast.MustParseRef("data.spawngate.exceptions")
 // plan.Abstracted). The checks never see those keys (Evaluate removes
 // them), so a check reading one would silently read nothing; this says so
 // at start-up instead.
-func readsNoAbstractedField(c *ast.Compiler, names []string) error {
+func readsNoAbstractedField(c *ast.Compiler, names []string, checks []Check) error {
 	forbidden := map[string]bool{}
 	for _, n := range names {
 		forbidden[n] = true
+	}
+	declared := map[string][]string{} // by package: the keys its check reads
+	for _, chk := range checks {
+		declared[chk.Package] = chk.Reads
 	}
 	for _, name := range sortedKeys(c.Modules) {
 		if c.Modules[name].Package.Path.Equal(exceptionsPackage) {
 			continue // it reads the exceptions, never a child (policy/exceptions.rego)
 		}
+		reads := declared[pkgName(c.Modules[name].Package.Path)]
 		var found string
 		line := 0
 		ast.WalkTerms(c.Modules[name], func(t *ast.Term) bool {
-			if s, ok := t.Value.(ast.String); ok && forbidden[string(s)] && found == "" {
+			if s, ok := t.Value.(ast.String); ok && forbidden[string(s)] && !slices.Contains(reads, string(s)) && found == "" {
 				found = string(s)
 				if t.Location != nil {
 					line = t.Location.Row

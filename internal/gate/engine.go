@@ -117,6 +117,24 @@ type query struct {
 	checks []Check  // in the order of the bindings
 }
 
+// reads is every child key the query's checks read that grants nothing
+// (Check.Reads), or nil when they read none.
+func (q *query) reads() map[string]bool {
+	if q == nil {
+		return nil
+	}
+	var keep map[string]bool
+	for _, chk := range q.checks {
+		for _, k := range chk.Reads {
+			if keep == nil {
+				keep = map[string]bool{}
+			}
+			keep[k] = true
+		}
+	}
+	return keep
+}
+
 // Option changes how an Engine judges.
 type Option func(*Engine)
 
@@ -248,7 +266,7 @@ func New(modules []policy.Module, opts ...Option) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := readsNoAbstractedField(compiler, abstracted); err != nil {
+	if err := readsNoAbstractedField(compiler, abstracted, checks); err != nil {
 		return nil, policyError(err, len(custom) > 0)
 	}
 	e.compiler, e.checks, e.abstracted, e.custom = compiler, checks, abstracted, nil
@@ -394,13 +412,27 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 			reps[i], group[i] = i, i
 		}
 	}
+	pq, err := e.planQueryFor(policies)
+	if err != nil {
+		return report.Result{}, err
+	}
+	// A plan check that reads what grants nothing (a brief) applies: then
+	// children that differ only in it differ, and each is judged alone.
+	keep := pq.reads()
+	if keep != nil {
+		alone := make([]bool, len(p.Children))
+		for i := range alone {
+			alone[i] = true
+		}
+		reps, group, keys, groupIssues = split(reps, group, keys, groupIssues, alone)
+	}
 	// The checks see each representative without the keys its members may
 	// differ in, so no check can judge one member by another's values.
 	judged := make([]any, len(reps))
 	for k, i := range reps {
-		judged[k] = e.without(p.Children[i])
+		judged[k] = e.judged(p, i, keep)
 	}
-	in, err := e.newInputs(ctx, policies, names, judged)
+	in, err := e.newInputs(ctx, policies, names, p)
 	if err != nil {
 		return report.Result{}, err
 	}
@@ -409,7 +441,7 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 		reps, group, keys, groupIssues = splitNamed(p.Children, reps, group, keys, groupIssues, exc.named)
 		judged = judged[:0]
 		for _, i := range reps {
-			judged = append(judged, e.without(p.Children[i]))
+			judged = append(judged, e.judged(p, i, keep))
 		}
 	}
 	f := newFindings(p, reps, group, groupIssues, o.maxListed)
@@ -418,14 +450,14 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 	// policies is remembered (child checks judge each child on its own, and
 	// nothing but the policies and the child goes into what they find).
 	// With --resolve-paths the filesystem goes in too, so nothing is.
-	remember := e.decisions != nil && !e.resolvePaths && len(keys) == len(reps)
+	// What a check that reads a brief found is not remembered: the keys
+	// of groups do not hold what it read.
+	remember := e.decisions != nil && !e.resolvePaths && len(keys) == len(reps) && keep == nil
 	var policiesKey string
 	if remember {
 		policiesKey = plan.Key(policies) + "\x00"
 	}
-	if pq, err := e.planQueryFor(policies); err != nil {
-		return report.Result{}, err
-	} else if pq != nil {
+	if pq != nil {
 		// The plan checks see every representative at once, and how many
 		// children each stands for. What they found is remembered for the
 		// same policies, the same groups in the same order and the same
@@ -529,16 +561,26 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 // in OPA's form, and what --resolve-paths learned of the roots.
 type inputs struct {
 	policies ast.Value
+	parents  *ast.Term      // what the checks may read of each parent in a nested plan; nil when none
 	roots    map[string]any // resolved roots by policy; nil without --resolve-paths
 	planRoot string         // the root relative paths are read against
 }
 
-func (e *Engine) newInputs(ctx context.Context, policies map[string]any, names []string, judged []any) (*inputs, error) {
+func (e *Engine) newInputs(ctx context.Context, policies map[string]any, names []string, p *plan.Plan) (*inputs, error) {
 	pv, err := ast.InterfaceToValue(policies)
 	if err != nil {
 		return nil, fmt.Errorf("building the policy input: %w", err)
 	}
 	in := &inputs{policies: pv}
+	if p.Parents != nil {
+		// Built once and shared by every batch: a batch looks up only the
+		// parents of its children.
+		parents, err := ast.InterfaceToValue(p.Parents)
+		if err != nil {
+			return nil, fmt.Errorf("building the policy input: %w", err)
+		}
+		in.parents = ast.NewTerm(parents)
+	}
 	in.planRoot, _ = policies[names[len(names)-1]].(map[string]any)["workspace_root"].(string)
 	if e.resolvePaths {
 		if in.roots, err = resolveRoots(policies); err != nil {
@@ -575,6 +617,9 @@ func (e *Engine) evaluateAll(ctx context.Context, q *query, in *inputs, batch []
 		return nil, nil, fmt.Errorf("building the policy input: %w", err)
 	}
 	input.Insert(ast.InternedTerm("float_literals"), ast.NewTerm(literals))
+	if in.parents != nil {
+		input.Insert(ast.InternedTerm("parents"), in.parents)
+	}
 	if members != nil {
 		m, err := ast.InterfaceToValue(members)
 		if err != nil {
@@ -639,16 +684,39 @@ func (e *Engine) evaluateAll(ctx context.Context, q *query, in *inputs, batch []
 	return found, whole, nil
 }
 
+// judged is child i as the checks see it: without the keys its group's
+// members may differ in (but those in keep, which the checks that apply
+// read), without its children list, and in a nested plan with its place in
+// the tree (plan.Plan.TreeOf).
+func (e *Engine) judged(p *plan.Plan, i int, keep map[string]bool) any {
+	c := e.without(p.Children[i], keep)
+	if p.Tree == nil {
+		return c
+	}
+	obj, ok := c.(map[string]any)
+	if !ok {
+		return c
+	}
+	out := make(map[string]any, len(obj)+1)
+	for k, v := range obj {
+		if k != "children" {
+			out[k] = v
+		}
+	}
+	out["tree"] = p.TreeOf(i)
+	return out
+}
+
 // without returns a child without the abstracted keys, or the child itself
 // when it has none of them or is not an object.
-func (e *Engine) without(child any) any {
+func (e *Engine) without(child any, keep map[string]bool) any {
 	obj, ok := child.(map[string]any)
 	if !ok {
 		return child
 	}
 	found := false
 	for _, k := range e.abstracted {
-		if _, ok := obj[k]; ok {
+		if _, ok := obj[k]; ok && !keep[k] {
 			found = true
 			break
 		}
@@ -661,7 +729,9 @@ func (e *Engine) without(child any) any {
 		out[k] = v
 	}
 	for _, k := range e.abstracted {
-		delete(out, k)
+		if !keep[k] {
+			delete(out, k)
+		}
 	}
 	return out
 }

@@ -58,6 +58,12 @@ func TestBuiltinChecks(t *testing.T) {
 		"roles.unknown":     "high",
 		"plan.children":     "medium",
 		"plan.budget":       "medium",
+		"tree.tools":        "high",
+		"tree.paths":        "critical",
+		"tree.budget":       "medium",
+		"tree.spawn":        "high",
+		"tree.depth":        "high",
+		"tree.descendants":  "medium",
 	}
 	got := map[string]string{}
 	for _, c := range builtin(t).Checks() {
@@ -116,7 +122,7 @@ func TestNewRefusesPoliciesItCannotTrust(t *testing.T) {
 		{"random built-in", []policy.Module{module("spawngate.checks.a", goodMeta, `deny contains v if { v := rand.intn("x", 2) }`)}, "rand.intn"},
 		{"signing with randomness", []policy.Module{module("spawngate.checks.a", goodMeta, `deny contains v if { v := io.jwt.encode_sign({"alg": "HS256"}, {}, {"kty": "oct", "k": "a"}) }`)}, "io.jwt.encode_sign"},
 		{"verifying against the clock", []policy.Module{module("spawngate.checks.a", goodMeta, `deny contains v if { v := io.jwt.decode_verify("x", {"secret": "s"}) }`)}, "io.jwt.decode_verify"},
-		{"reads a field that grants nothing", []policy.Module{module("spawngate.checks.a", goodMeta, `deny contains v if { some child in input.children; v := child.metadata }`)}, `mentions "metadata": checks may not read a child's brief, id, metadata`},
+		{"reads a field that grants nothing", []policy.Module{module("spawngate.checks.a", goodMeta, `deny contains v if { some child in input.children; v := child.metadata }`)}, `mentions "metadata": checks may not read a child's brief, brief_unreadable, id, metadata`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -243,6 +243,12 @@ func splitNamed(children []any, reps, group []int, keys []string, issues [][]pla
 	if !some {
 		return reps, group, keys, issues
 	}
+	return split(reps, group, keys, issues, alone)
+}
+
+// split makes each child marked alone a group of its own; the others keep
+// their groups, numbered by their first member.
+func split(reps, group []int, keys []string, issues [][]plan.Issue, alone []bool) ([]int, []int, []string, [][]plan.Issue) {
 	withKeys := len(keys) == len(reps)
 	var nreps []int
 	var nkeys []string

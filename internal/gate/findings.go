@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spawngate/spawngate/internal/plan"
@@ -179,6 +178,9 @@ func (f *findings) assemble(ctx context.Context, policies []string, group []int)
 		}
 		n := f.count[k] + len(own)
 		ch := report.Child{Index: i, Verdict: report.Pass, Violations: []report.Violation{}}
+		if p.Tree != nil && p.Tree[i].Parent >= 0 {
+			ch.Pointer = p.Tree[i].Pointer
+		}
 		if obj, ok := p.Children[i].(map[string]any); ok {
 			ch.Role, _ = obj["role"].(string)
 		}
@@ -189,7 +191,7 @@ func (f *findings) assemble(ctx context.Context, policies []string, group []int)
 		case n == 0:
 		case left > 0 && f.kept[k]:
 			vs := make([]report.Violation, 0, min(n, left+len(own)))
-			prefix := "/plan/" + strconv.Itoa(i)
+			prefix := p.Pointer(i)
 			for _, v := range f.list[k] {
 				if len(vs) == left+len(own) {
 					break

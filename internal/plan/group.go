@@ -74,6 +74,9 @@ type grouper struct {
 	buf      []byte
 	keys     []string
 	index    map[string]int
+	// suffix, when set, is added to each child's key: where the child sits
+	// in a nested plan (tree.go).
+	suffix []string
 }
 
 // group returns, for each group, the index of its first child (the
@@ -92,6 +95,9 @@ func (g *grouper) group(ctx context.Context, children []any) (reps []int, keys [
 		}
 		g.buf = g.buf[:0]
 		g.child(c)
+		if g.suffix != nil {
+			g.buf = append(g.buf, g.suffix[i]...)
+		}
 		k, ok := g.index[string(g.buf)]
 		if !ok {
 			k = len(reps)

@@ -14,7 +14,7 @@ import (
 // and length; role and model have a pattern and count.
 func TestAbstractedFields(t *testing.T) {
 	got, err := plan.Abstracted()
-	if err != nil || !slices.Equal(got, []string{"brief", "id", "metadata"}) {
+	if err != nil || !slices.Equal(got, []string{"brief", "brief_unreadable", "id", "metadata"}) {
 		t.Fatalf("abstracted %v, %v", got, err)
 	}
 }

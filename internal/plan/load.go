@@ -38,6 +38,15 @@ type Plan struct {
 	// Issues are the violations of one child alone: an id another child
 	// also uses. Each refuses its child.
 	Issues []Issue
+	// Tree places each child in the plan tree when the plan is nested (a
+	// child has children) or has a parent block; nil otherwise, and then
+	// child i is /plan/i. See tree.go.
+	Tree []Node
+	// Parent is the plan's parent block, or nil.
+	Parent map[string]any
+	// Parents holds what the checks may read of each parent, by the
+	// pointer its children name it by; nil when Tree is.
+	Parents map[string]any
 }
 
 // ChildIssues lists every issue of every child, the group issues repeated
@@ -135,14 +144,22 @@ func (l *Loader) Plan(ctx context.Context, source string, data []byte) (*Plan, e
 		if len(children) > l.limits.MaxChildren {
 			return nil, &Error{Source: source, Pointer: "/plan", Msg: fmt.Sprintf("%d children, more than %d", len(children), l.limits.MaxChildren), Limit: "max-children"}
 		}
-		if err := l.checkEntries(source, children); err != nil {
+		p.Parent, _ = doc["parent"].(map[string]any)
+		if children, p.Tree, err = flatten(ctx, source, children, p.Parent, l.limits); err != nil {
+			return nil, err
+		}
+		p.Children = children
+		if err := l.checkEntries(source, p); err != nil {
 			return nil, err
 		}
 		// The document is validated with one representative per group of
 		// children the schema cannot tell apart (group.go); what the
 		// schema says of a representative it says of every member.
 		g := grouper{abstract: l.schemas.abstract}
-		p.Children = children
+		if p.Tree != nil {
+			p.Parents = parentFacts(children, p.Tree, p.Parent)
+			g.suffix = p.treeKeys()
+		}
 		if p.Reps, p.Keys, p.Group, err = g.group(ctx, children); err != nil {
 			return nil, err
 		}
@@ -186,15 +203,15 @@ func (l *Loader) Plan(ctx context.Context, source string, data []byte) (*Plan, e
 
 // checkEntries refuses a child whose tools or paths list more entries than
 // the limit: every entry is judged, and may be reported, on its own.
-func (l *Loader) checkEntries(source string, children []any) error {
-	for i, c := range children {
+func (l *Loader) checkEntries(source string, p *Plan) error {
+	for i, c := range p.Children {
 		obj, ok := c.(map[string]any)
 		if !ok {
 			continue
 		}
 		for _, key := range []string{"paths", "tools"} {
 			if list, ok := obj[key].([]any); ok && len(list) > l.limits.MaxChildEntries {
-				return &Error{Source: source, Pointer: "/plan/" + strconv.Itoa(i) + "/" + key, Msg: fmt.Sprintf("%d entries, more than %d", len(list), l.limits.MaxChildEntries), Limit: "max-child-entries"}
+				return &Error{Source: source, Pointer: p.Pointer(i) + "/" + key, Msg: fmt.Sprintf("%d entries, more than %d", len(list), l.limits.MaxChildEntries), Limit: "max-child-entries"}
 			}
 		}
 	}

@@ -10,7 +10,6 @@ import (
 // who sets max_children and sees it ignored has been failed open. Each
 // entry goes when the check that reads it lands.
 var pending = map[string]bool{
-	"max_depth": true, "max_descendants": true,
 	"brief_retask": true, "brief_secrets": true, "task_ownership": true, "brief_unreadable": true,
 }
 

@@ -26,9 +26,9 @@ func position(line, column int) string {
 // (home-cleaner)". A role that is not plain is quoted (see showRole).
 func subject(c Child) string {
 	if c.Role == "" {
-		return "child " + strconv.Itoa(c.Index)
+		return "child " + c.Name()
 	}
-	return fmt.Sprintf("child %d (%s)", c.Index, showRole(c.Role))
+	return fmt.Sprintf("child %s (%s)", c.Name(), showRole(c.Role))
 }
 
 // planSubject names the plan as a whole in the same place.

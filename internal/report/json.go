@@ -117,6 +117,9 @@ func appendChild(b []byte, c Child, indent string) []byte {
 	in := "\n" + indent + "  "
 	b = append(b, '{')
 	b = appendInt(b, in, "index", c.Index, false)
+	if c.Pointer != "" {
+		b = appendField(b, in, "pointer", c.Pointer, true)
+	}
 	b = appendField(b, in, "role", c.Role, true)
 	b = appendField(b, in, "verdict", string(c.Verdict), true)
 	b = append(b, ',')

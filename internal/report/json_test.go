@@ -91,7 +91,7 @@ func TestJSONEqualsEncodingJSON(t *testing.T) {
 				res.Children = []Child{}
 			}
 			for m := rng.IntN(3); m > 0; m-- {
-				c := Child{Index: rng.IntN(1000) - 10, Role: str(), Verdict: Verdict(str()), Unlisted: num(), Violations: violations()}
+				c := Child{Index: rng.IntN(1000) - 10, Pointer: str(), Role: str(), Verdict: Verdict(str()), Unlisted: num(), Violations: violations()}
 				res.Children = append(res.Children, c)
 			}
 			if rng.IntN(2) == 0 {
@@ -121,7 +121,7 @@ func TestJSONPropertyTestCoversEveryField(t *testing.T) {
 	known := map[string][]string{
 		"Report":        {"Verdict", "Error", "Results", "Rules"},
 		"Result":        {"Source", "Verdict", "Error", "Problem", "Policies", "Children", "Violations", "Exceptions"},
-		"Child":         {"Index", "Role", "Verdict", "Violations", "Unlisted"},
+		"Child":         {"Index", "Pointer", "Role", "Verdict", "Violations", "Unlisted"},
 		"Violation":     {"Rule", "Severity", "Message", "Path", "Line", "Column", "Policies", "Excepted"},
 		"Exception":     {"Index", "Pointer", "Rule", "Reason", "Expires"},
 		"ExceptionNote": {"Exception", "Status", "Blocks"},

@@ -157,7 +157,10 @@ func junitSuite(res Result) JUnitSuite {
 		s.TestCases = append(s.TestCases, c)
 	}
 	for _, ch := range res.Children {
-		c := JUnitCase{Name: "plan/" + strconv.Itoa(ch.Index), ClassName: src}
+		c := JUnitCase{Name: strings.TrimPrefix(ch.Pointer, "/"), ClassName: src}
+		if ch.Pointer == "" {
+			c.Name = "plan/" + strconv.Itoa(ch.Index)
+		}
 		if ch.Role != "" {
 			c.Name += " " + Clean(ch.Role)
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spawngate/spawngate/internal/jsonpointer"
@@ -75,7 +76,13 @@ type Result struct {
 
 // Child is the outcome of one child of a plan.
 type Child struct {
-	Index   int     `json:"index"`
+	// Index is the child's place in the plan, from 0: child i of a plan is
+	// /plan/i. A nested plan's descendants come after the plan's own
+	// children, in pre-order, and carry their Pointer.
+	Index int `json:"index"`
+	// Pointer is where a descendant is in the document, such as
+	// /plan/0/children/1; "" for the plan's own children.
+	Pointer string  `json:"pointer,omitempty"`
 	Role    string  `json:"role"`
 	Verdict Verdict `json:"verdict"`
 	// Violations are the reasons listed for the child, in report order.
@@ -83,6 +90,15 @@ type Child struct {
 	// Unlisted counts the child's violations that are not listed because
 	// the report reached the most it lists; the verdict counts them all.
 	Unlisted int `json:"unlisted,omitempty"`
+}
+
+// Name is how a report names the child: its index for one of the plan's
+// own children ("0"), its pointer for a descendant ("/plan/0/children/1").
+func (c Child) Name() string {
+	if c.Pointer != "" {
+		return c.Pointer
+	}
+	return strconv.Itoa(c.Index)
 }
 
 // Refusals is how many violations the child has, listed or not.

@@ -151,6 +151,9 @@ func (s *sarifRun) result(source, who string, v Violation, c *Child) {
 	props := sarif.NewPropertyBag().Add("pointer", v.Path).Add("severity", v.Severity)
 	if c != nil {
 		props.Add("child", c.Index).Add("role", c.Role)
+		if c.Pointer != "" {
+			props.Add("pointer", c.Pointer)
+		}
 	}
 	if len(v.Policies) > 0 {
 		props.Add("policies", v.Policies)

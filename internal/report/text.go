@@ -67,12 +67,12 @@ func writeResult(b *bufio.Writer, res Result) {
 		}
 		switch {
 		case ch.Verdict == Pass:
-			fmt.Fprintf(b, "  [%d]%s: PASS%s\n", ch.Index, role, exceptedSuffix(ch.Violations))
+			fmt.Fprintf(b, "  [%s]%s: PASS%s\n", ch.Name(), role, exceptedSuffix(ch.Violations))
 		case len(ch.Violations) == 0:
-			fmt.Fprintf(b, "  [%d]%s: BLOCK, %s not listed\n", ch.Index, role, violations(ch.Unlisted))
+			fmt.Fprintf(b, "  [%s]%s: BLOCK, %s not listed\n", ch.Name(), role, violations(ch.Unlisted))
 			continue
 		default:
-			fmt.Fprintf(b, "  [%d]%s: BLOCK%s\n", ch.Index, role, exceptedSuffix(ch.Violations))
+			fmt.Fprintf(b, "  [%s]%s: BLOCK%s\n", ch.Name(), role, exceptedSuffix(ch.Violations))
 		}
 		writeViolations(b, ch.Violations)
 		if ch.Unlisted > 0 {

@@ -1,0 +1,36 @@
+# METADATA
+# title: A child must not have more descendants than max_descendants
+# description: >-
+#   When a policy that applies sets max_descendants, no child may have more
+#   descendants than that (its children, their children, and so on), so the
+#   lowest limit holds. Refused at the child's children list. The whole
+#   plan, every level counted, is bounded by max_children (plan.children).
+# custom:
+#   id: tree.descendants
+#   severity: medium
+package spawngate.checks.tree_descendants
+
+import data.spawngate.lib
+
+deny contains lib.refusal(i, "/children", explain(n, sources), sources) if {
+	count(limits) > 0
+	count(lib.parents) > 0
+	some i, child in lib.children
+	n := lib.tree(child).descendants
+	n > 0
+	sources := {source |
+		some source, limit in limits
+		not n <= limit
+	}
+	count(sources) > 0
+}
+
+# The limit of every policy that sets one, by source.
+limits := {source: limit |
+	some source, policy in lib.policies
+	limit := policy.max_descendants
+}
+
+explain(n, sources) := sprintf("the child has %d descendants, more than the %v that max_descendants of %s allows", [n, lowest, lib.describe(sources)]) if {
+	lowest := min({l | some source in sources; l := limits[source]; is_number(l)})
+} else := sprintf("the child has %d descendants, and max_descendants of %s is not a number", [n, lib.describe(sources)])

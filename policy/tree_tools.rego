@@ -1,0 +1,41 @@
+# METADATA
+# title: A child may hold only tools its parent holds
+# description: >-
+#   In a nested plan, a child's tools must be among its parent's: a parent
+#   cannot hand down a power it was not given. The plan's parent block, when
+#   it lists tools, bounds the plan's own children the same way. Tools are
+#   compared exactly, except Codex sandboxes, where a narrower one is held by
+#   a wider one (sandbox:read-only by sandbox:workspace-write, and both by
+#   sandbox:danger-full-access). A parent that lists no tools bounds nothing
+#   here (a Claude Code definition without tools inherits its own parent's,
+#   which the gate cannot see); its other limits still hold.
+# custom:
+#   id: tree.tools
+#   severity: high
+package spawngate.checks.tree_tools
+
+import data.spawngate.lib
+
+deny contains lib.violation(i, sprintf("/tools/%d", [j]), explain(i, tool)) if {
+	some i, parent in lib.parented
+	is_array(parent.tools)
+	tools := lib.children[i].tools
+	is_array(tools)
+	some j, tool in tools
+	not held(tool, parent.tools)
+}
+
+held(tool, tools) if tool in tools
+
+held(tool, tools) if {
+	sandbox_rank[tool] <= max({sandbox_rank[t] | some t in tools; sandbox_rank[t]})
+}
+
+# The Codex sandboxes, from the narrowest.
+sandbox_rank := {
+	"sandbox:read-only": 1,
+	"sandbox:workspace-write": 2,
+	"sandbox:danger-full-access": 3,
+}
+
+explain(i, tool) := sprintf("tool %s is not held by %s, and a child may hold only tools its parent holds", [lib.show(tool), lib.parent_name(i)])
