@@ -543,6 +543,9 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 		return report.Result{}, err
 	}
 	res, err := f.assemble(ctx, names, group)
+	if err == nil {
+		inDocumentOrder(p, res.Children)
+	}
 	if err != nil || exc == nil {
 		return res, err
 	}
@@ -555,6 +558,20 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 		}
 	}
 	return res, nil
+}
+
+// inDocumentOrder lists a nested plan's children as the document does:
+// each with its descendants after it, not after every child of the plan.
+func inDocumentOrder(p *plan.Plan, children []report.Child) {
+	order := p.Order()
+	if order == nil || len(order) != len(children) {
+		return
+	}
+	sorted := make([]report.Child, len(children))
+	for k, i := range order {
+		sorted[k] = children[i]
+	}
+	copy(children, sorted)
 }
 
 // inputs is what every evaluation of one plan shares: the policies, already

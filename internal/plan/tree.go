@@ -257,3 +257,34 @@ func (p *Plan) treeKeys() []string {
 	}
 	return out
 }
+
+// Order lists the children in document order: each of the plan's own
+// children followed by its descendants, in pre-order. (The flat order puts
+// every descendant after the plan's own children, so that child i of the
+// plan keeps index i.) Nil when nothing is nested.
+func (p *Plan) Order() []int {
+	if p.Tree == nil {
+		return nil
+	}
+	top := 0
+	for top < len(p.Tree) && p.Tree[top].Parent < 0 {
+		top++
+	}
+	order := make([]int, 0, len(p.Tree))
+	next := top // descendants of the plan's own children are contiguous, in their order
+	for i := 0; i < top; i++ {
+		order = append(order, i)
+		for ; next < len(p.Tree) && topOf(p.Tree, next) == i; next++ {
+			order = append(order, next)
+		}
+	}
+	return order
+}
+
+// topOf is the plan's own child that child k descends from.
+func topOf(nodes []Node, k int) int {
+	for nodes[k].Parent >= 0 {
+		k = nodes[k].Parent
+	}
+	return k
+}
