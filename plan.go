@@ -11,8 +11,49 @@ import (
 // dispatch, and optionally the plan author's own policy, which can only
 // narrow the operator's.
 type Plan struct {
-	Policy   *Policy `json:"policy,omitempty"`
+	Policy *Policy `json:"policy,omitempty"`
+	// Parent is the agent that dispatches the plan, as far as the caller
+	// knows it; nil when it is a main session whose powers bound nothing.
+	Parent   *Parent `json:"parent,omitempty"`
 	Children []Spawn `json:"plan"`
+}
+
+// Parent bounds a plan's own children as a child bounds its children
+// (checks tree.*): a nil Tools or Paths bounds nothing, an empty Paths lets
+// it give none, a zero BudgetTokens bounds nothing. Depth is how deep the
+// parent itself is: 0 for a main session, 1 for its sub-agent.
+type Parent struct {
+	Role               string
+	Tools              []string
+	Paths              []string
+	BudgetTokens       int64
+	Depth              int
+	InboundNonceSHA256 string // the SHA-256 (hex) of the re-task nonce the parent was handed
+}
+
+// MarshalJSON writes the parent block as the plan schema has it, leaving
+// out what bounds nothing.
+func (p Parent) MarshalJSON() ([]byte, error) {
+	m := map[string]any{}
+	if p.Role != "" {
+		m["role"] = p.Role
+	}
+	if p.Tools != nil {
+		m["tools"] = p.Tools
+	}
+	if p.Paths != nil {
+		m["paths"] = p.Paths
+	}
+	if p.BudgetTokens != 0 {
+		m["budget_tokens"] = p.BudgetTokens
+	}
+	if p.Depth != 0 {
+		m["depth"] = p.Depth
+	}
+	if p.InboundNonceSHA256 != "" {
+		m["inbound_nonce_sha256"] = p.InboundNonceSHA256
+	}
+	return json.Marshal(m)
 }
 
 // Spawn is one child of a plan. A nil Tools or Paths is written as an
@@ -27,6 +68,16 @@ type Spawn struct {
 	Brief        string   `json:"brief,omitempty"`
 	Model        string   `json:"model,omitempty"`
 	Metadata     any      `json:"metadata,omitempty"`
+	// TaskID is the one task the child is spawned for; Bindings the
+	// arguments its tools are bound to, by tool and argument name (see
+	// task_ownership in the policy schema).
+	TaskID   string                       `json:"task_id,omitempty"`
+	Bindings map[string]map[string]string `json:"bindings,omitempty"`
+	// Env is the environment the child is started with.
+	Env map[string]string `json:"env,omitempty"`
+	// Children are the children this child may dispatch in turn; each can
+	// hold no more than this one.
+	Children []Spawn `json:"children,omitempty"`
 }
 
 // Policy is a policy written in Go (see schemas/policy.schema.json). A
@@ -41,6 +92,10 @@ type Policy struct {
 	AllowSpawn      bool     `json:"allow_spawn,omitempty"`
 	SpawnTools      []string `json:"spawn_tools,omitempty"`
 	AllowedModels   []string `json:"allowed_models,omitempty"`
+	// MaxDepth bounds how deep the plan tree goes (0: the default, 3);
+	// MaxDescendants, when not nil, how many descendants a child may have.
+	MaxDepth       int64  `json:"max_depth,omitempty"`
+	MaxDescendants *int64 `json:"max_descendants,omitempty"`
 }
 
 // CheckPlan judges a plan built in Go. It is written as the JSON document
@@ -57,16 +112,7 @@ func (g *Gate) CheckPlan(ctx context.Context, p Plan) (Result, error) {
 
 // Document is the plan as the JSON document the gate judges.
 func (p Plan) Document() ([]byte, error) {
-	children := make([]Spawn, len(p.Children))
-	for i, c := range p.Children {
-		if c.Tools == nil {
-			c.Tools = []string{}
-		}
-		if c.Paths == nil {
-			c.Paths = []string{}
-		}
-		children[i] = c
-	}
+	children := written(p.Children)
 	if p.Policy != nil && p.Policy.AllowedTools == nil {
 		copied := *p.Policy
 		copied.AllowedTools = []string{}
@@ -77,9 +123,29 @@ func (p Plan) Document() ([]byte, error) {
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(struct {
 		Policy   *Policy `json:"policy,omitempty"`
+		Parent   *Parent `json:"parent,omitempty"`
 		Children []Spawn `json:"plan"`
-	}{p.Policy, children}); err != nil {
+	}{p.Policy, p.Parent, children}); err != nil {
 		return nil, fmt.Errorf("the plan cannot be written as JSON: %w", err)
 	}
 	return b.Bytes(), nil
+}
+
+// written is children as the document has them: nil tools and paths as
+// empty lists, at every depth.
+func written(children []Spawn) []Spawn {
+	out := make([]Spawn, len(children))
+	for i, c := range children {
+		if c.Tools == nil {
+			c.Tools = []string{}
+		}
+		if c.Paths == nil {
+			c.Paths = []string{}
+		}
+		if c.Children != nil {
+			c.Children = written(c.Children)
+		}
+		out[i] = c
+	}
+	return out
 }

@@ -221,3 +221,59 @@ func TestWithTodayMustBeADate(t *testing.T) {
 		t.Errorf("%d notes refuse the plan, want the one unused exception", blocks)
 	}
 }
+
+// A tree built in Go is judged as the same tree written out: a grandchild
+// that holds a tool its parent lacks is refused at its pointer, and the
+// plan's Parent bounds the plan's own children.
+func TestCheckPlanJudgesTrees(t *testing.T) {
+	g, err := spawngate.New(context.Background(), spawngate.WithPolicy("operator.json", []byte(`{"allowed_tools": ["fs.read", "http.get", "Agent"], "workspace_root": "/repo/workspace", "budget_cap_tokens": 100000, "allow_spawn": true}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	depth := int64(2)
+	p := spawngate.Plan{
+		Policy: &spawngate.Policy{AllowedTools: []string{"fs.read", "http.get", "Agent"}, WorkspaceRoot: "/repo/workspace", BudgetCapTokens: 50000, AllowSpawn: true, MaxDepth: depth},
+		Parent: &spawngate.Parent{Role: "caller", Tools: []string{"fs.read", "Agent"}, Paths: []string{"/repo/workspace/docs"}, BudgetTokens: 40000},
+		Children: []spawngate.Spawn{{
+			Role: "lead", Tools: []string{"fs.read", "Agent"}, Paths: []string{"/repo/workspace/docs"}, BudgetTokens: 30000,
+			Children: []spawngate.Spawn{
+				{Role: "reader", Tools: []string{"fs.read"}, Paths: []string{"/repo/workspace/docs/a"}, BudgetTokens: 1000},
+				{Role: "fetcher", Tools: []string{"http.get"}, BudgetTokens: 1000},
+			},
+		}},
+	}
+	doc, err := p.Document()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromGo, err := g.CheckPlan(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromDoc, err := g.Check(context.Background(), "plan.json", doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(fromGo, fromDoc) {
+		t.Fatalf("in Go %+v\nas a document %+v", fromGo, fromDoc)
+	}
+	var got []string
+	for _, c := range fromGo.Children {
+		for _, v := range c.Violations {
+			got = append(got, c.Name()+" "+v.Rule+" "+v.Path)
+		}
+	}
+	want := []string{"/plan/0/children/1 tree.tools /plan/0/children/1/tools/0"}
+	if !reflect.DeepEqual(got, want) || spawngate.Allowed(fromGo, nil) {
+		t.Fatalf("violations %q, want %q (verdict %s)", got, want, fromGo.Verdict)
+	}
+	// Narrow the plan's parent: the lead itself now holds too much.
+	p.Parent.Tools = []string{"fs.read"}
+	res, err := g.CheckPlan(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Children[0].Verdict != spawngate.Block || res.Children[0].Violations[0].Rule != "tree.tools" {
+		t.Fatalf("lead under a parent without Agent: %+v", res.Children[0])
+	}
+}
