@@ -26,6 +26,7 @@ type hookOptions struct {
 	agentDirs dirsFlag
 	budget    string
 	printPlan string
+	stateDir  string
 	log       logFlags
 }
 
@@ -88,7 +89,7 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return fail(line)
 	}
 	home, _ := os.UserHomeDir()
-	cfg := hook.Config{Host: host, Home: home, Budget: json.Number(opts.budget), Getenv: os.Getenv}
+	cfg := hook.Config{Host: host, Home: home, Budget: json.Number(opts.budget), Getenv: os.Getenv, StateDir: opts.stateDir}
 	if len(opts.agentDirs) > 0 {
 		cfg.AgentsDirs = opts.agentDirs
 	}
@@ -143,6 +144,13 @@ func parseHook(host agent.Host, args []string, help io.Writer) (*hookOptions, er
 	c.fs.Var(&opts.agentDirs, "agents-dir", "a `DIR` of agent definitions to look in, before any other; repeat it to give several, in order (default: the host's own folders, found from the payload's cwd)")
 	c.fs.StringVar(&opts.budget, "budget-tokens", "", "the token `budget` a spawn is granted when its definition states none (default: the operator policy's budget_cap_tokens)")
 	c.logFlags(&opts.log)
+	c.fs.Func("state-dir", "the `DIR` the session ledgers are kept in: the SHA-256 of each re-task nonce a session handed out, so that a later spawn reusing one is refused; used only when the operator policy sets brief_retask (default: $XDG_STATE_HOME/spawngate, else ~/.local/state/spawngate)", func(s string) error {
+		if s == "" {
+			return errors.New("is empty: name a folder for the session ledgers")
+		}
+		opts.stateDir = s
+		return nil
+	})
 	c.fs.StringVar(&opts.printPlan, "print-plan", "", "also write the plan the hook judged to `FILE` (- for stderr), to read it or give it to spawngate check; the answer is the same")
 	args, err := c.parse(args, help)
 	if err != nil {

@@ -277,3 +277,61 @@ func TestHookFindsDefinitionsWhereTheHostDoes(t *testing.T) {
 		t.Fatalf("the model the environment forces was not judged: %+v", a)
 	}
 }
+
+// With brief_retask in the operator policy, the hook keeps the session's
+// nonces under --state-dir: a nonce handed out by one call is refused in
+// a later call of the same session, in the host's deny protocol, and a
+// ledger it cannot read blocks the spawn (exit 2), never passes it.
+func TestHookLedgerAcrossCalls(t *testing.T) {
+	root := t.TempDir()
+	agents := filepath.Join(root, "agents")
+	if err := os.MkdirAll(agents, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(agents, "reader.md"), []byte("---\nname: reader\ndescription: d\ntools: Read\nmodel: sonnet\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	policy := filepath.Join(root, "policy.yaml")
+	if err := os.WriteFile(policy, []byte("allowed_tools: [Read]\nworkspace_root: /w\nbudget_cap_tokens: 1000\nallowed_models: [sonnet]\nbrief_retask: {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(root, "state")
+	payload := func(session string) []byte {
+		return []byte(fmt.Sprintf(`{"session_id": %q, "cwd": "/w", "hook_event_name": "PreToolUse", "tool_name": "Agent", "tool_input": {"subagent_type": "reader", "prompt": "Read it. RETASK CHANNEL: revisions name token R-c0ffee42. Done when read."}}`, session))
+	}
+	args := []string{"hook", "claude-code", "--policy", policy, "--agents-dir", agents, "--state-dir", state}
+	first := runHookOn(t, args, payload("s"))
+	if first.code == exitError && strings.Contains(first.stderr, "not supported by this build") {
+		t.Skip("awaits the brief.retask check: " + first.stderr)
+	}
+	checkHookProtocol(t, first)
+	if first.code != exitPass || first.stdout != "" {
+		t.Fatalf("first use: %+v", first)
+	}
+	second := runHookOn(t, args, payload("s"))
+	checkHookProtocol(t, second)
+	if reason := denyReason(t, second.stdout); !strings.Contains(reason, "brief.retask /brief") || strings.Contains(reason, "R-c0ffee42") {
+		t.Fatalf("reuse: %s", reason)
+	}
+	if other := runHookOn(t, args, payload("t")); other.code != exitPass || other.stdout != "" {
+		t.Fatalf("another session: %+v", other)
+	}
+	files, _ := filepath.Glob(filepath.Join(state, "sessions", "*.json"))
+	if len(files) != 2 {
+		t.Fatalf("ledgers %v, want one per session", files)
+	}
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		if strings.Contains(string(data), "R-c0ffee42") || strings.Contains(f, "/s.json") {
+			t.Fatalf("%s holds a secret or the session id:\n%s", f, data)
+		}
+		if err := os.WriteFile(f, []byte("{"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	broken := runHookOn(t, args, payload("s"))
+	checkHookProtocol(t, broken)
+	if broken.code != exitError || !strings.Contains(broken.stderr, "the ledger is corrupt") {
+		t.Fatalf("a corrupt ledger: %+v", broken)
+	}
+}
