@@ -64,6 +64,9 @@ func TestBuiltinChecks(t *testing.T) {
 		"tree.spawn":        "high",
 		"tree.depth":        "high",
 		"tree.descendants":  "medium",
+		"brief.retask":      "high",
+		"brief.secrets":     "critical",
+		"task.ownership":    "high",
 	}
 	got := map[string]string{}
 	for _, c := range builtin(t).Checks() {
@@ -123,6 +126,8 @@ func TestNewRefusesPoliciesItCannotTrust(t *testing.T) {
 		{"signing with randomness", []policy.Module{module("spawngate.checks.a", goodMeta, `deny contains v if { v := io.jwt.encode_sign({"alg": "HS256"}, {}, {"kty": "oct", "k": "a"}) }`)}, "io.jwt.encode_sign"},
 		{"verifying against the clock", []policy.Module{module("spawngate.checks.a", goodMeta, `deny contains v if { v := io.jwt.decode_verify("x", {"secret": "s"}) }`)}, "io.jwt.decode_verify"},
 		{"reads a field that grants nothing", []policy.Module{module("spawngate.checks.a", goodMeta, `deny contains v if { some child in input.children; v := child.metadata }`)}, `mentions "metadata": checks may not read a child's brief, brief_unreadable, id, metadata`},
+		{"reads without when_set", []policy.Module{module("spawngate.checks.a", goodMeta+"#   scope: plan\n#   reads: [metadata]\n", `deny contains v if { some child in input.children; v := child.metadata }`)}, "custom.reads must be a list of child keys, for a check of the whole plan that declares custom.when_set"},
+		{"reads one key, mentions another", []policy.Module{module("spawngate.checks.a", goodMeta+"#   scope: plan\n#   when_set: [x]\n#   reads: [brief]\n", `deny contains v if { some child in input.children; v := child.metadata }`)}, `mentions "metadata"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -591,5 +596,37 @@ func TestPlanCheckRunsWhenItsKeysAreSet(t *testing.T) {
 		if _, err := gate.New(append(mods, module("spawngate.checks.bad", bad, denyNone))); err == nil || !strings.Contains(err.Error(), "when_set") {
 			t.Errorf("METADATA\n%s\nbuilt an engine (%v), want a when_set error", bad, err)
 		}
+	}
+}
+
+// While a check that reads what grants nothing applies (brief.retask reads
+// the brief), children that differ only in it are judged one by one: the
+// twin whose brief lacks the block is refused, the other is not. Without
+// the policy key the same two children are one group, and both pass.
+func TestChecksThatReadSplitGroups(t *testing.T) {
+	e := builtin(t)
+	child := func(brief string) string {
+		return `{"role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 1, "brief": "` + brief + `"}`
+	}
+	doc := `{"plan": [` + child("RETASK CHANNEL: token R-abcdef12. Done when merged.") + `, ` + child("Just do it.") + `]}`
+	p := mustPlan(t, doc)
+	if p.Group[0] != p.Group[1] {
+		t.Fatalf("twins that differ in their brief are loaded as one group: %v", p.Group)
+	}
+	on := `{"allowed_tools": ["fs.read"], "workspace_root": "/repo", "budget_cap_tokens": 10, "brief_retask": {}}`
+	res, err := e.Evaluate(context.Background(), mustPolicy(t, on), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rules(res.Children[0]) + " | " + rules(res.Children[1]); got != " | brief.retask /plan/1/brief" {
+		t.Fatalf("with brief_retask: %q", got)
+	}
+	off := `{"allowed_tools": ["fs.read"], "workspace_root": "/repo", "budget_cap_tokens": 10}`
+	res, err = e.Evaluate(context.Background(), mustPolicy(t, off), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != report.Pass {
+		t.Fatalf("without brief_retask: %+v", res)
 	}
 }

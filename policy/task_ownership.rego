@@ -1,0 +1,186 @@
+# METADATA
+# title: Each task has one owner, and task tools act on the child's own task
+# description: >-
+#   When a policy that applies sets task_ownership, a worker spawned for one
+#   task may complete, block or heartbeat only that task: one that names
+#   another corrupts that task's handoff. So no two children of the plan
+#   tree may own the same task_id (each is refused at its task_id, and a
+#   group of identical children counts each of its members). A tool listed
+#   in task_ownership.tools acts on the task named by the argument listed
+#   with it: a child holding one must have a task_id, and its bindings must
+#   bind that argument of the tool to exactly its own task_id; an unbound
+#   tool could act on any task. Tools are named exactly, never by pattern.
+# custom:
+#   id: task.ownership
+#   severity: high
+#   scope: plan
+#   when_set: [task_ownership]
+package spawngate.checks.task_ownership
+
+import data.spawngate.lib
+
+# The task-scoped tools of every policy that sets task_ownership, by
+# source: tool name -> the argument that names its task.
+scoped := {source: tools |
+	some source, policy in lib.policies
+	tools := object.get(as_object(policy.task_ownership), "tools", {})
+}
+
+as_object(x) := x if is_object(x) else := {}
+
+# Every policy that sets task_ownership refuses a task owned twice.
+owning := {source | some source, _ in scoped}
+
+# The children that own each task, by task, in index order.
+owners := grouped(sort([[id, i] | some i, child in lib.children; id := child.task_id; is_string(id)]))
+
+# The tasks more than one plan child owns, by how many do.
+owned := {id: n |
+	some id, list in owners
+	n := count(list)
+	n > 1
+} if {
+	each_alone
+} else := {id: n |
+	some id, list in owners
+	n := sum([lib.members[i] | some i in list])
+	n > 1
+}
+
+deny contains lib.refusal(i, "/task_id", explain_shared(id, others, owning), owning) if {
+	count(owning) > 0
+	some id, total in owned
+	each_alone
+	list := owners[id]
+	some i in list
+	kept := drop(i, array.slice(list, 0, 4))
+	others := name_list([pointers[j] | some j in kept], total - 1)
+}
+
+deny contains lib.refusal(i, "/task_id", explain_shared(id, others, owning), owning) if {
+	count(owning) > 0
+	some id, total in owned
+	not each_alone
+	some i in owners[id]
+	others := sprintf("%d other %s", [total - 1, children_word(total - 1)])
+}
+
+explain_shared(id, others, sources) := sprintf("task_id %s is also owned by %s: a worker may act only on its own task, and task_ownership of %s allows each task one owner", [lib.show(id), others, lib.describe(sources)])
+
+# The task-scoped tools, each with the argument that names its task, by
+# the policies that scope it so: [tool, argument] -> sources.
+scoping := {[tool, arg]: {source | some source, tools in scoped; tools[tool] == arg} |
+	some tools in scoped
+	some tool, arg in tools
+}
+
+# The task-scoped tools each child holds, as [child, j, tool, argument]:
+# tool is the child's j-th.
+holding contains [i, j, tool, arg] if {
+	count(scoping) > 0
+	some i, child in lib.children
+	is_array(child.tools)
+	some j, tool in child.tools
+	is_string(tool)
+	some arg in arguments[tool]
+}
+
+# The arguments each task-scoped tool is scoped by (policies may differ).
+arguments := {tool: {arg | some [t, arg], _ in scoping; t == tool} | some [tool, _], _ in scoping}
+
+# A child bound to no task can act on none of its own: any task it names
+# is another's.
+deny contains lib.refusal(i, sprintf("/tools/%d", [j]), sprintf("tool %s acts on a task, but the child is bound to no task (it has no task_id); %s", [lib.show(tool), scoped_by(tool, arg)]), scoping[[tool, arg]]) if {
+	some [i, j, tool, arg] in holding
+	not has_task(lib.children[i])
+}
+
+deny contains lib.refusal(i, sprintf("/tools/%d", [j]), sprintf("tool %s is not bound to the child's task: bindings gives it no %s, so the tool could act on any task; %s", [lib.show(tool), lib.show(arg), scoped_by(tool, arg)]), scoping[[tool, arg]]) if {
+	some [i, j, tool, arg] in holding
+	has_task(lib.children[i])
+	not bound(lib.children[i], tool, arg)
+}
+
+deny contains lib.refusal(i, sprintf("/bindings/%s/%s", [escape(tool), escape(arg)]), sprintf("tool %s is bound to task %s by its %s, not to the child's own task %s; %s", [lib.show(tool), lib.show(other), lib.show(arg), lib.show(id), scoped_by(tool, arg)]), scoping[[tool, arg]]) if {
+	some [i, _, tool, arg] in holding
+	id := lib.children[i].task_id
+	is_string(id)
+	other := lib.children[i].bindings[tool][arg]
+	other != id
+}
+
+scoped_by(tool, arg) := sprintf("task_ownership of %s scopes the tool to the child's own task", [lib.describe(scoping[[tool, arg]])])
+
+# (Helpers: "not is_string(x.task_id)" is undefined, not true, when the key
+# is missing.)
+has_task(child) if is_string(child.task_id)
+
+bound(child, tool, arg) if _ := child.bindings[tool][arg]
+
+# A JSON pointer's reference tokens escape ~ as ~0 and / as ~1.
+escape(name) := replace(replace(name, "~", "~0"), "/", "~1")
+
+# How a message names the other children that own a task: by pointer, at
+# most three, and a count of the rest (never all of them: 100,000 children
+# sharing one task cost 100,000 short messages). A child that stands for a
+# group of identical ones has no pointer of its own, so then they are only
+# counted. drop takes child i out of the first few owners.
+drop(i, list) := array.concat(array.slice(list, 0, k), array.slice(list, k + 1, count(list))) if {
+	some k
+	list[k] == i
+} else := list
+
+name_list(names, n) := names[0] if {
+	n == 1
+} else := sprintf("%s and %s", names) if {
+	n == 2
+} else := sprintf("%s, %s and %s", names) if {
+	n == 3
+} else := sprintf("%s, %s, %s and %d more %s", array.concat(array.slice(names, 0, 3), [n - 3, children_word(n - 3)]))
+
+children_word(1) := "child"
+
+children_word(n) := "children" if n != 1
+
+# Whether each of input.children is one plan child: the gate groups
+# children that differ only in what grants nothing, and this check reads
+# nothing of that.
+each_alone if {
+	every m in lib.members {
+		m == 1
+	}
+}
+
+# Where each child is in the document, by index. The gate lists the plan's
+# own children first, in order, then every descendant in pre-order, so a
+# child is the n-th of the children that name the same parent.
+parent_key(child) := ptr if {
+	ptr := child.tree.parent
+	is_string(ptr)
+	ptr != "/parent"
+} else := ""
+
+siblings := grouped(sort([[parent_key(child), j] | some j, child in input.children]))
+
+pointers := {j: pointer(ptr, n) |
+	some ptr, list in siblings
+	some n, j in list
+}
+
+pointer("", n) := sprintf("/plan/%d", [n])
+
+pointer(ptr, n) := sprintf("%s/children/%d", [ptr, n]) if ptr != ""
+
+# Pairs of [key, index], sorted, grouped: by key, its indexes in order.
+# (The gate compiles the checks without OPA's comprehension index, so a
+# comprehension per key that looks through every pair would take time
+# n squared; a sort and one pass take n log n.)
+grouped(pairs) := result if {
+	starts := [p | some p, pair in pairs; starts_run(pairs, p, pair)]
+	ends := array.concat(array.slice(starts, 1, count(starts)), [count(pairs)])
+	result := {pairs[s][0]: [pair[1] | some pair in array.slice(pairs, s, ends[r])] | some r, s in starts}
+}
+
+starts_run(_, 0, _)
+
+starts_run(pairs, p, pair) if pairs[p - 1][0] != pair[0]
