@@ -45,10 +45,8 @@ patterns := ["pattern", "grants", "completion"]
 # defaults in place of what it leaves out.
 settings := {source: object.union(defaults, given) |
 	some source, policy in lib.policies
-	given := as_object(policy.brief_retask)
+	given := lib.as_object(policy.brief_retask)
 }
-
-as_object(x) := x if is_object(x) else := {}
 
 # A pattern that cannot be compiled must never let a brief through: it
 # refuses the plan, and the policy that wrote it judges no brief (calling a
@@ -126,14 +124,14 @@ with_block := {[k, i] | some [k, i, _] in nonces}
 
 # The children that hold each nonce, by [k, nonce], in index order; and
 # the nonces more than one plan child holds, by how many do.
-holders := grouped(sort([[[k, nonce], i] | some [k, i, nonce] in nonces; nonce != ""]))
+holders := lib.grouped(sort([[[k, nonce], i] | some [k, i, nonce] in nonces; nonce != ""]))
 
 holding := {key: n |
 	some key, list in holders
 	n := count(list)
 	n > 1
 } if {
-	each_alone
+	lib.each_alone
 } else := {key: n |
 	some key, list in holders
 	n := sum([lib.members[i] | some i in list])
@@ -166,19 +164,19 @@ findings contains [k, i, "/brief", "empty", []] if {
 findings contains [k, i, "/brief", "shared", [nonce, others]] if {
 	some [k, nonce], total in holding
 	nonce != ""
-	each_alone
+	lib.each_alone
 	list := holders[[k, nonce]]
 	some i in list
-	kept := drop(i, array.slice(list, 0, 4))
-	others := name_list([pointers[j] | some j in kept], total - 1)
+	kept := lib.drop(i, array.slice(list, 0, 4))
+	others := lib.name_list([lib.pointer(j) | some j in kept], total - 1)
 }
 
 findings contains [k, i, "/brief", "shared", [nonce, others]] if {
 	some [k, nonce], total in holding
 	nonce != ""
-	not each_alone
+	not lib.each_alone
 	some i in holders[[k, nonce]]
-	others := sprintf("%d other %s", [total - 1, children_word(total - 1)])
+	others := sprintf("%d other %s", [total - 1, lib.children_word(total - 1)])
 }
 
 # The nonce the child's parent was itself handed, when the parent is a
@@ -262,68 +260,3 @@ explain("completion", [], policies) := sprintf("the brief carries a re-task bloc
 # A nonce is a secret: a message shows at most its first four characters,
 # and never more than half of it.
 show_nonce(nonce) := lib.show(concat("", [substring(nonce, 0, min([4, floor(count(nonce) / 2)])), "…"]))
-
-# How a message names the other children that hold a nonce: by pointer, at
-# most three, and a count of the rest (never all of them: 100,000 children
-# sharing one nonce cost 100,000 short messages). A child that stands for
-# a group of identical ones has no pointer of its own, so then they are
-# only counted. drop takes child i out of the first few holders.
-drop(i, list) := array.concat(array.slice(list, 0, k), array.slice(list, k + 1, count(list))) if {
-	some k
-	list[k] == i
-} else := list
-
-name_list(names, n) := names[0] if {
-	n == 1
-} else := sprintf("%s and %s", names) if {
-	n == 2
-} else := sprintf("%s, %s and %s", names) if {
-	n == 3
-} else := sprintf("%s, %s, %s and %d more %s", array.concat(array.slice(names, 0, 3), [n - 3, children_word(n - 3)]))
-
-children_word(1) := "child"
-
-children_word(n) := "children" if n != 1
-
-# Whether each of input.children is one plan child (always so when this
-# check applies: the gate judges every child on its own for a check that
-# reads the brief).
-each_alone if {
-	every m in lib.members {
-		m == 1
-	}
-}
-
-# Where each child is in the document, by index. The gate lists the plan's
-# own children first, in order, then every descendant in pre-order, so a
-# child is the n-th of the children that name the same parent.
-parent_key(child) := ptr if {
-	ptr := child.tree.parent
-	is_string(ptr)
-	ptr != "/parent"
-} else := ""
-
-siblings := grouped(sort([[parent_key(child), j] | some j, child in input.children]))
-
-pointers := {j: pointer(ptr, n) |
-	some ptr, list in siblings
-	some n, j in list
-}
-
-pointer("", n) := sprintf("/plan/%d", [n])
-
-pointer(ptr, n) := sprintf("%s/children/%d", [ptr, n]) if ptr != ""
-
-# Pairs of [key, index], sorted, grouped: by key, its indexes in order.
-# (The gate compiles the checks without OPA's comprehension index, so a
-# comprehension per key that looks through every pair would take time
-# n squared; a sort and one pass take n log n.)
-grouped(pairs) := result if {
-	starts := [p | some p, pair in pairs; starts_run(pairs, p, pair)]
-	ends := array.concat(array.slice(starts, 1, count(starts)), [count(pairs)])
-	result := {pairs[s][0]: [pair[1] | some pair in array.slice(pairs, s, ends[r])] | some r, s in starts}
-}
-
-starts_run(_, 0, _)
-
-starts_run(pairs, p, pair) if pairs[p - 1][0] != pair[0]

@@ -113,7 +113,8 @@ test_each_of_several_nonces_in_one_brief_is_judged_denied if {
 }
 
 # A nested plan: the gate lists the plan's own children first, then the
-# descendants in pre-order, each with its parent's pointer.
+# descendants in pre-order, each with its parent's pointer, and gives a
+# check of the whole plan each child's pointer in input.pointers.
 nested(fields, parent) := object.union(fixtures.child(fields), {"tree": {"depth": 2, "parent": parent}})
 
 top(fields) := object.union(fixtures.child(fields), {"tree": {"depth": 1}})
@@ -125,7 +126,7 @@ test_shared_nonce_in_a_tree_names_the_descendant_denied if {
 		nested({"brief": good("R-cccccc")}, "/plan/1"),
 		nested({"brief": good("R-aaaaaa")}, "/plan/1"),
 	]
-	deny := brief_retask.deny with input as {"policies": {"operator": retask({})}, "children": children, "parents": {"/plan/1": {"brief": good("R-bbbbbb")}}}
+	deny := brief_retask.deny with input as {"policies": {"operator": retask({})}, "children": children, "pointers": ["/plan/0", "/plan/1", "/plan/1/children/0", "/plan/1/children/1"], "parents": {"/plan/1": {"brief": good("R-bbbbbb")}}}
 	{[v.child, v.message] | some v in deny} == {
 		[0, "the brief's re-task nonce \"R-aa…\" is also handed to /plan/1/children/1: a revision meant for one child would pass for the other's, and brief_retask of the operator policy requires a nonce of its own for every child"],
 		[3, "the brief's re-task nonce \"R-aa…\" is also handed to /plan/0: a revision meant for one child would pass for the other's, and brief_retask of the operator policy requires a nonce of its own for every child"],
@@ -137,7 +138,7 @@ test_parents_own_nonce_handed_down_denied if {
 		top({"brief": good("R-bbbbbb")}),
 		nested({"brief": good("R-bbbbbb")}, "/plan/0"),
 	]
-	deny := brief_retask.deny with input as {"policies": {"operator": retask({})}, "children": children, "parents": {"/plan/0": {"role": "doc-reader", "brief": good("R-bbbbbb")}}}
+	deny := brief_retask.deny with input as {"policies": {"operator": retask({})}, "children": children, "pointers": ["/plan/0", "/plan/0/children/0"], "parents": {"/plan/0": {"role": "doc-reader", "brief": good("R-bbbbbb")}}}
 	{[v.child, v.message] | some v in deny} == {
 		[0, "the brief's re-task nonce \"R-bb…\" is also handed to /plan/0/children/0: a revision meant for one child would pass for the other's, and brief_retask of the operator policy requires a nonce of its own for every child"],
 		[1, "the brief's re-task nonce \"R-bb…\" is also handed to /plan/0: a revision meant for one child would pass for the other's, and brief_retask of the operator policy requires a nonce of its own for every child"],

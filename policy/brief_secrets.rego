@@ -40,10 +40,8 @@ defaults := {
 # defaults in place of what it leaves out.
 settings := {source: object.union(defaults, given) |
 	some source, policy in lib.policies
-	given := as_object(policy.brief_secrets)
+	given := lib.as_object(policy.brief_secrets)
 }
-
-as_object(x) := x if is_object(x) else := {}
 
 # A token_pattern that cannot be compiled must never let a token through:
 # it refuses the plan, and the policy that wrote it judges nothing (calling

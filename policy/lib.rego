@@ -378,3 +378,58 @@ parent_name(i) := sprintf("the plan's parent%s", [role_suffix(parents["/parent"]
 role_suffix(parent) := sprintf(" (role %s)", [show(parent.role)]) if {
 	is_string(parent.role)
 } else := ""
+
+# Where each of input.children is in the document, by index: a check of
+# the whole plan (custom.scope: plan) is given input.pointers, the pointer
+# of each child it sees (for a group of identical children, its first
+# member's). Without them, child i is /plan/i.
+pointer(i) := input.pointers[i] if {
+	input.pointers
+} else := sprintf("/plan/%d", [i])
+
+# Whether each of input.children is one plan child: always so while a
+# check that reads what grants nothing applies (the gate then judges every
+# child on its own), and in a plan whose children all differ.
+each_alone if {
+	every m in members {
+		m == 1
+	}
+}
+
+# A setting that must be an object, or {} when it is not (the schema
+# refuses it; a check reads it as setting nothing more).
+as_object(x) := x if is_object(x) else := {}
+
+# How a message names other children: by pointer, at most three, and a
+# count of the rest (never all of them: 100,000 children sharing one value
+# cost 100,000 short messages). drop takes child i out of a few of them.
+drop(i, list) := array.concat(array.slice(list, 0, k), array.slice(list, k + 1, count(list))) if {
+	some k
+	list[k] == i
+} else := list
+
+name_list(names, n) := names[0] if {
+	n == 1
+} else := sprintf("%s and %s", names) if {
+	n == 2
+} else := sprintf("%s, %s and %s", names) if {
+	n == 3
+} else := sprintf("%s, %s, %s and %d more %s", array.concat(array.slice(names, 0, 3), [n - 3, children_word(n - 3)]))
+
+children_word(1) := "child"
+
+children_word(n) := "children" if n != 1
+
+# Pairs of [key, index], sorted, grouped: by key, its indexes in order.
+# (The gate compiles the checks without OPA's comprehension index, so a
+# comprehension per key that looks through every pair would take time
+# n squared; a sort and one pass take n log n.)
+grouped(pairs) := result if {
+	starts := [p | some p, pair in pairs; starts_run(pairs, p, pair)]
+	ends := array.concat(array.slice(starts, 1, count(starts)), [count(pairs)])
+	result := {pairs[s][0]: [pair[1] | some pair in array.slice(pairs, s, ends[r])] | some r, s in starts}
+}
+
+starts_run(_, 0, _)
+
+starts_run(pairs, p, pair) if pairs[p - 1][0] != pair[0]

@@ -23,16 +23,14 @@ import data.spawngate.lib
 # source: tool name -> the argument that names its task.
 scoped := {source: tools |
 	some source, policy in lib.policies
-	tools := object.get(as_object(policy.task_ownership), "tools", {})
+	tools := object.get(lib.as_object(policy.task_ownership), "tools", {})
 }
-
-as_object(x) := x if is_object(x) else := {}
 
 # Every policy that sets task_ownership refuses a task owned twice.
 owning := {source | some source, _ in scoped}
 
 # The children that own each task, by task, in index order.
-owners := grouped(sort([[id, i] | some i, child in lib.children; id := child.task_id; is_string(id)]))
+owners := lib.grouped(sort([[id, i] | some i, child in lib.children; id := child.task_id; is_string(id)]))
 
 # The tasks more than one plan child owns, by how many do.
 owned := {id: n |
@@ -40,7 +38,7 @@ owned := {id: n |
 	n := count(list)
 	n > 1
 } if {
-	each_alone
+	lib.each_alone
 } else := {id: n |
 	some id, list in owners
 	n := sum([lib.members[i] | some i in list])
@@ -50,19 +48,19 @@ owned := {id: n |
 deny contains lib.refusal(i, "/task_id", explain_shared(id, others, owning), owning) if {
 	count(owning) > 0
 	some id, total in owned
-	each_alone
+	lib.each_alone
 	list := owners[id]
 	some i in list
-	kept := drop(i, array.slice(list, 0, 4))
-	others := name_list([pointers[j] | some j in kept], total - 1)
+	kept := lib.drop(i, array.slice(list, 0, 4))
+	others := lib.name_list([lib.pointer(j) | some j in kept], total - 1)
 }
 
 deny contains lib.refusal(i, "/task_id", explain_shared(id, others, owning), owning) if {
 	count(owning) > 0
 	some id, total in owned
-	not each_alone
+	not lib.each_alone
 	some i in owners[id]
-	others := sprintf("%d other %s", [total - 1, children_word(total - 1)])
+	others := sprintf("%d other %s", [total - 1, lib.children_word(total - 1)])
 }
 
 explain_shared(id, others, sources) := sprintf("task_id %s is also owned by %s: a worker may act only on its own task, and task_ownership of %s allows each task one owner", [lib.show(id), others, lib.describe(sources)])
@@ -119,68 +117,3 @@ bound(child, tool, arg) if _ := child.bindings[tool][arg]
 
 # A JSON pointer's reference tokens escape ~ as ~0 and / as ~1.
 escape(name) := replace(replace(name, "~", "~0"), "/", "~1")
-
-# How a message names the other children that own a task: by pointer, at
-# most three, and a count of the rest (never all of them: 100,000 children
-# sharing one task cost 100,000 short messages). A child that stands for a
-# group of identical ones has no pointer of its own, so then they are only
-# counted. drop takes child i out of the first few owners.
-drop(i, list) := array.concat(array.slice(list, 0, k), array.slice(list, k + 1, count(list))) if {
-	some k
-	list[k] == i
-} else := list
-
-name_list(names, n) := names[0] if {
-	n == 1
-} else := sprintf("%s and %s", names) if {
-	n == 2
-} else := sprintf("%s, %s and %s", names) if {
-	n == 3
-} else := sprintf("%s, %s, %s and %d more %s", array.concat(array.slice(names, 0, 3), [n - 3, children_word(n - 3)]))
-
-children_word(1) := "child"
-
-children_word(n) := "children" if n != 1
-
-# Whether each of input.children is one plan child: the gate groups
-# children that differ only in what grants nothing, and this check reads
-# nothing of that.
-each_alone if {
-	every m in lib.members {
-		m == 1
-	}
-}
-
-# Where each child is in the document, by index. The gate lists the plan's
-# own children first, in order, then every descendant in pre-order, so a
-# child is the n-th of the children that name the same parent.
-parent_key(child) := ptr if {
-	ptr := child.tree.parent
-	is_string(ptr)
-	ptr != "/parent"
-} else := ""
-
-siblings := grouped(sort([[parent_key(child), j] | some j, child in input.children]))
-
-pointers := {j: pointer(ptr, n) |
-	some ptr, list in siblings
-	some n, j in list
-}
-
-pointer("", n) := sprintf("/plan/%d", [n])
-
-pointer(ptr, n) := sprintf("%s/children/%d", [ptr, n]) if ptr != ""
-
-# Pairs of [key, index], sorted, grouped: by key, its indexes in order.
-# (The gate compiles the checks without OPA's comprehension index, so a
-# comprehension per key that looks through every pair would take time
-# n squared; a sort and one pass take n log n.)
-grouped(pairs) := result if {
-	starts := [p | some p, pair in pairs; starts_run(pairs, p, pair)]
-	ends := array.concat(array.slice(starts, 1, count(starts)), [count(pairs)])
-	result := {pairs[s][0]: [pair[1] | some pair in array.slice(pairs, s, ends[r])] | some r, s in starts}
-}
-
-starts_run(_, 0, _)
-
-starts_run(pairs, p, pair) if pairs[p - 1][0] != pair[0]

@@ -81,7 +81,8 @@ test_task_owned_by_a_descendant_too_denied if {
 		nested({"task_id": "t_B"}, "/plan/1"),
 		nested({"task_id": "t_A"}, "/plan/1"),
 	]
-	deny := task_ownership.deny with input as {"policies": {"operator": owning(task_tools)}, "children": children}
+	pointers := ["/plan/0", "/plan/1", "/plan/1/children/0", "/plan/1/children/1"]
+	deny := task_ownership.deny with input as {"policies": {"operator": owning(task_tools)}, "children": children, "pointers": pointers}
 	{[v.child, v.message] | some v in deny} == {
 		[0, shared_message("t_A", "/plan/1/children/1")],
 		[3, shared_message("t_A", "/plan/0")],

@@ -487,6 +487,17 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 		}
 		if !ok {
 			var err error
+			// Where each representative is, for messages that name other
+			// children (a nonce or a task also held at /plan/0/children/2).
+			pointers := make([]any, len(reps))
+			for k, i := range reps {
+				pointers[k] = p.Pointer(i)
+			}
+			pv, err := ast.InterfaceToValue(pointers)
+			if err != nil {
+				return report.Result{}, fmt.Errorf("building the policy input: %w", err)
+			}
+			in.pointers = ast.NewTerm(pv)
 			if pf.found, pf.whole, err = e.evaluateAll(ctx, pq, in, judged, members); err != nil {
 				return report.Result{}, err
 			}
@@ -579,6 +590,7 @@ func inDocumentOrder(p *plan.Plan, children []report.Child) {
 type inputs struct {
 	policies ast.Value
 	parents  *ast.Term      // what the checks may read of each parent in a nested plan; nil when none
+	pointers *ast.Term      // for the plan checks: where each representative is in the document
 	roots    map[string]any // resolved roots by policy; nil without --resolve-paths
 	planRoot string         // the root relative paths are read against
 }
@@ -636,6 +648,9 @@ func (e *Engine) evaluateAll(ctx context.Context, q *query, in *inputs, batch []
 	input.Insert(ast.InternedTerm("float_literals"), ast.NewTerm(literals))
 	if in.parents != nil {
 		input.Insert(ast.InternedTerm("parents"), in.parents)
+	}
+	if members != nil && in.pointers != nil {
+		input.Insert(ast.InternedTerm("pointers"), in.pointers)
 	}
 	if members != nil {
 		m, err := ast.InterfaceToValue(members)
