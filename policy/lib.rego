@@ -433,3 +433,8 @@ grouped(pairs) := result if {
 starts_run(_, 0, _)
 
 starts_run(pairs, p, pair) if pairs[p - 1][0] != pair[0]
+
+# Whether a child is one of the plan's own (not a descendant of another).
+plans_own(child) if not child.tree.parent
+
+plans_own(child) if child.tree.parent == "/parent"

@@ -7,7 +7,9 @@
 #   children the gate judges once as a group counts on its own. A budget
 #   that is not a positive whole number is not counted (the message says how
 #   many were not): budget.invalid refuses its child, and so the plan,
-#   already. Reported for the plan as a whole, at /plan.
+#   already. In a nested plan only the plan's own children count: a
+#   descendant spends from its parent's budget (tree.budget holds it there).
+#   Reported for the plan as a whole, at /plan.
 # custom:
 #   id: plan.budget
 #   severity: medium
@@ -29,11 +31,12 @@ limits := {source: limit |
 	limit := policy.max_total_budget_tokens
 }
 
-# The budgets of every child of the plan together: each child the checks
+# The budgets of the plan's own children together: each child the checks
 # see stands for input.members[i] plan children with the same budget. (An
 # array, not a set: equal budgets all count.)
 total := sum([tokens |
 	some i, budget in lib.budgets
+	lib.plans_own(lib.children[i])
 	tokens := budget * lib.members[i]
 ])
 
@@ -49,7 +52,7 @@ exceeds(limit) if not is_number(limit)
 exceeds(limit) if total > limit
 
 # The plan children whose budget is not counted.
-uncounted := sum([n | some i, n in lib.members; not lib.budgets[i]])
+uncounted := sum([n | some i, n in lib.members; lib.plans_own(lib.children[i]); not lib.budgets[i]])
 
 explain := sprintf("the children's budgets total %v tokens, more than the %v that max_total_budget_tokens of %s allows%s", [total, lowest, lib.describe(setting), note]) if {
 	lowest := min({n | some n in limits; is_number(n)})

@@ -20,10 +20,16 @@ deny contains lib.refusal(i, "/children", explain(n, sources), sources) if {
 	n > 0
 	sources := {source |
 		some source, limit in limits
-		not n <= limit
+		more(n, limit)
 	}
 	count(sources) > 0
 }
+
+# A limit that is not a number holds no child (Rego would order "3" above
+# every number, and let any count through).
+more(_, limit) if not is_number(limit)
+
+more(n, limit) if n > limit
 
 # The limit of every policy that sets one, by source.
 limits := {source: limit |
@@ -31,6 +37,9 @@ limits := {source: limit |
 	limit := policy.max_descendants
 }
 
-explain(n, sources) := sprintf("the child has %d descendants, more than the %v that max_descendants of %s allows", [n, lowest, lib.describe(sources)]) if {
+# The message names the policies whose limit is the lowest; the refusal
+# names every one the child has too many descendants for.
+explain(n, sources) := sprintf("the child has %d descendants, more than the %v that max_descendants of %s allows", [n, lowest, lib.describe(setting)]) if {
 	lowest := min({l | some source in sources; l := limits[source]; is_number(l)})
+	setting := {source | some source in sources; limits[source] == lowest}
 } else := sprintf("the child has %d descendants, and max_descendants of %s is not a number", [n, lib.describe(sources)])

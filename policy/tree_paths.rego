@@ -18,20 +18,48 @@ import data.spawngate.lib
 
 deny contains lib.violation(i, sprintf("/paths/%d", [j]), explain(i, path, parent)) if {
 	some i, parent in lib.parented
-	is_array(parent.paths)
 	paths := lib.children[i].paths
 	is_array(paths)
+	prefixes := giving[lib.children[i].tree.parent]
 	some j, path in paths
-	not inside_one(path, parent.paths)
+	not inside_one(path, prefixes)
 }
 
-inside_one(path, outer) if {
+# What each parent of the children judged here may touch, by pointer, when
+# it lists paths: the path each of its plain paths names, with a slash
+# appended (paths_escape.named). Made once per parent, so that a child's
+# path is not judged again against every path of its parent (a thousand
+# paths under a parent of a thousand would be a million regular
+# expressions).
+giving := {ptr: prefixes |
+	some ptr in parent_pointers
+	paths := lib.parents[ptr].paths
+	is_array(paths)
+	prefixes := {paths_escape.named(p) | some p in paths; is_string(p); paths_escape.plain(p)}
+}
+
+parent_pointers := {lib.children[i].tree.parent | some i, _ in lib.parented}
+
+# A path is inside when it is plain and the path it names starts with one
+# of the prefixes. A parent of few paths is looked through; for one of
+# many, each of the places above the path (itself, its directory, and so
+# on up to /) is looked up among them instead.
+inside_one(path, prefixes) if {
+	is_string(path) # paths_escape.plain counts it: a number would stop the evaluation
 	paths_escape.plain(path)
+	count(prefixes) <= 8
 	name := paths_escape.named(path)
-	some p in outer
-	is_string(p)
-	paths_escape.plain(p)
-	startswith(name, paths_escape.named(p))
+	some prefix in prefixes
+	startswith(name, prefix)
+}
+
+inside_one(path, prefixes) if {
+	is_string(path)
+	paths_escape.plain(path)
+	count(prefixes) > 8
+	parts := split(paths_escape.named(path), "/")
+	some k in numbers.range(1, count(parts) - 1)
+	concat("", [concat("/", array.slice(parts, 0, k)), "/"]) in prefixes
 }
 
 explain(i, path, parent) := sprintf("path %s is not inside any path of %s, which may touch none", [lib.show(path), lib.parent_name(i)]) if {

@@ -17,19 +17,33 @@ package spawngate.checks.tree_tools
 import data.spawngate.lib
 
 deny contains lib.violation(i, sprintf("/tools/%d", [j]), explain(i, tool)) if {
-	some i, parent in lib.parented
-	is_array(parent.tools)
+	some i, _ in lib.parented
 	tools := lib.children[i].tools
 	is_array(tools)
+	held := holding[lib.children[i].tree.parent]
 	some j, tool in tools
-	not held(tool, parent.tools)
+	not tool in held
 }
 
-held(tool, tools) if tool in tools
-
-held(tool, tools) if {
-	sandbox_rank[tool] <= max({sandbox_rank[t] | some t in tools; sandbox_rank[t]})
+# What each parent of the children judged here holds, by pointer, when it
+# lists tools: those tools, and every sandbox no wider than the widest it
+# holds. Made once per parent, so that each of a child's tools is looked
+# up in a set, not compared with every tool of its parent (a thousand
+# tools under a parent of a thousand would be a million comparisons).
+holding := {ptr: held |
+	some ptr in parent_pointers
+	tools := lib.parents[ptr].tools
+	is_array(tools)
+	w := widest(tools)
+	held := {t | some t in tools} | {sandbox | some sandbox, rank in sandbox_rank; rank <= w}
 }
+
+parent_pointers := {lib.children[i].tree.parent | some i, _ in lib.parented}
+
+widest(tools) := max(ranks) if {
+	ranks := {sandbox_rank[t] | some t in tools; sandbox_rank[t]}
+	count(ranks) > 0
+} else := 0
 
 # The Codex sandboxes, from the narrowest.
 sandbox_rank := {

@@ -198,9 +198,8 @@ func sum(budgets []any) (json.Number, bool) {
 // sits, and what its parent holds (hashed, so that a child of a large
 // parent does not carry the parent's lists in its key). Children whose own
 // keys and tree keys are equal are judged alike.
-func treeKey(n Node, parent string, parentKey string) string {
-	h := sha256.Sum256([]byte(parentKey))
-	return fmt.Sprintf("\x00t%d.%d.%d:%s:%x", n.Depth, n.Spawns, n.Descendants, parent, h[:16])
+func treeKey(n Node, parent string, parentHash [sha256.Size]byte) string {
+	return fmt.Sprintf("\x00t%d.%d.%d:%s:%x", n.Depth, n.Spawns, n.Descendants, parent, parentHash[:16])
 }
 
 // TreeOf is the tree object the checks see in a nested plan's child
@@ -246,9 +245,9 @@ func (p *Plan) Pointer(i int) string {
 // treeKeys is the tree key of every child, each parent's facts written out
 // once.
 func (p *Plan) treeKeys() []string {
-	parentKeys := make(map[string]string, len(p.Parents))
+	parentKeys := make(map[string][sha256.Size]byte, len(p.Parents))
 	for ptr, f := range p.Parents {
-		parentKeys[ptr] = Key(f)
+		parentKeys[ptr] = sha256.Sum256([]byte(Key(f))) // once per parent: a parent's brief may be long
 	}
 	out := make([]string, len(p.Tree))
 	for i, n := range p.Tree {
