@@ -3,11 +3,15 @@ package gate_test
 // An independent reference model of the checks and the structural rules,
 // written from the README and the rules' descriptions (not from the Rego),
 // and a property test that compares it with the gate, child by child, on
-// many random plans.
+// many random plans. (The brief-hygiene checks follow their Rego where
+// their descriptions leave a choice open: which parts of a string are
+// hashed, and when two refusals are one.)
 
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -20,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/spawngate/spawngate/internal/gate"
 	"github.com/spawngate/spawngate/internal/plan"
@@ -51,6 +56,11 @@ type refPolicy struct {
 	// How deep a plan tree may go (3 when the policy does not say), and
 	// how many descendants one child may have (nil: any number).
 	maxDepth, maxDescendants *big.Rat
+	// The brief-hygiene settings as the policy writes them (nil when it
+	// does not set the key), and what it says of a brief that cannot be
+	// read ("" when it says nothing).
+	retask, secrets, tasks map[string]any
+	briefUnreadable        string
 }
 
 // refProfile is what a role profile sets: each setting only when the
@@ -81,7 +91,8 @@ var (
 	refDevices  = map[string]bool{"con": true, "prn": true, "aux": true, "nul": true}
 	refSegment  = regexp.MustCompile(`^[A-Za-z0-9._@-]+$`)
 	refWhole    = regexp.MustCompile(`^-?[0-9]+$`)
-	refChildKey = map[string]bool{"role": true, "tools": true, "paths": true, "budget_tokens": true, "id": true, "brief": true, "model": true, "agent": true, "metadata": true, "children": true}
+	refChildKey = map[string]bool{"role": true, "tools": true, "paths": true, "budget_tokens": true, "id": true, "brief": true, "model": true, "agent": true, "metadata": true, "children": true,
+		"task_id": true, "bindings": true, "env": true, "brief_unreadable": true}
 	refAgentKey = map[string]bool{"host": true, "type": true, "definition": true, "problem": true, "inherits_tools": true, "permission_mode": true, "sandbox_mode": true, "caller": true}
 
 	// Tools that write whatever a policy's write_tools say: Claude Code's
@@ -272,6 +283,7 @@ func refJudgeTree(policies []refPolicy, children []any, tree *refTree) [][]findi
 			operator = &policies[i]
 		}
 	}
+	hygiene, _ := refHygiene(policies, children, tree)
 	ids := map[string]int{}
 	for _, c := range children {
 		if obj, ok := c.(map[string]any); ok {
@@ -370,6 +382,50 @@ func refJudgeTree(policies []refPolicy, children []any, tree *refTree) [][]findi
 			if s, ok := v.(string); !ok || !refModelName(s) {
 				bad("/model")
 			}
+		}
+		// what the brief-hygiene checks read: a task_id of one task, bindings
+		// and env of strings, a reason the brief cannot be read
+		if v, present := obj["task_id"]; present {
+			if s, ok := v.(string); !ok || utf8.RuneCountInString(s) > 256 || !refTaskID.MatchString(s) {
+				bad("/task_id")
+			}
+		}
+		if v, present := obj["bindings"]; present {
+			if tools, ok := v.(map[string]any); !ok {
+				bad("/bindings")
+			} else {
+				for tool, args := range tools {
+					at := "/bindings/" + refPointerEsc.Replace(tool)
+					if args, ok := args.(map[string]any); !ok {
+						bad(at)
+					} else {
+						for arg, x := range args {
+							if !isString(x) {
+								bad(at + "/" + refPointerEsc.Replace(arg))
+							}
+						}
+					}
+				}
+			}
+		}
+		if v, present := obj["env"]; present {
+			if env, ok := v.(map[string]any); !ok {
+				bad("/env")
+			} else {
+				for name, x := range env {
+					if !isString(x) {
+						bad("/env/" + refPointerEsc.Replace(name))
+					}
+				}
+			}
+		}
+		if v, present := obj["brief_unreadable"]; present {
+			if s, ok := v.(string); !ok || s == "" {
+				bad("/brief_unreadable")
+			}
+		}
+		for _, f := range hygiene[i] {
+			checks = append(checks, f.finding)
 		}
 
 		// tools: a child with no tools gets tools.missing, unless its agent
@@ -603,6 +659,10 @@ func refPlanJudge(policies []refPolicy, children []any, tree *refTree) []finding
 		if len(over) > 0 {
 			out = append(out, finding{limit.rule, "/plan", refusedBy(over...)})
 		}
+	}
+	_, whole := refHygiene(policies, children, tree)
+	for _, f := range whole {
+		out = append(out, f.finding)
 	}
 	sortFindings(out)
 	return out
@@ -964,6 +1024,574 @@ func refSpawns(tools any, policies []refPolicy) bool {
 	return false
 }
 
+// ---- The brief-hygiene checks ----
+
+// The brief-hygiene checks (brief.retask, brief.secrets, task.ownership)
+// judge the plan tree as a whole, each only while some policy sets its key
+// (brief_retask, brief_secrets, task_ownership), and each refusal names the
+// policies whose settings find it. They read what grants nothing (the
+// brief, env, metadata): while one applies, the gate judges every child on
+// its own.
+
+var (
+	// The settings brief_retask and brief_secrets leave out, as the policy
+	// schema documents them.
+	refRetaskDefaults = map[string]any{
+		"required":   true,
+		"pattern":    `RETASK CHANNEL\b[^\n]*?\btoken (R-[A-Za-z0-9_-]+)`,
+		"grants":     `(?i)\b(re-?task\w*|revis(e|ed|es|ion|ions)|expand(ed|s)? (the )?scope)\b`,
+		"completion": `(?i)\b(done when|complete when|completion condition)\b`,
+	}
+	refRetaskPatterns  = []string{"pattern", "grants", "completion"}
+	refSecretsDefaults = map[string]any{"parent_sha256": []any{}, "published_sha256": []any{}, "token_pattern": `[A-Za-z0-9_.~+/=-]{16,}`}
+	// What a token-shaped run may hold beside the token: a NAME= before it
+	// (and a full stop after it); and the characters a string is cut at, so
+	// that a token in a URL path is found.
+	refAssignment = regexp.MustCompile(`^-*[A-Za-z_][A-Za-z0-9_-]*=`)
+	refJoiners    = regexp.MustCompile(`[=/.~+]`)
+	refTaskID     = regexp.MustCompile(`^[A-Za-z0-9_.:-]+$`)
+	refPointerEsc = strings.NewReplacer("~", "~0", "/", "~1")
+	refRegexps    = map[string]*regexp.Regexp{} // by pattern; nil when it is not valid RE2
+	refHashes     = map[string]string{}         // SHA-256 by string: the model hashes the same strings many times
+)
+
+// refRegexp compiles a setting that must be an RE2 pattern, or says it is
+// not one.
+func refRegexp(v any) (*regexp.Regexp, bool) {
+	s, ok := v.(string)
+	if !ok {
+		return nil, false
+	}
+	re, seen := refRegexps[s]
+	if !seen {
+		re, _ = regexp.Compile(s)
+		refRegexps[s] = re
+	}
+	return re, re != nil
+}
+
+func refSHA256(s string) string {
+	h, ok := refHashes[s]
+	if !ok {
+		sum := sha256.Sum256([]byte(s))
+		h = hex.EncodeToString(sum[:])
+		refHashes[s] = h
+	}
+	return h
+}
+
+// hygieneFinding is a refusal by a brief-hygiene check, its pointer
+// relative to the child (or /plan for the plan as a whole), with tags
+// saying what was refused and how it was found (for the test's tally of
+// what the generator reaches).
+type hygieneFinding struct {
+	finding
+	tags []string
+}
+
+// refHygiene judges the brief-hygiene checks over every child of the plan
+// tree (children and tree as refJudgeTree takes them): what each child is
+// refused for, and what the plan is.
+func refHygiene(policies []refPolicy, children []any, tree *refTree) ([][]hygieneFinding, []hygieneFinding) {
+	// refJudgeTree, refPlanJudge and the test's tally each ask about the
+	// same plan, which is never changed after it is read: the last answer
+	// is kept.
+	if len(policies) > 0 && len(children) > 0 && lastHygiene.policies == &policies[0] && lastHygiene.children == &children[0] &&
+		lastHygiene.n == len(children) && lastHygiene.tree == tree {
+		return lastHygiene.out, lastHygiene.whole
+	}
+	h := &refHygieneJudge{objs: make([]map[string]any, len(children)), tree: tree, out: make([][]hygieneFinding, len(children)), seen: map[string]bool{}}
+	for i, c := range children {
+		h.objs[i], _ = c.(map[string]any)
+	}
+	h.retask(policies)
+	h.secrets(policies)
+	h.tasks(policies)
+	if len(policies) > 0 && len(children) > 0 {
+		lastHygiene.policies, lastHygiene.children, lastHygiene.n, lastHygiene.tree = &policies[0], &children[0], len(children), tree
+		lastHygiene.out, lastHygiene.whole = h.out, h.whole
+	}
+	return h.out, h.whole
+}
+
+// lastHygiene is refHygiene's last answer, and what it was asked.
+var lastHygiene struct {
+	policies *refPolicy
+	children *any
+	n        int
+	tree     *refTree
+	out      [][]hygieneFinding
+	whole    []hygieneFinding
+}
+
+type refHygieneJudge struct {
+	objs  []map[string]any // each child that is an object; nil for one that is not
+	tree  *refTree         // nil for a flat plan
+	out   [][]hygieneFinding
+	whole []hygieneFinding
+	seen  map[string]bool
+}
+
+// add refuses child i. Two refusals of one child under one rule, at one
+// pointer and by the same policies are one when the check words them
+// alike, as the Rego's deny set keeps one: a message shows a nonce by its
+// first characters only, and a hash by its first eight digits, so two
+// nonces of a brief may be refused in one message. words is what tells
+// refusals apart; tags say what was refused, for the test's tally.
+func (h *refHygieneJudge) add(i int, rule, field string, sources []string, words string, tags ...string) {
+	f := finding{rule, field, refusedBy(sources...)}
+	key := strings.Join([]string{strconv.Itoa(i), rule, field, f.policies, words}, "\x00")
+	if !h.seen[key] {
+		h.seen[key] = true
+		h.out[i] = append(h.out[i], hygieneFinding{f, tags})
+	}
+}
+
+func (h *refHygieneJudge) pointer(i int) string {
+	if h.tree != nil {
+		return h.tree.pointer[i]
+	}
+	return "/plan/" + strconv.Itoa(i)
+}
+
+// unreadable refuses, by the given sources, every child whose brief cannot
+// be read (it has brief_unreadable, whatever its value).
+func (h *refHygieneJudge) unreadable(rule string, sources []string) {
+	if len(sources) == 0 {
+		return
+	}
+	for i, obj := range h.objs {
+		if _, ok := obj["brief_unreadable"]; ok {
+			h.add(i, rule, "/brief_unreadable", sources, "unreadable", "an unreadable brief")
+		}
+	}
+}
+
+// retask judges brief.retask. Each policy's settings are the defaults with
+// what it sets in their place; policies whose settings are equal judge as
+// one, and each refusal names them all. A pattern that is not RE2 refuses
+// the plan, once per policy and setting, and those settings judge no brief;
+// a brief that cannot be read is refused by every policy that sets
+// brief_retask without brief_unreadable: allow (its patterns valid or not).
+//
+// A readable brief's blocks are the pattern's matches, each with the
+// nonce its first group holds ("" when it holds none). A brief without a
+// block is refused when grants match it, and else, when the settings
+// require a block, as missing it (a child with no string brief too). A
+// brief with blocks is refused when completion does not match it, and for
+// each nonce: empty; held by another readable child of the tree; found by
+// the same pattern in the brief of the child's parent (a child of the plan,
+// its brief as written, readable or not); equal to the parent block's
+// inbound_nonce or hashing to its inbound_nonce_sha256; hashing to one of
+// its session_nonces_sha256. Every refusal is at /brief.
+func (h *refHygieneJudge) retask(policies []refPolicy) {
+	type config struct {
+		settings map[string]any
+		sources  []string
+	}
+	var configs []*config
+	byKey := map[string]*config{}
+	var refusing []string // the policies that refuse a brief they cannot read
+	for _, p := range policies {
+		if p.retask == nil {
+			continue
+		}
+		s := maps.Clone(refRetaskDefaults)
+		maps.Copy(s, p.retask)
+		if p.briefUnreadable != "allow" {
+			refusing = append(refusing, p.source)
+		}
+		for _, k := range refRetaskPatterns {
+			if _, ok := refRegexp(s[k]); !ok {
+				h.whole = append(h.whole, hygieneFinding{finding{"brief.retask", "/plan", p.source}, []string{"a pattern that is not RE2"}})
+			}
+		}
+		key, err := json.Marshal(s)
+		if err != nil {
+			panic(err)
+		}
+		c := byKey[string(key)]
+		if c == nil {
+			c = &config{settings: s}
+			byKey[string(key)] = c
+			configs = append(configs, c)
+		}
+		c.sources = append(c.sources, p.source)
+	}
+	h.unreadable("brief.retask", refusing)
+	for _, c := range configs {
+		pattern, ok1 := refRegexp(c.settings["pattern"])
+		grants, ok2 := refRegexp(c.settings["grants"])
+		completion, ok3 := refRegexp(c.settings["completion"])
+		if !ok1 || !ok2 || !ok3 {
+			continue
+		}
+		required := c.settings["required"] != false
+		nonces := make([][]string, len(h.objs))
+		blocked := make([]bool, len(h.objs))
+		holders := map[string][]int{} // in index order
+		for i, obj := range h.objs {
+			brief, ok := obj["brief"].(string)
+			if _, unreadable := obj["brief_unreadable"]; !ok || unreadable {
+				continue
+			}
+			nonces[i] = refNonces(pattern, brief)
+			blocked[i] = len(nonces[i]) > 0
+			for _, n := range nonces[i] {
+				if n != "" {
+					holders[n] = append(holders[n], i)
+				}
+			}
+		}
+		for i, obj := range h.objs {
+			if _, unreadable := obj["brief_unreadable"]; obj == nil || unreadable {
+				continue
+			}
+			add := func(words string, tags ...string) { h.add(i, "brief.retask", "/brief", c.sources, words, tags...) }
+			brief, isString := obj["brief"].(string)
+			if !blocked[i] {
+				granted := isString && grants.MatchString(brief)
+				switch {
+				case granted:
+					add("grants", "a brief that grants revisions without a block")
+				case required && isString:
+					add("missing", "a brief without a block")
+				case required:
+					add("no brief", "a child without a brief")
+				}
+				continue
+			}
+			if !completion.MatchString(brief) {
+				add("completion", "a block without a completion condition")
+			}
+			for _, n := range nonces[i] {
+				if n == "" {
+					add("empty", "a block without a nonce")
+					continue
+				}
+				shown := refShownNonce(n)
+				if list := holders[n]; len(list) > 1 {
+					tags := []string{"a nonce another child holds"}
+					if len(list) > 4 {
+						tags = append(tags, "a nonce more than four children hold")
+					}
+					add("shared "+shown+" "+h.others(i, list), tags...)
+				}
+				if h.parentHolds(i, pattern, n) {
+					add("parents "+shown, "the parent's own nonce")
+				}
+				if h.inbound(n) {
+					add("inbound "+shown, "the plan's parent's inbound nonce")
+				}
+				if h.handedBefore(n) {
+					add("session "+shown, "a nonce the session handed out before")
+				}
+			}
+		}
+	}
+}
+
+// refNonces is the nonce of each block a pattern finds in a brief, each
+// once: what its first group holds, or "".
+func refNonces(pattern *regexp.Regexp, brief string) []string {
+	var nonces []string
+	for _, m := range pattern.FindAllStringSubmatch(brief, -1) {
+		n := ""
+		if len(m) > 1 {
+			n = m[1]
+		}
+		if !slices.Contains(nonces, n) {
+			nonces = append(nonces, n)
+		}
+	}
+	return nonces
+}
+
+// refShownNonce is what a message shows of a nonce: at most its first four
+// characters, never more than half of it.
+func refShownNonce(n string) string {
+	r := []rune(n)
+	return string(r[:min(4, len(r)/2)])
+}
+
+// others names the other children that hold what child i holds, as a
+// message does: the first of them by pointer (up to three), and how many
+// more.
+func (h *refHygieneJudge) others(i int, holders []int) string {
+	var names []string
+	for _, j := range holders[:min(4, len(holders))] {
+		if j != i {
+			names = append(names, h.pointer(j))
+		}
+	}
+	switch n := len(holders) - 1; n {
+	case 1:
+		return names[0]
+	case 2:
+		return names[0] + " and " + names[1]
+	case 3:
+		return names[0] + ", " + names[1] + " and " + names[2]
+	default:
+		return fmt.Sprintf("%s, %s, %s and %d more", names[0], names[1], names[2], n-3)
+	}
+}
+
+// parentHolds tells whether the brief of child i's parent, a child of the
+// plan, carries the nonce in a block.
+func (h *refHygieneJudge) parentHolds(i int, pattern *regexp.Regexp, nonce string) bool {
+	if h.tree == nil || h.tree.parent[i] < 0 {
+		return false
+	}
+	brief, ok := h.objs[h.tree.parent[i]]["brief"].(string)
+	return ok && slices.Contains(refNonces(pattern, brief), nonce)
+}
+
+// inbound and handedBefore tell whether the plan's parent block names the
+// nonce as the one it was handed, or as one the session handed out.
+func (h *refHygieneJudge) inbound(nonce string) bool {
+	if h.tree == nil {
+		return false
+	}
+	return h.tree.block["inbound_nonce"] == nonce || h.tree.block["inbound_nonce_sha256"] == refSHA256(nonce)
+}
+
+func (h *refHygieneJudge) handedBefore(nonce string) bool {
+	if h.tree == nil {
+		return false
+	}
+	list, _ := h.tree.block["session_nonces_sha256"].([]any)
+	return slices.Contains(list, any(refSHA256(nonce)))
+}
+
+// secrets judges brief.secrets. Each policy's settings are the defaults
+// with what it sets in their place. A token_pattern that is not RE2
+// refuses the plan and judges nothing; a brief that cannot be read is
+// refused by every policy that sets brief_secrets without
+// brief_unreadable: allow (its pattern valid or not).
+//
+// What a child is handed as text: its brief (unless it has
+// brief_unreadable), each env value that is a string, and every string in
+// its metadata, each key too. Of each, every policy's token_pattern finds
+// the candidates: the string, and trimmed of white space; each
+// token-shaped run in it, as it is and bare (without a NAME= before it and
+// full stops after it); and, when it holds one of = / . ~ +, each run in
+// it with those cut to spaces. A candidate whose SHA-256 a policy names
+// (of those with the same token_pattern) is refused where the string is,
+// once for parent_sha256 and once for published_sha256, by the policies
+// that name it there.
+func (h *refHygieneJudge) secrets(policies []refPolicy) {
+	type named struct {
+		source string
+		hashes [2]map[string]bool // parent_sha256, published_sha256
+	}
+	byPattern := map[string][]named{}
+	var patterns []string
+	var refusing []string
+	listed := map[string]bool{}
+	for _, p := range policies {
+		if p.secrets == nil {
+			continue
+		}
+		s := maps.Clone(refSecretsDefaults)
+		maps.Copy(s, p.secrets)
+		if p.briefUnreadable != "allow" {
+			refusing = append(refusing, p.source)
+		}
+		if _, ok := refRegexp(s["token_pattern"]); !ok {
+			h.whole = append(h.whole, hygieneFinding{finding{"brief.secrets", "/plan", p.source}, []string{"a pattern that is not RE2"}})
+			continue
+		}
+		n := named{source: p.source}
+		for k, key := range []string{"parent_sha256", "published_sha256"} {
+			n.hashes[k] = map[string]bool{}
+			list, _ := s[key].([]any)
+			for _, x := range list {
+				if hash, ok := x.(string); ok {
+					n.hashes[k][hash], listed[hash] = true, true
+				}
+			}
+		}
+		pattern := s["token_pattern"].(string)
+		if byPattern[pattern] == nil {
+			patterns = append(patterns, pattern)
+		}
+		byPattern[pattern] = append(byPattern[pattern], n)
+	}
+	h.unreadable("brief.secrets", refusing)
+	if len(listed) == 0 {
+		return
+	}
+	for i, obj := range h.objs {
+		if obj == nil {
+			continue
+		}
+		for _, s := range refHanded(obj) {
+			for _, pattern := range patterns {
+				re, _ := refRegexp(pattern)
+				how := map[string][]string{} // each named hash found, by how
+				refCandidates(re, s.text, func(way, candidate string) {
+					if hash := refSHA256(candidate); listed[hash] && !slices.Contains(how[hash], way) {
+						how[hash] = append(how[hash], way)
+					}
+				})
+				for hash, ways := range how {
+					for k, kind := range []string{"parent", "published"} {
+						var sources []string
+						for _, n := range byPattern[pattern] {
+							if n.hashes[k][hash] {
+								sources = append(sources, n.source)
+							}
+						}
+						if len(sources) > 0 {
+							tags := []string{"a token in " + s.where, "a token " + kind + "_sha256 names"}
+							for _, way := range ways {
+								tags = append(tags, "a token found "+way)
+							}
+							h.add(i, "brief.secrets", s.field, sources, s.what+"\x00"+kind+"\x00"+hash[:8], tags...)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// handedText is a string a child is handed: where it is, how a message
+// names that (the metadata key or string, or the env variable), and the
+// string.
+type handedText struct{ field, what, where, text string }
+
+func refHanded(obj map[string]any) []handedText {
+	var out []handedText
+	_, unreadable := obj["brief_unreadable"]
+	if brief, ok := obj["brief"].(string); ok && !unreadable {
+		out = append(out, handedText{"/brief", "the brief", "the brief", brief})
+	}
+	if env, ok := obj["env"].(map[string]any); ok {
+		for name, v := range env {
+			if s, ok := v.(string); ok {
+				out = append(out, handedText{"/env/" + refPointerEsc.Replace(name), "env variable " + name, "an env value", s})
+			}
+		}
+	}
+	md, ok := obj["metadata"]
+	if !ok {
+		return out
+	}
+	var walk func(v any, at string)
+	walk = func(v any, at string) {
+		switch v := v.(type) {
+		case string:
+			out = append(out, handedText{"/metadata" + at, "a metadata string", "a metadata string", v})
+		case map[string]any:
+			for k, x := range v {
+				next := at + "/" + refPointerEsc.Replace(k)
+				out = append(out, handedText{"/metadata" + next, "a metadata key", "a metadata key", k})
+				walk(x, next)
+			}
+		case []any:
+			for j, x := range v {
+				walk(x, at+"/"+strconv.Itoa(j))
+			}
+		}
+	}
+	walk(md, "")
+	return out
+}
+
+// refCandidates gives each candidate a token_pattern finds in a string,
+// with how it was found.
+func refCandidates(re *regexp.Regexp, text string, each func(how, candidate string)) {
+	each("as the whole string", text)
+	if trimmed := strings.TrimSpace(text); trimmed != text {
+		each("as the whole string trimmed", trimmed)
+	}
+	for _, run := range re.FindAllString(text, -1) {
+		each("as a run", run)
+		each("as a run bare", strings.TrimRight(refAssignment.ReplaceAllString(run, ""), "."))
+	}
+	if refJoiners.MatchString(text) {
+		for _, run := range re.FindAllString(refJoiners.ReplaceAllString(text, " "), -1) {
+			each("as a run cut at the joiners", run)
+		}
+	}
+}
+
+// tasks judges task.ownership. Every policy that sets task_ownership
+// refuses each child whose task_id (a string) another child of the tree
+// has too, at /task_id. A tool in task_ownership.tools is bound to the
+// child's task by the argument listed with it: a child that holds one (the
+// j-th of its tools, a string) is refused, by the policies that scope the
+// tool by that argument, at /tools/j when it has no task_id that is a
+// string or when its bindings give the tool no such argument (anything
+// under the key counts), and at /bindings/<tool>/<argument> when they bind
+// it to anything but its task_id.
+func (h *refHygieneJudge) tasks(policies []refPolicy) {
+	type scope struct{ tool, arg string }
+	var owning []string
+	scoping := map[scope][]string{}
+	args := map[string][]string{}
+	for _, p := range policies {
+		if p.tasks == nil {
+			continue
+		}
+		owning = append(owning, p.source)
+		tools, _ := p.tasks["tools"].(map[string]any)
+		for tool, v := range tools {
+			if arg, ok := v.(string); ok {
+				k := scope{tool, arg}
+				if scoping[k] == nil {
+					args[tool] = append(args[tool], arg)
+				}
+				scoping[k] = append(scoping[k], p.source)
+			}
+		}
+	}
+	if len(owning) == 0 {
+		return
+	}
+	owners := map[string][]int{}
+	for i, obj := range h.objs {
+		if id, ok := obj["task_id"].(string); ok {
+			owners[id] = append(owners[id], i)
+		}
+	}
+	for _, list := range owners {
+		if len(list) > 1 {
+			for _, i := range list {
+				h.add(i, "task.ownership", "/task_id", owning, "shared", "a task another child owns")
+			}
+		}
+	}
+	for i, obj := range h.objs {
+		tools, _ := obj["tools"].([]any)
+		id, hasTask := obj["task_id"].(string)
+		for j, t := range tools {
+			tool, ok := t.(string)
+			if !ok {
+				continue
+			}
+			for _, arg := range args[tool] {
+				sources := scoping[scope{tool, arg}]
+				bound, isBound := any(nil), false
+				if b, ok := obj["bindings"].(map[string]any); ok {
+					if m, ok := b[tool].(map[string]any); ok {
+						bound, isBound = m[arg]
+					}
+				}
+				switch {
+				case !hasTask:
+					h.add(i, "task.ownership", "/tools/"+strconv.Itoa(j), sources, "no task", "a task tool on a child without a task")
+				case !isBound:
+					h.add(i, "task.ownership", "/tools/"+strconv.Itoa(j), sources, "unbound", "a task tool without a binding")
+				case bound != id:
+					h.add(i, "task.ownership", "/bindings/"+refPointerEsc.Replace(tool)+"/"+refPointerEsc.Replace(arg), sources, "bound", "a task tool bound to another task")
+				}
+			}
+		}
+	}
+}
+
 // ---- Random plans ----
 
 // lit is a number written exactly as its text.
@@ -1187,7 +1815,8 @@ func (v *policyVariant) policy() map[string]any {
 }
 
 // The operator policies a comparison may use: the first is
-// operatorPolicy, the last none at all (the plan's policy alone).
+// operatorPolicy, the seventh none at all (the plan's policy alone), and
+// those after it turn the brief-hygiene checks on.
 var operatorVariants = []*policyVariant{
 	{doc: operatorPolicy, clean: true,
 		allows: []string{"fs.read", "fs.write", "http.get", "mcp__github__get_issue"}, writes: defaultWrites, spawns: defaultSpawns},
@@ -1240,9 +1869,30 @@ var operatorVariants = []*policyVariant{
 				restricts: true, models: []string{"sonnet"}},
 		}},
 	{doc: "", clean: true},
+	// Every brief-hygiene check, at its defaults but for the tokens
+	// brief_secrets names; an unreadable brief refused.
+	{doc: `{"allowed_tools": ["fs.read", "fs.write", "http.get", "mcp__github__get_*", "tasks.*"], "workspace_root": "/repo/workspace", "budget_cap_tokens": 200000,
+		"brief_retask": {}, "brief_secrets": {"parent_sha256": ` + hashList(tokParent, tokShort) + `, "published_sha256": ` + hashList(tokPeer) + `},
+		"task_ownership": {"tools": {"tasks.complete": "task_id", "tasks.heartbeat": "task_id"}}}`, clean: true,
+		allows: append([]string{"fs.read", "fs.write", "http.get", "mcp__github__get_issue"}, taskTools...), writes: defaultWrites, spawns: defaultSpawns},
+	// A block only where a brief grants revisions, an unreadable brief
+	// allowed, tokens of another shape, and one owner per task without
+	// task-scoped tools.
+	{doc: `{"allowed_tools": ["fs.read", "fs.write", "http.get", "Read", "Grep", "Bash", "Agent", "tasks.complete", "tasks.heartbeat", "tasks.list"], "workspace_root": "/repo/workspace",
+		"budget_cap_tokens": 200000, "allow_write": true, "allow_spawn": true, "max_depth": 4,
+		"brief_retask": {"required": false}, "brief_unreadable": "allow",
+		"brief_secrets": {"published_sha256": ` + hashList(tokParent, tokSlashed) + `, "token_pattern": "[A-Za-z0-9_-]{12,}"}, "task_ownership": {}}`, clean: true,
+		allows: []string{"fs.read", "fs.write", "http.get", "Read", "Grep", "Bash", "Agent", "tasks.complete", "tasks.heartbeat", "tasks.list"}, writes: defaultWrites, spawns: defaultSpawns},
+	// Task ownership alone: no check then reads a brief, so identical
+	// children are judged as one group, and a task they share counts each.
+	// (tasks.block is bound by an argument a pointer escapes.)
+	{doc: `{"allowed_tools": ["fs.read", "http.get", "Read", "Agent", "tasks.*"], "workspace_root": "/repo/workspace", "budget_cap_tokens": 100000, "allow_spawn": true,
+		"max_children": 6, "max_descendants": 4, "brief_unreadable": "refuse", "task_ownership": {"tools": {"tasks.complete": "task_id", "tasks.block": "task/id"}}}`, clean: true,
+		allows: append([]string{"fs.read", "http.get", "Read", "Agent"}, taskTools...), writes: defaultWrites, spawns: defaultSpawns},
 }
 
-// operatorDraws weighs the operator variants: operatorPolicy most often.
+// operatorDraws weighs the operator variants before the brief-hygiene
+// ones (which randomVariants draws now and then): operatorPolicy most often.
 var operatorDraws = []int{0, 0, 0, 1, 1, 2, 3, 4, 4, 5, 6}
 
 // Roles a child may have beside a profile's: the generator's own, and near
@@ -1281,7 +1931,33 @@ var inlineVariants = []*policyVariant{
 	{doc: `{"allowed_tools": ["fs.read", "http.get", "Read", "Edit"], "workspace_root": "/repo/workspace", "budget_cap_tokens": 200000,
 		"allow_write": true, "allowed_models": ["**"]}`, clean: true,
 		allows: []string{"fs.read", "http.get", "Read", "Edit"}, writes: defaultWrites, spawns: defaultSpawns, restricts: true, models: candidateModels},
+	// From here on (hygieneInlines), the brief-hygiene checks: the
+	// operator's first settings again (one config for both), with an
+	// unreadable brief allowed and a token both name.
+	{doc: `{"allowed_tools": ["fs.read", "fs.write", "http.get", "mcp__github__get_issue", "tasks.complete", "tasks.heartbeat", "tasks.block"], "workspace_root": "/repo/workspace",
+		"budget_cap_tokens": 100000, "brief_retask": {"required": true}, "brief_unreadable": "allow", "brief_secrets": {"parent_sha256": ` + hashList(tokParent) + `},
+		"task_ownership": {"tools": {"tasks.complete": "task_id"}}}`, clean: true,
+		allows: []string{"fs.read", "fs.write", "http.get", "mcp__github__get_issue", "tasks.complete", "tasks.heartbeat", "tasks.block"}, writes: defaultWrites, spawns: defaultSpawns},
+	// A pattern whose nonce may be empty, only "done when" as a completion
+	// condition, and the tokens named the other way round.
+	{doc: `{"allowed_tools": ["fs.read", "http.get", "Read", "Grep", "Agent", "tasks.*"], "workspace_root": "/repo/workspace", "budget_cap_tokens": 200000, "allow_spawn": true,
+		"brief_retask": {"required": false, "pattern": "RETASK CHANNEL(?:[^\\n]*?\\btoken (R-[A-Za-z0-9_-]+))?", "completion": "(?i)\\bdone when\\b"},
+		"brief_secrets": {"parent_sha256": ` + hashList(tokPeer) + `, "published_sha256": ` + hashList(tokSlashed, tokParent) + `}}`, clean: true,
+		allows: append([]string{"fs.read", "http.get", "Read", "Grep", "Agent"}, taskTools...), writes: defaultWrites, spawns: defaultSpawns},
+	// Patterns that are not RE2: the plan is refused, and these settings
+	// judge no brief (but still refuse one they cannot read).
+	{doc: `{"allowed_tools": ["fs.read", "http.get", "tasks.complete"], "workspace_root": "/repo/workspace", "budget_cap_tokens": 200000,
+		"brief_retask": {"grants": "(revis"}, "brief_secrets": {"token_pattern": "[A-Z", "parent_sha256": ` + hashList(tokShort) + `}}`, clean: true,
+		allows: []string{"fs.read", "http.get", "tasks.complete"}, writes: defaultWrites, spawns: defaultSpawns},
+	// tasks.complete bound by another argument than the operator's.
+	{doc: `{"allowed_tools": ["fs.read", "fs.write", "http.get", "tasks.complete", "tasks.heartbeat"], "workspace_root": "/repo/workspace", "budget_cap_tokens": 200000,
+		"allow_write": true, "max_children": 5, "max_descendants": 2, "task_ownership": {"tools": {"tasks.complete": "id", "tasks.heartbeat": "task_id"}}}`, clean: true,
+		allows: []string{"fs.read", "fs.write", "http.get", "tasks.complete", "tasks.heartbeat"}, writes: defaultWrites, spawns: defaultSpawns},
 }
+
+// hygieneOperators and hygieneInlines are the indexes of the first
+// operator and inline variants that set a brief-hygiene key.
+const hygieneOperators, hygieneInlines = 7, 12
 
 // refPolicyOf reads a policy document (numbers as json.Number or lit) for
 // the reference.
@@ -1317,6 +1993,15 @@ func refPolicyOf(source string, doc map[string]any) refPolicy {
 	p.maxChildren, p.maxTotal = limit("max_children"), limit("max_total_budget_tokens")
 	p.maxDepth, p.maxDescendants = limit("max_depth"), limit("max_descendants")
 	p.refuseUnknown = doc["unknown_roles"] == "refuse"
+	for key, setting := range map[string]*map[string]any{"brief_retask": &p.retask, "brief_secrets": &p.secrets, "task_ownership": &p.tasks} {
+		if v, ok := doc[key]; ok {
+			*setting, _ = v.(map[string]any)
+			if *setting == nil { // not an object: the check reads it as setting nothing more
+				*setting = map[string]any{}
+			}
+		}
+	}
+	p.briefUnreadable, _ = doc["brief_unreadable"].(string)
 	roles, _ := doc["roles"].(map[string]any)
 	for role, v := range roles {
 		pr := v.(map[string]any)
@@ -1414,6 +2099,7 @@ type planCase struct {
 	inline   int // index in inlineVariants
 	policies []refPolicy
 	clean    []bool
+	draw     *treeDraw // what drew it, and what it noted of its briefs
 }
 
 // randomChild draws a child of the given role from the pools: a third of
@@ -1516,9 +2202,20 @@ func randomPlan(r *rand.Rand) planCase {
 }
 
 // randomVariants draws an operator and an inline policy variant, so that
-// some policy applies.
+// some policy applies. A seventh of each set a brief-hygiene key: a plan
+// where a check that reads the brief applies costs the gate more (it
+// judges each child alone, remembering nothing).
 func randomVariants(r *rand.Rand) (operator, inline int) {
-	operator, inline = operatorDraws[r.IntN(len(operatorDraws))], r.IntN(len(inlineVariants))
+	operator, inline = operatorDraws[r.IntN(len(operatorDraws))], r.IntN(hygieneInlines)
+	if r.IntN(7) == 0 {
+		operator = hygieneOperators + r.IntN(len(operatorVariants)-hygieneOperators)
+	}
+	switch {
+	case r.IntN(7) == 0:
+		inline = hygieneInlines + r.IntN(len(inlineVariants)-hygieneInlines)
+	case operator >= hygieneOperators && r.IntN(2) == 0:
+		inline = 0 // the operator's brief hygiene alone, which lets a task-scoped tool through
+	}
 	if operatorVariants[operator].doc == "" && inline == 0 { // some policy must apply
 		inline = 1 + r.IntN(len(inlineVariants)-1)
 	}
@@ -1547,19 +2244,26 @@ func randomPlanOf(r *rand.Rand, operator, inline int, nested bool) planCase {
 		pc.doc["policy"] = in.policy()
 		pc.policies = append(pc.policies, refPolicyOf("plan", in.policy()))
 	}
-	g := &treeDraw{r: r, op: op, vs: vs, clean: map[string]bool{}, next: 1000, room: 4 + r.IntN(12)}
+	g := &treeDraw{r: r, op: op, vs: vs, clean: map[string]bool{}, next: 1000, room: 4 + r.IntN(12),
+		hy: hygieneOf(vs), briefs: map[string]briefNote{}, nonceSeen: map[string]bool{}, flood: r.IntN(8) == 0}
+	pc.draw = g
 	var children []any
 	var pls []pools // the pools each child was drawn from
 	for i, n := 0, r.IntN(6)+1; i < n; i++ {
 		role, pl := g.role()
 		c, clean := randomChild(r, role, pl, i, false)
+		if obj, ok := c.(map[string]any); ok {
+			g.decorate(obj, nil)
+		}
 		children = append(children, c)
 		pls = append(pls, pl)
 		pc.clean = append(pc.clean, clean)
 	}
 	// Now and then, children that differ only in what grants nothing (id,
-	// brief): the gate judges them as one group, and the plan-wide limits
-	// must still count each.
+	// brief, metadata, brief_unreadable): the gate judges them as one group,
+	// and the plan-wide limits must still count each; a task_id they keep
+	// is owned twice. While a check that reads the brief applies, each is
+	// judged alone; now and then one differs in env too.
 	if r.IntN(3) == 0 {
 		for n := r.IntN(6) + 1; n > 0; n-- {
 			k := r.IntN(len(children))
@@ -1572,6 +2276,23 @@ func randomPlanOf(r *rand.Rand, operator, inline int, nested bool) planCase {
 				}
 				if r.IntN(2) == 0 {
 					copied["brief"] = "task " + strconv.Itoa(len(children))
+				}
+				if g.hy.on || r.IntN(4) == 0 {
+					switch r.IntN(6) {
+					case 0, 1:
+						copied["brief"] = g.brief(nil)
+					case 2:
+						copied["metadata"] = g.metadata()
+					case 3:
+						copied["brief_unreadable"] = "sealed by the host"
+					case 4:
+						copied["env"] = g.env()
+					default: // the same brief: the same nonces
+						delete(copied, "brief")
+						if brief, ok := obj["brief"]; ok {
+							copied["brief"] = brief
+						}
+					}
 				}
 				c = copied
 			}
@@ -1591,6 +2312,13 @@ func randomPlanOf(r *rand.Rand, operator, inline int, nested bool) planCase {
 			}
 		}
 	}
+	// What the brief-hygiene checks refuse depends on every child of the
+	// tree at once (a nonce or a task held twice): it is noted last. (The
+	// notes read strings and shapes only, so the document as drawn will do.)
+	flat, tree := refFlatten(pc.doc)
+	for i, spoiled := range g.spoiled(flat, tree) {
+		pc.clean[i] = pc.clean[i] && !spoiled
+	}
 	return pc
 }
 
@@ -1604,6 +2332,15 @@ type treeDraw struct {
 	clean map[string]bool // by pointer
 	next  int             // the number in the next child's id
 	room  int             // how many more descendants the plan may have
+
+	// Brief hygiene: what the policies turn on, what the draw noted of
+	// each brief it wrote, and the nonces and tasks it has handed out.
+	hy        hygieneNotes
+	briefs    map[string]briefNote
+	nonces    []string
+	nonceSeen map[string]bool
+	flood     bool // most briefs carry the plan's first nonce
+	taskIDs   []string
 }
 
 // role draws a child's role, as the plan's own are drawn: a profiled one
@@ -1663,7 +2400,7 @@ func (g *treeDraw) nest(doc map[string]any, top []any, pls []pools, clean []bool
 	for i := range top {
 		g.clean["/plan/"+strconv.Itoa(i)] = clean[i]
 	}
-	base, hasBlock := 0, r.IntN(4) == 0
+	base, hasBlock := 0, r.IntN(4) == 0 || g.hy.retask && r.IntN(3) == 0 // the block names nonces brief_retask refuses
 	if hasBlock {
 		base = r.IntN(3)
 	}
@@ -1714,6 +2451,9 @@ func (g *treeDraw) grow(node map[string]any, ptr string, depth, levels int, pl p
 		kid, clean := randomChild(r, role, kpl, g.next, r.IntN(2) == 0)
 		g.next++
 		obj, isObject := kid.(map[string]any)
+		if isObject {
+			g.decorate(obj, node)
+		}
 		if isObject && r.IntN(8) == 0 {
 			widen(r, obj)
 			clean = false
@@ -1997,7 +2737,564 @@ func (g *treeDraw) block(top []any, depth int) map[string]any {
 	if depth > 0 || r.IntN(2) == 0 {
 		b["depth"] = lit(strconv.Itoa(depth))
 	}
+	// The nonce the parent was itself handed, and those the session handed
+	// out before: now one a child holds, now another.
+	if g.hy.retask || r.IntN(4) == 0 {
+		switch r.IntN(6) {
+		case 0:
+			b["inbound_nonce"] = g.usedNonce()
+		case 1:
+			b["inbound_nonce_sha256"] = refSHA256(g.usedNonce())
+		case 2:
+			b["inbound_nonce"] = strings.TrimPrefix(g.freshNonce(), "R-")
+			b["inbound_nonce_sha256"] = refSHA256(g.freshNonce())
+		case 3:
+			b["session_nonces_sha256"] = []any{refSHA256(g.freshNonce()), refSHA256(g.usedNonce())}
+		case 4:
+			b["session_nonces_sha256"] = []any{refSHA256(g.usedNonce())}
+			b["inbound_nonce"] = g.freshNonce()
+		}
+	}
 	return b
+}
+
+// ---- Brief hygiene in random plans ----
+
+// The tokens a child may be handed, which the brief-hygiene policy
+// variants name by SHA-256 in brief_secrets.
+const (
+	tokParent  = "ghp_parentSecretToken0123456789abcd" // token-shaped, without a joiner
+	tokPeer    = "peer-published-token-9f8e7d6c5b4a"
+	tokSlashed = "c2Vzc2lvbi5wZWVy/dG9rZW4+djE=" // base64, holding the joiners / + =
+	tokShort   = "hunter2"                       // shorter than a token: found only as a whole string
+)
+
+var (
+	hygieneTokens = []string{tokParent, tokPeer, tokSlashed, tokShort}
+	// The task-scoped tools the variants name (tasks.list none scopes).
+	taskTools = []string{"tasks.complete", "tasks.heartbeat", "tasks.block", "tasks.list"}
+
+	briefBodies = []string{"Fix the flaky pagination test.", "Review the docs for broken links.", "Summarize the open issues.", "Port the parser to the new API."}
+	// What pre-authorizes revisions, by the default grants.
+	briefGrants = []string{"Your scope may be revised later as needed.", "Retasking is pre-approved: follow the lead's updates.",
+		"You may expand the scope if the fix needs it.", "Expect a re-task from the lead."}
+	// Re-task blocks the default pattern finds (%s is the nonce).
+	briefBlocks = []string{"RETASK CHANNEL: revisions come only with token %s", "RETASK CHANNEL (from the lead) token %s, nothing else"}
+	// Blocks it does not find: without a token, in lower case, with the
+	// token on the next line. (Each holds a word that grants revisions.)
+	briefBrokenBlocks = []string{"RETASK CHANNEL: pending", "retask channel: token %s", "RETASK CHANNEL:\ntoken %s"}
+	nonceAlphabet     = "abXY09_-"
+	envNames          = []string{"GH_TOKEN", "API_URL", "NOTE", "a/b~c"}
+	plainTexts        = []string{"vi", "https://api.example.com/v1/status", "plain-value_with.dots~and+slashes/0123456789", "", "see ENG-12"}
+)
+
+// hashList writes the SHA-256 of each token as a JSON list.
+func hashList(tokens ...string) string {
+	var quoted []string
+	for _, tok := range tokens {
+		quoted = append(quoted, strconv.Quote(refSHA256(tok)))
+	}
+	return "[" + strings.Join(quoted, ", ") + "]"
+}
+
+// hygieneNotes is what a reader works out by hand of the brief-hygiene
+// settings of a plan's policies.
+type hygieneNotes struct {
+	on                bool // some policy sets one of the keys
+	retask, required  bool // some policy sets brief_retask; some requires a block in every brief
+	strict            bool // some counts only "done when" as a completion condition
+	secrets           bool
+	unreadableRefused bool // some policy that sets brief_retask or brief_secrets refuses a brief it cannot read
+	tasks             bool
+	taskArgs          map[string][]string // the arguments that bind each task-scoped tool
+}
+
+func hygieneOf(vs []*policyVariant) hygieneNotes {
+	h := hygieneNotes{taskArgs: map[string][]string{}}
+	for _, v := range vs {
+		doc := v.policy()
+		retask, hasRetask := doc["brief_retask"].(map[string]any)
+		_, hasSecrets := doc["brief_secrets"]
+		tasks, hasTasks := doc["task_ownership"].(map[string]any)
+		if hasRetask {
+			_, custom := retask["completion"]
+			h.retask, h.required, h.strict = true, h.required || retask["required"] != false, h.strict || custom
+		}
+		h.secrets = h.secrets || hasSecrets
+		h.unreadableRefused = h.unreadableRefused || ((hasRetask || hasSecrets) && doc["brief_unreadable"] != "allow")
+		if hasTasks {
+			h.tasks = true
+			tools, _ := tasks["tools"].(map[string]any)
+			for tool, arg := range tools {
+				h.taskArgs[tool] = appendNew(h.taskArgs[tool], arg.(string))
+			}
+		}
+	}
+	h.on = h.retask || h.secrets || h.tasks
+	return h
+}
+
+// briefNote is what the draw knows of a brief it wrote: the nonces of its
+// blocks; whether it is well formed (each block with a token, and a
+// completion condition the default settings accept) and whether that is
+// "done when"; whether it is plain (no block, nothing that grants
+// revisions). A brief it did not write ("review the docs") is plain.
+type briefNote struct {
+	nonces             []string
+	wellFormed, doneOK bool
+	plain              bool
+}
+
+// decorate gives a child, now and then, what the brief-hygiene checks
+// read: a brief with or without blocks, a brief that cannot be read, env,
+// metadata, a task and task-scoped tools. parent is the child's parent in
+// a nested plan, or nil. Most children get some while a policy turns a
+// check on, and a tenth otherwise (which the schema alone judges); a third
+// of them only what every check lets through.
+func (g *treeDraw) decorate(obj map[string]any, parent map[string]any) {
+	r := g.r
+	if g.hy.on && r.IntN(5) == 0 || !g.hy.on && r.IntN(10) > 0 {
+		return
+	}
+	if r.IntN(3) == 0 {
+		nonce := g.freshNonce()
+		brief := strings.Join([]string{briefBodies[r.IntN(len(briefBodies))], fmt.Sprintf(briefBlocks[r.IntN(len(briefBlocks))], nonce), "Done when the tests pass."}, "\n")
+		obj["brief"] = brief
+		g.briefs[brief] = briefNote{nonces: []string{nonce}, wellFormed: true, doneOK: true}
+		if r.IntN(2) == 0 {
+			obj["env"] = map[string]any{"EDITOR": "vi", "API_URL": plainTexts[1]}
+		}
+		if r.IntN(2) == 0 {
+			obj["metadata"] = map[string]any{"ticket": "ENG-1", "links": []any{plainTexts[1], plainTexts[2]}}
+		}
+		g.task(obj, parent, true)
+		return
+	}
+	if g.hy.retask || r.IntN(3) > 0 {
+		obj["brief"] = g.brief(parent)
+	}
+	if r.IntN(10) == 0 {
+		obj["brief_unreadable"] = pick(r, []any{"sealed by the host", "encrypted_content", "sealed by the host", ""})
+		if r.IntN(2) == 0 {
+			delete(obj, "brief")
+		}
+	}
+	if r.IntN(3) == 0 {
+		obj["env"] = g.env()
+	}
+	if r.IntN(3) == 0 {
+		obj["metadata"] = g.metadata()
+	}
+	if g.hy.tasks && r.IntN(4) > 0 || r.IntN(4) == 0 {
+		g.task(obj, parent, false)
+	}
+}
+
+// brief writes a brief: mostly well formed, with one or two blocks of
+// fresh nonces, of nonces other children hold, or of its parent's; else
+// a block without a completion condition, words that grant revisions
+// without a block, a plain brief, or a block the pattern does not find.
+// Now and then it carries a token too.
+func (g *treeDraw) brief(parent map[string]any) string {
+	r := g.r
+	lines := []string{briefBodies[r.IntN(len(briefBodies))]}
+	note := briefNote{wellFormed: true}
+	block := func(nonce string) {
+		lines = append(lines, fmt.Sprintf(briefBlocks[r.IntN(len(briefBlocks))], nonce))
+		note.nonces = appendNew(note.nonces, nonce)
+	}
+	n := r.IntN(16)
+	if g.flood && r.IntN(3) > 0 {
+		n = 7
+	}
+	switch {
+	case n < 6:
+		block(g.freshNonce())
+	case n == 6:
+		block(g.freshNonce())
+		block(g.freshNonce())
+	case n == 7:
+		block(g.usedNonce())
+	case n == 8: // two nonces others hold: refused twice, or once when worded alike
+		block(g.usedNonce())
+		block(g.usedNonce())
+	case n == 9:
+		var held []string
+		if b, ok := parent["brief"].(string); ok {
+			held = g.briefs[b].nonces
+		}
+		if len(held) > 0 {
+			block(held[r.IntN(len(held))])
+		} else {
+			block(g.usedNonce())
+		}
+	case n == 10:
+		block(g.freshNonce())
+		note.wellFormed = false // and no completion condition below
+	case n == 11:
+		lines = append(lines, briefGrants[r.IntN(len(briefGrants))])
+		note.wellFormed = false
+	case n == 12:
+		note = briefNote{plain: true}
+	default:
+		b := briefBrokenBlocks[r.IntN(len(briefBrokenBlocks))]
+		if strings.Contains(b, "%s") {
+			b = fmt.Sprintf(b, g.freshNonce())
+		}
+		lines = append(lines, b)
+		note.wellFormed = false
+	}
+	if note.wellFormed {
+		switch r.IntN(5) {
+		case 0:
+			lines = append(lines, "Complete when the PR is merged.")
+		case 1:
+			lines = append(lines, "Completion condition: CI is green.")
+		default:
+			lines = append(lines, "Done when the tests pass.")
+			note.doneOK = true
+		}
+	}
+	if r.IntN(6) == 0 {
+		lines = append(lines, "Post the notes to the peers board with "+g.tokenText())
+	}
+	brief := strings.Join(lines, "\n")
+	g.briefs[brief] = note
+	return brief
+}
+
+// freshNonce is a nonce no child of the plan holds yet: short, so that two
+// often show alike in a message.
+func (g *treeDraw) freshNonce() string {
+	for {
+		b := []byte("R-")
+		for n := 1 + g.r.IntN(8); n > 0; n-- {
+			b = append(b, nonceAlphabet[g.r.IntN(len(nonceAlphabet))])
+		}
+		if n := string(b); !g.nonceSeen[n] {
+			g.nonceSeen[n] = true
+			g.nonces = append(g.nonces, n)
+			return n
+		}
+	}
+}
+
+// usedNonce is a nonce the draw handed out before (a fresh one when there
+// is none), the first most often, so that now and then many children hold
+// it.
+func (g *treeDraw) usedNonce() string {
+	switch {
+	case len(g.nonces) == 0:
+		return g.freshNonce()
+	case g.flood || g.r.IntN(3) == 0:
+		return g.nonces[0]
+	}
+	return g.nonces[g.r.IntN(len(g.nonces))]
+}
+
+// tokenText is a string that carries one of the tokens, as it might be
+// pasted: alone, as NAME=token, at the end of a sentence, in a URL path,
+// padded with white space, glued to a word, joined by + or ~, and so on.
+func (g *treeDraw) tokenText() string {
+	tok := hygieneTokens[g.r.IntN(len(hygieneTokens))]
+	forms := []string{tok, "GH_TOKEN=" + tok, "--token=" + tok, "token " + tok + ".", "https://peers.example/v1/" + tok + "/status",
+		" " + tok + "\n", "x" + tok, "token: " + tok + ", then stop", tok + "...", "export API_KEY=" + tok + " && run", "sig=v1+" + tok + "+x", "~" + tok + "~bak"}
+	return forms[g.r.IntN(len(forms))]
+}
+
+// text is a string an env value or metadata holds: half of them carry a
+// token.
+func (g *treeDraw) text() string {
+	if g.r.IntN(2) == 0 {
+		return g.tokenText()
+	}
+	return plainTexts[g.r.IntN(len(plainTexts))]
+}
+
+func (g *treeDraw) env() map[string]any {
+	env := map[string]any{"EDITOR": "vi"}
+	for n := g.r.IntN(3); n > 0; n-- {
+		env[envNames[g.r.IntN(len(envNames))]] = g.text()
+	}
+	if g.r.IntN(20) == 0 {
+		env["COUNT"] = lit("3") // not a string: the schema refuses it, and brief.secrets reads past it
+	}
+	return env
+}
+
+// metadata is a string, a list, or an object of strings, lists and
+// objects, with keys a pointer escapes and now and then a token as a key.
+func (g *treeDraw) metadata() any {
+	r := g.r
+	switch r.IntN(6) {
+	case 0:
+		return g.text()
+	case 1:
+		return []any{g.text(), lit("1"), map[string]any{"url": g.text()}}
+	}
+	md := map[string]any{"ticket": "ENG-" + strconv.Itoa(r.IntN(100))}
+	if r.IntN(2) == 0 {
+		md["note"] = g.text()
+	}
+	if r.IntN(3) == 0 {
+		md["links"] = []any{g.text(), g.text()}
+	}
+	if r.IntN(4) == 0 {
+		md[g.tokenText()] = "a key that carries it"
+	}
+	if r.IntN(4) == 0 {
+		md["a/b"] = map[string]any{"c~d": g.text(), "n": nil}
+	}
+	return md
+}
+
+// task gives a child a task_id (fresh, another child's, its parent's, or
+// one the schema refuses) or none, and now and then task-scoped tools
+// (those its parent holds, when it holds any) with bindings right, wrong,
+// missing, or of the wrong shape. A tidy child gets a fresh task and
+// bindings right.
+func (g *treeDraw) task(obj map[string]any, parent map[string]any, tidy bool) {
+	r := g.r
+	var id any = absent
+	switch n := r.IntN(10); {
+	case tidy || n < 5 || n < 7 && len(g.taskIDs) == 0:
+		id = "t_" + strconv.Itoa(len(g.taskIDs)) + "." + strconv.Itoa(r.IntN(1000))
+	case n < 7:
+		id = g.taskIDs[r.IntN(len(g.taskIDs))]
+	case n == 7:
+		id = parent["task_id"]
+		if id == nil {
+			id = absent
+		}
+	case n == 8:
+		id = pick(r, []any{"t A", "", lit("7"), strings.Repeat("t", 257)})
+	}
+	if id != absent {
+		obj["task_id"] = id
+		if s, ok := id.(string); ok {
+			g.taskIDs = append(g.taskIDs, s)
+		}
+	}
+	tools, ok := obj["tools"].([]any)
+	if !ok || r.IntN(4) == 0 {
+		return
+	}
+	pool := taskTools
+	if held, ok := parent["tools"].([]any); ok {
+		var mine []string
+		for _, t := range held {
+			if name, ok := t.(string); ok && slices.Contains(taskTools, name) {
+				mine = append(mine, name)
+			}
+		}
+		if len(mine) > 0 && r.IntN(4) > 0 {
+			pool = mine
+		}
+	}
+	tools = slices.Clone(tools)
+	bindings := map[string]any{}
+	own, _ := id.(string)
+	for n := 1 + r.IntN(2); n > 0; n-- {
+		tool := pool[r.IntN(len(pool))]
+		if !slices.Contains(tools, any(tool)) || r.IntN(8) == 0 {
+			tools = append(tools, tool)
+		}
+		args := g.hy.taskArgs[tool]
+		if len(args) == 0 {
+			args = []string{"task_id"}
+		}
+		bound := map[string]any{}
+		switch n := r.IntN(8); {
+		case tidy || n < 4:
+			for _, arg := range args {
+				bound[arg] = own
+			}
+		case n == 4:
+			other := "t_other"
+			if len(g.taskIDs) > 0 {
+				other = g.taskIDs[r.IntN(len(g.taskIDs))]
+			}
+			bound[args[r.IntN(len(args))]] = other
+		case n == 5: // no binding
+			continue
+		case n == 6:
+			bound["task"] = own
+		default:
+			bindings[tool] = pick(r, []any{"t_A", []any{}, map[string]any{args[0]: lit("1")}})
+			continue
+		}
+		bindings[tool] = bound
+	}
+	obj["tools"] = tools
+	if r.IntN(6) == 0 && !tidy {
+		bindings["tasks.other"] = map[string]any{"task_id": "t_zz"} // a tool the child does not hold
+	}
+	if len(bindings) > 0 || r.IntN(4) == 0 {
+		obj["bindings"] = bindings
+	}
+}
+
+// spoiled notes, by hand, which children of a drawn plan (read back as
+// children and tree, in the reference's order) hold something the
+// brief-hygiene checks or the schema refuse: a task_id, bindings, env or
+// brief_unreadable of the wrong shape; a brief that cannot be read, where
+// that is refused; while brief_retask applies, a brief that is not well
+// formed (or plain, where a block is not required), or a nonce two
+// children hold or that the parent block names; while brief_secrets
+// applies, a token anywhere the check reads; a task-scoped tool some
+// policy does not allow or that is not bound to the child's task; while
+// task_ownership applies, a task two children own.
+func (g *treeDraw) spoiled(children []any, tree *refTree) []bool {
+	note := func(obj map[string]any) briefNote {
+		if b, ok := obj["brief"].(string); ok {
+			if n, ok := g.briefs[b]; ok {
+				return n
+			}
+		}
+		return briefNote{plain: true}
+	}
+	holders, owners := map[string]int{}, map[string]int{}
+	for _, c := range children {
+		obj, _ := c.(map[string]any)
+		for _, n := range note(obj).nonces {
+			holders[n]++
+		}
+		if id, ok := obj["task_id"].(string); ok {
+			owners[id]++
+		}
+	}
+	var block map[string]any
+	if tree != nil {
+		block = tree.block
+	}
+	session, _ := block["session_nonces_sha256"].([]any)
+	burned := func(n string) bool {
+		return block["inbound_nonce"] == n || block["inbound_nonce_sha256"] == refSHA256(n) || slices.Contains(session, any(refSHA256(n)))
+	}
+	out := make([]bool, len(children))
+	for i, c := range children {
+		obj, ok := c.(map[string]any)
+		if !ok {
+			continue
+		}
+		out[i] = g.spoils(obj, note(obj), holders, owners, burned)
+	}
+	return out
+}
+
+func (g *treeDraw) spoils(obj map[string]any, note briefNote, holders, owners map[string]int, burned func(string) bool) bool {
+	if v, ok := obj["task_id"]; ok {
+		if s, ok := v.(string); !ok || len(s) > 256 || !refTaskID.MatchString(s) {
+			return true
+		}
+	}
+	if v, ok := obj["env"]; ok {
+		env, ok := v.(map[string]any)
+		if !ok {
+			return true
+		}
+		for _, x := range env {
+			if _, ok := x.(string); !ok {
+				return true
+			}
+		}
+	}
+	bindings, hasBindings := obj["bindings"].(map[string]any)
+	if _, ok := obj["bindings"]; ok && !hasBindings {
+		return true
+	}
+	for _, args := range bindings {
+		args, ok := args.(map[string]any)
+		if !ok {
+			return true
+		}
+		for _, x := range args {
+			if _, ok := x.(string); !ok {
+				return true
+			}
+		}
+	}
+	reason, unreadable := obj["brief_unreadable"]
+	if unreadable && (reason == "" || g.hy.unreadableRefused) {
+		return true
+	}
+	if g.hy.retask && !unreadable {
+		switch {
+		case note.wellFormed:
+			if g.hy.strict && !note.doneOK {
+				return true
+			}
+			for _, n := range note.nonces {
+				if holders[n] > 1 || burned(n) {
+					return true
+				}
+			}
+		case note.plain:
+			if g.hy.required {
+				return true
+			}
+		default:
+			return true
+		}
+	}
+	if g.hy.secrets && carriesToken(obj) {
+		return true
+	}
+	id, hasTask := obj["task_id"].(string)
+	tools, _ := obj["tools"].([]any)
+	for _, t := range tools {
+		name, _ := t.(string)
+		if !slices.Contains(taskTools, name) {
+			continue
+		}
+		for _, v := range g.vs {
+			if !slices.Contains(v.allows, name) {
+				return true
+			}
+		}
+		role, _ := obj["role"].(string)
+		if prof, ok := g.op.profiles[role]; ok && prof.allows != nil && !slices.Contains(prof.allows, name) {
+			return true
+		}
+		for _, arg := range g.hy.taskArgs[name] {
+			args, _ := bindings[name].(map[string]any)
+			if !hasTask || args[arg] != id {
+				return true
+			}
+		}
+	}
+	return hasTask && g.hy.tasks && owners[id] > 1
+}
+
+// carriesToken tells whether one of the tokens is anywhere in what
+// brief.secrets reads of a child: its brief, env values, metadata strings
+// and keys.
+func carriesToken(obj map[string]any) bool {
+	var found func(v any) bool
+	found = func(v any) bool {
+		switch v := v.(type) {
+		case string:
+			for _, tok := range hygieneTokens {
+				if strings.Contains(v, tok) {
+					return true
+				}
+			}
+		case map[string]any:
+			for k, x := range v {
+				if found(k) || found(x) {
+					return true
+				}
+			}
+		case []any:
+			for _, x := range v {
+				if found(x) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return found(obj["brief"]) || found(obj["env"]) || found(obj["metadata"])
 }
 
 // stdChildren reads a generated plan back with encoding/json, so the
@@ -2222,12 +3519,13 @@ func smallerValues(obj map[string]any) []any {
 }
 
 // TestGateAgreesWithTheReferenceModel generates random plans, mixing clean
-// and hostile tools, paths, budgets, models, agent blocks, shapes, plan
-// policies and operator policies, and asserts for every child that the gate
-// refuses exactly what the reference refuses, under the same rule and JSON
-// pointer, and passes every child drawn only from clean values. It also
-// asserts that every rule was seen refusing, and that clean children held
-// each kind of value the newer checks judge. -ref.plans and -ref.seed run
+// and hostile tools, paths, budgets, models, agent blocks, shapes, briefs,
+// env, metadata, tasks, plan policies and operator policies, and asserts
+// for every child that the gate refuses exactly what the reference
+// refuses, under the same rule and JSON pointer, and passes every child
+// drawn only from clean values. It also asserts that every rule was seen
+// refusing (the brief-hygiene ones for each thing they refuse), and that
+// clean children held each kind of value the newer checks judge. -ref.plans and -ref.seed run
 // more or other plans.
 func TestGateAgreesWithTheReferenceModel(t *testing.T) {
 	c := newComparer(t)
@@ -2235,10 +3533,14 @@ func TestGateAgreesWithTheReferenceModel(t *testing.T) {
 	children, refused, clean := 0, 0, 0
 	byRule := map[string]int{}
 	cleanWith := map[string]int{"a model": 0, "an agent block": 0, "a spawn tool": 0, "a host write tool": 0, "a sandbox tool": 0, "a role profile": 0,
-		"children of its own": 0, "a parent": 0, "a parent that is a child": 0, "a parent block": 0, "depth 3": 0}
+		"children of its own": 0, "a parent": 0, "a parent that is a child": 0, "a parent block": 0, "depth 3": 0,
+		"a re-task block brief_retask reads": 0, "env or metadata brief_secrets reads": 0, "a task-scoped tool": 0}
 	// Refusals by who refuses: each kind of source must be seen, alone and
 	// with others, for every rule that names sources.
 	bySource := map[string]int{}
+	// The brief-hygiene refusals by what they refuse and how (refHygiene's
+	// tags), each of which must be seen.
+	byTag := map[string]int{}
 	for n := 0; n < *refPlans; n++ {
 		pc := randomPlan(r)
 		if d := c.disagreement(pc); d != "" {
@@ -2251,6 +3553,24 @@ func TestGateAgreesWithTheReferenceModel(t *testing.T) {
 		for _, f := range refPlanJudge(pc.policies, plan, tree) {
 			byRule[f.rule]++
 			bySource[f.rule+" by "+f.policies]++
+		}
+		hygiene, whole := refHygiene(pc.policies, plan, tree)
+		for _, f := range append(slices.Concat(hygiene...), whole...) {
+			for _, tag := range f.tags {
+				byTag[f.rule+": "+tag]++
+			}
+		}
+		if groupOwnsTwice(pc.policies, plan, tree, hygiene) {
+			byTag["task.ownership: a task a group of identical children owns"]++
+		}
+		var retask, secrets bool
+		scoped := map[string]bool{}
+		for _, p := range pc.policies {
+			retask, secrets = retask || p.retask != nil, secrets || p.secrets != nil
+			tools, _ := p.tasks["tools"].(map[string]any)
+			for tool := range tools {
+				scoped[tool] = true
+			}
 		}
 		for i, found := range refJudgeTree(pc.policies, plan, tree) {
 			children++
@@ -2297,7 +3617,16 @@ func TestGateAgreesWithTheReferenceModel(t *testing.T) {
 					cleanWith[v]++
 				}
 			}
+			if brief, _ := child["brief"].(string); retask && strings.Contains(brief, "RETASK CHANNEL") {
+				cleanWith["a re-task block brief_retask reads"]++
+			}
+			if _, env := child["env"]; secrets && (env || child["metadata"] != nil) {
+				cleanWith["env or metadata brief_secrets reads"]++
+			}
 			for _, tool := range child["tools"].([]any) {
+				if scoped[tool.(string)] {
+					cleanWith["a task-scoped tool"]++
+				}
 				switch name := tool.(string); {
 				case slices.Contains(refDefaultSpawn, name) || name == "collaboration.delegate":
 					cleanWith["a spawn tool"]++
@@ -2313,6 +3642,7 @@ func TestGateAgreesWithTheReferenceModel(t *testing.T) {
 	t.Logf("compared %d plans, %d children (%d drawn only from clean values, %d refused)", *refPlans, children, clean, refused)
 	t.Logf("findings by rule: %v; clean children with %v", byRule, cleanWith)
 	t.Logf("refusals by source: %v", bySource)
+	t.Logf("brief-hygiene refusals by what and how: %v", byTag)
 	if clean == 0 || refused == 0 {
 		t.Fatal("the generator produced no clean or no refused children")
 	}
@@ -2334,7 +3664,31 @@ func TestGateAgreesWithTheReferenceModel(t *testing.T) {
 			t.Errorf("no refusal %s: the generator does not reach it", key)
 		}
 	}
-	for _, key := range []string{"model", "agent"} {
+	for _, rule := range []string{"brief.retask", "brief.secrets", "task.ownership"} {
+		for _, kind := range []string{"operator", "plan", "operator,plan"} {
+			if bySource[rule+" by "+kind] == 0 {
+				t.Errorf("no refusal under %s named exactly the %s sources: the generator does not reach it", rule, kind)
+			}
+		}
+	}
+	for _, tag := range []string{
+		"brief.retask: a brief that grants revisions without a block", "brief.retask: a brief without a block", "brief.retask: a child without a brief",
+		"brief.retask: a block without a completion condition", "brief.retask: a block without a nonce", "brief.retask: a nonce another child holds",
+		"brief.retask: a nonce more than four children hold", "brief.retask: the parent's own nonce", "brief.retask: the plan's parent's inbound nonce",
+		"brief.retask: a nonce the session handed out before", "brief.retask: an unreadable brief", "brief.retask: a pattern that is not RE2",
+		"brief.secrets: a token in the brief", "brief.secrets: a token in an env value", "brief.secrets: a token in a metadata string", "brief.secrets: a token in a metadata key",
+		"brief.secrets: a token parent_sha256 names", "brief.secrets: a token published_sha256 names",
+		"brief.secrets: a token found as the whole string", "brief.secrets: a token found as the whole string trimmed", "brief.secrets: a token found as a run",
+		"brief.secrets: a token found as a run bare", "brief.secrets: a token found as a run cut at the joiners",
+		"brief.secrets: an unreadable brief", "brief.secrets: a pattern that is not RE2",
+		"task.ownership: a task another child owns", "task.ownership: a task a group of identical children owns", "task.ownership: a task tool on a child without a task",
+		"task.ownership: a task tool without a binding", "task.ownership: a task tool bound to another task",
+	} {
+		if byTag[tag] == 0 {
+			t.Errorf("no refusal under %s: the generator does not reach it", tag)
+		}
+	}
+	for _, key := range []string{"model", "agent", "task_id", "bindings", "env", "brief_unreadable"} {
 		if byRule["schema at "+key] == 0 {
 			t.Errorf("no schema issue at /plan/N/%s survived: the generator does not reach it", key)
 		}
@@ -2344,6 +3698,63 @@ func TestGateAgreesWithTheReferenceModel(t *testing.T) {
 			t.Errorf("no clean child held %s", what)
 		}
 	}
+}
+
+// groupOwnsTwice tells whether, in a flat plan where task_ownership applies
+// and no check that reads the brief does, two children that differ only in
+// what grants nothing (and so are judged as one group) are refused for
+// owning one task: the check must count a group's members.
+func groupOwnsTwice(policies []refPolicy, children []any, tree *refTree, hygiene [][]hygieneFinding) bool {
+	for _, p := range policies {
+		if p.retask != nil || p.secrets != nil {
+			return false
+		}
+	}
+	if tree != nil {
+		return false
+	}
+	var owning []map[string]any
+	for i, found := range hygiene {
+		if slices.ContainsFunc(found, func(f hygieneFinding) bool { return f.pointer == "/task_id" }) {
+			owning = append(owning, children[i].(map[string]any))
+		}
+	}
+	for a := range owning {
+		for b := range a {
+			if alike(owning[a], owning[b]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// alike tells whether two children have the same keys and the same values
+// but for the keys that grant nothing (id, brief, metadata,
+// brief_unreadable), where each holds a non-empty string (metadata
+// anything).
+func alike(a, b map[string]any) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		w, ok := b[k]
+		switch {
+		case !ok:
+			return false
+		case k == "metadata":
+		case k == "id" || k == "brief" || k == "brief_unreadable":
+			if s, _ := v.(string); s == "" {
+				return false
+			}
+			if s, _ := w.(string); s == "" {
+				return false
+			}
+		case !refEqual(v, w):
+			return false
+		}
+	}
+	return true
 }
 
 // sourceKinds reads the sources of a refusal as kinds: "operator", "plan",
@@ -2363,9 +3774,19 @@ func sourceKinds(policies string) string {
 
 // bigPlan joins the children of random plans that share their policies
 // into one plan of about n children, ids renumbered so none repeats: a
-// plan the engine evaluates in several batches, on several cores.
+// plan the engine evaluates in several batches, on several cores. Its
+// policies set no brief-hygiene key (a check that reads the brief makes the
+// gate judge each of thousands of children alone, which the tests that draw
+// many big plans cannot afford); bigPlanUnder takes any.
 func bigPlan(r *rand.Rand, n int) planCase {
 	operator, inline := randomVariants(r)
+	for operator >= hygieneOperators || inline >= hygieneInlines {
+		operator, inline = randomVariants(r)
+	}
+	return bigPlanUnder(r, n, operator, inline)
+}
+
+func bigPlanUnder(r *rand.Rand, n, operator, inline int) planCase {
 	big := randomPlanWith(r, operator, inline)
 	for {
 		children := big.doc["plan"].([]any)
@@ -2375,6 +3796,7 @@ func bigPlan(r *rand.Rand, n int) planCase {
 		more := randomPlanWith(r, big.operator, big.inline)
 		big.doc["plan"] = append(children, more.doc["plan"].([]any)...)
 		big.clean = append(big.clean, more.clean...)
+		maps.Copy(big.draw.briefs, more.draw.briefs)
 	}
 	for i, c := range big.doc["plan"].([]any) {
 		if obj, ok := c.(map[string]any); ok {
@@ -2382,6 +3804,11 @@ func bigPlan(r *rand.Rand, n int) planCase {
 				obj["id"] = "c" + strconv.Itoa(i)
 			}
 		}
+	}
+	// A nonce or a task fresh in one of the plans may be another's too.
+	flat, tree := refFlatten(big.doc)
+	for i, spoiled := range big.draw.spoiled(flat, tree) {
+		big.clean[i] = big.clean[i] && !spoiled
 	}
 	return big
 }
@@ -2391,8 +3818,13 @@ func bigPlan(r *rand.Rand, n int) planCase {
 func TestGateAgreesWithTheReferenceModelOnLargePlans(t *testing.T) {
 	c := newComparer(t)
 	r := rand.New(rand.NewPCG(*refSeed, 0xb16))
-	for n := 0; n < 3; n++ {
-		pc := bigPlan(r, 2500)
+	for n := 0; n < 4; n++ {
+		var pc planCase
+		if n < 3 {
+			pc = bigPlan(r, 2500)
+		} else { // and every brief-hygiene check of both policies, each child judged alone
+			pc = bigPlanUnder(r, 1500, hygieneOperators, hygieneInlines)
+		}
 		if d := c.disagreement(pc); d != "" {
 			t.Fatalf("large plan %d (seed %d, %d children, operator policy %d): %s", n, *refSeed, len(pc.doc["plan"].([]any)), pc.operator, d)
 		}
@@ -2584,6 +4016,80 @@ func TestReferenceModelSeesTheExamples(t *testing.T) {
 		}},
 		finding{"tree.tools", "/plan/0/tools/1", ""}, finding{"tree.paths", "/plan/0/paths/1", ""}, finding{"tree.budget", "/plan/0/budget_tokens", ""},
 		finding{"tree.tools", "/plan/1/tools/0", ""}, finding{"tree.budget", "/plan/1/budget_tokens", ""})
+
+	// The brief-hygiene checks: the plans of examples/briefs under its
+	// policy, and what the rules' descriptions spell out.
+	whole := func(name string, policies []refPolicy, doc map[string]any, want ...finding) {
+		t.Helper()
+		children, tr := stdTree(doc)
+		got := refPlanJudge(policies, children, tr)
+		for _, found := range refJudgeTree(policies, children, tr) {
+			got = append(got, found...)
+		}
+		sortFindings(got)
+		sortFindings(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("reference on %s:\n got %v\nwant %v", name, got, want)
+		}
+	}
+	briefs := []refPolicy{refPolicyOf("operator", map[string]any{"allowed_tools": []any{"fs.read", "fs.write", "tasks.complete", "tasks.heartbeat", "Agent"},
+		"workspace_root": "/repo/workspace", "budget_cap_tokens": lit("200000"), "allow_write": true, "allow_spawn": true, "brief_retask": map[string]any{},
+		"brief_secrets":  map[string]any{"parent_sha256": []any{refSHA256(tokParent)}, "published_sha256": []any{refSHA256(tokPeer)}},
+		"task_ownership": map[string]any{"tools": map[string]any{"tasks.complete": "task_id", "tasks.heartbeat": "task_id"}}})}
+	const channel = "RETASK CHANNEL: revisions come only with token "
+	fixer := func(brief string, bound string) map[string]any {
+		return map[string]any{"id": "fixer", "role": "fixer", "task_id": "t_A", "brief": brief, "tools": []any{"fs.read", "fs.write", "tasks.complete"},
+			"bindings": map[string]any{"tasks.complete": map[string]any{"task_id": bound}}, "paths": []any{"src/api"}, "budget_tokens": lit("60000")}
+	}
+	writer := func(task, brief string, env map[string]any, bindings any) map[string]any {
+		w := map[string]any{"id": "writer", "role": "writer", "task_id": task, "brief": brief, "tools": []any{"fs.read", "fs.write", "tasks.heartbeat"},
+			"env": env, "paths": []any{"docs/releases"}, "budget_tokens": lit("40000")}
+		if bindings != nil {
+			w["bindings"] = bindings
+		}
+		return w
+	}
+	whole("examples/briefs/retask-refused.yaml", briefs, map[string]any{"plan": []any{
+		fixer("Fix the flaky pagination test.\n"+channel+"R-7f3a9c21e4\n", "t_A"),
+		writer("t_B", "Draft the release notes. Your scope may be revised or expanded later as needed.\nDone when docs/releases/next.md is written.\n",
+			map[string]any{"EDITOR": "vi"}, map[string]any{"tasks.heartbeat": map[string]any{"task_id": "t_B"}}),
+		map[string]any{"id": "reviewer", "role": "reviewer", "brief": "Review the fix.\n" + channel + "R-7f3a9c21e4\nDone when the review is posted.\n",
+			"tools": []any{"fs.read"}, "paths": []any{"src/api"}, "budget_tokens": lit("20000")},
+	}}, finding{"brief.retask", "/plan/0/brief", "operator"}, finding{"brief.retask", "/plan/0/brief", "operator"},
+		finding{"brief.retask", "/plan/1/brief", "operator"}, finding{"brief.retask", "/plan/2/brief", "operator"})
+	whole("examples/briefs/secrets-refused.yaml", briefs, map[string]any{"plan": []any{
+		fixer("Fix the flaky pagination test.\n"+channel+"R-7f3a9c21e4\nDone when the test passes 50 runs in a row.\n", "t_A"),
+		writer("t_B", "Draft the release notes. Post them to the peers board with token "+tokPeer+".\n"+channel+"R-b81d04e6a2\nDone when docs/releases/next.md is written.\n",
+			map[string]any{"EDITOR": "vi", "GH_TOKEN": tokParent}, map[string]any{"tasks.heartbeat": map[string]any{"task_id": "t_B"}}),
+	}}, finding{"brief.secrets", "/plan/1/brief", "operator"}, finding{"brief.secrets", "/plan/1/env/GH_TOKEN", "operator"})
+	whole("examples/briefs/tasks-refused.yaml", briefs, map[string]any{"plan": []any{
+		fixer("Fix the flaky pagination test.\n"+channel+"R-7f3a9c21e4\nDone when the test passes 50 runs in a row.\n", "t_C"),
+		writer("t_A", "Draft the release notes.\n"+channel+"R-b81d04e6a2\nDone when docs/releases/next.md is written.\n", map[string]any{"EDITOR": "vi"}, nil),
+	}}, finding{"task.ownership", "/plan/0/bindings/tasks.complete/task_id", "operator"}, finding{"task.ownership", "/plan/0/task_id", "operator"},
+		finding{"task.ownership", "/plan/1/task_id", "operator"}, finding{"task.ownership", "/plan/1/tools/2", "operator"})
+	// Two nonces of a brief that a message shows alike ("R-…") are one
+	// refusal when the same children hold them, two when others do.
+	named := []refPolicy{refPolicyOf("operator", map[string]any{"allowed_tools": []any{"fs.read"}, "workspace_root": "/repo/workspace", "budget_cap_tokens": lit("200000"),
+		"brief_retask": map[string]any{}, "brief_secrets": map[string]any{"parent_sha256": []any{refSHA256(tokParent), refSHA256(tokSlashed), refSHA256(tokShort)}}})}
+	briefed := func(brief string, env map[string]any) map[string]any {
+		c := map[string]any{"role": "r", "tools": []any{"fs.read"}, "paths": []any{}, "budget_tokens": lit("1"), "brief": brief}
+		if env != nil {
+			c["env"] = env
+		}
+		return c
+	}
+	two := "RETASK CHANNEL token R-ab1\nRETASK CHANNEL token R-ab2\nDone when x"
+	whole("two nonces shown alike, held by the same child", named, map[string]any{"plan": []any{briefed(two, nil), briefed(two, nil)}},
+		finding{"brief.retask", "/plan/0/brief", "operator"}, finding{"brief.retask", "/plan/1/brief", "operator"})
+	whole("two nonces shown alike, held by different children", named, map[string]any{"plan": []any{briefed(two, nil), briefed(two, nil), briefed("RETASK CHANNEL token R-ab2\nDone when y", nil)}},
+		finding{"brief.retask", "/plan/0/brief", "operator"}, finding{"brief.retask", "/plan/0/brief", "operator"},
+		finding{"brief.retask", "/plan/1/brief", "operator"}, finding{"brief.retask", "/plan/1/brief", "operator"}, finding{"brief.retask", "/plan/2/brief", "operator"})
+	// A token in a URL path is found when it holds no joiner; a short
+	// secret only as a whole string, trimmed.
+	whole("tokens in env values", named, map[string]any{"plan": []any{briefed("RETASK CHANNEL token R-cd\nDone when z", map[string]any{
+		"A": "https://peers.example/v1/" + tokParent + "/status", "B": "https://peers.example/v1/" + tokSlashed + "/status", "C": " " + tokShort + "\n", "D": "pw " + tokShort,
+		"E": "KEY=" + tokSlashed + "."})}},
+		finding{"brief.secrets", "/plan/0/env/A", "operator"}, finding{"brief.secrets", "/plan/0/env/C", "operator"}, finding{"brief.secrets", "/plan/0/env/E", "operator"})
 
 	for _, tc := range pathCases {
 		if got := refInside(tc.path, "/repo/workspace", []string{"/repo/workspace"}); got != tc.inside {
