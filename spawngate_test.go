@@ -116,6 +116,16 @@ func TestCheckPlanEqualsCheckOfTheDocument(t *testing.T) {
 			{Role: "c"},
 		},
 	}
+	fromGo := judgedBothWays(t, g, p)
+	if got := []spawngate.Verdict{fromGo.Children[0].Verdict, fromGo.Children[1].Verdict, fromGo.Children[2].Verdict}; !reflect.DeepEqual(got, []spawngate.Verdict{spawngate.Pass, spawngate.Block, spawngate.Block}) {
+		t.Fatalf("verdicts %v", got)
+	}
+}
+
+// judgedBothWays judges a plan built in Go and the document it writes,
+// and fails unless both get the same result.
+func judgedBothWays(t *testing.T, g *spawngate.Gate, p spawngate.Plan) spawngate.Result {
+	t.Helper()
 	doc, err := p.Document()
 	if err != nil {
 		t.Fatal(err)
@@ -131,9 +141,7 @@ func TestCheckPlanEqualsCheckOfTheDocument(t *testing.T) {
 	if !reflect.DeepEqual(fromGo, fromDoc) {
 		t.Fatalf("in Go %+v\nas a document %+v", fromGo, fromDoc)
 	}
-	if got := []spawngate.Verdict{fromGo.Children[0].Verdict, fromGo.Children[1].Verdict, fromGo.Children[2].Verdict}; !reflect.DeepEqual(got, []spawngate.Verdict{spawngate.Pass, spawngate.Block, spawngate.Block}) {
-		t.Fatalf("verdicts %v", got)
-	}
+	return fromGo
 }
 
 // A gate is safe for concurrent use: many goroutines judging distinct and
@@ -242,21 +250,7 @@ func TestCheckPlanJudgesTrees(t *testing.T) {
 			},
 		}},
 	}
-	doc, err := p.Document()
-	if err != nil {
-		t.Fatal(err)
-	}
-	fromGo, err := g.CheckPlan(context.Background(), p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fromDoc, err := g.Check(context.Background(), "plan.json", doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(fromGo, fromDoc) {
-		t.Fatalf("in Go %+v\nas a document %+v", fromGo, fromDoc)
-	}
+	fromGo := judgedBothWays(t, g, p)
 	var got []string
 	for _, c := range fromGo.Children {
 		for _, v := range c.Violations {
