@@ -19,23 +19,7 @@ var FS embed.FS
 // Modules returns the source of every evaluated module, by file name, in
 // name order. Test files (*_test.rego) are left out.
 func Modules() ([]Module, error) {
-	entries, err := FS.ReadDir(".")
-	if err != nil {
-		return nil, err
-	}
-	var mods []Module
-	for _, e := range entries {
-		name := e.Name()
-		if !strings.HasSuffix(name, ".rego") || strings.HasSuffix(name, "_test.rego") {
-			continue
-		}
-		src, err := FS.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		mods = append(mods, Module{Name: name, Source: string(src)})
-	}
-	return mods, nil
+	return read(func(name string) bool { return !strings.HasSuffix(name, "_test.rego") })
 }
 
 // TestModules returns the source of every *_test.rego module, by file
@@ -43,6 +27,11 @@ func Modules() ([]Module, error) {
 // fixtures, which spawngate verify --builtin runs. They are never part of
 // the evaluated policy.
 func TestModules() ([]Module, error) {
+	return read(func(name string) bool { return strings.HasSuffix(name, "_test.rego") })
+}
+
+// read returns the .rego files that keep takes, in name order.
+func read(keep func(name string) bool) ([]Module, error) {
 	entries, err := FS.ReadDir(".")
 	if err != nil {
 		return nil, err
@@ -50,7 +39,7 @@ func TestModules() ([]Module, error) {
 	var mods []Module
 	for _, e := range entries {
 		name := e.Name()
-		if !strings.HasSuffix(name, "_test.rego") {
+		if !strings.HasSuffix(name, ".rego") || !keep(name) {
 			continue
 		}
 		src, err := FS.ReadFile(name)

@@ -15,13 +15,10 @@ import (
 	"github.com/spawngate/spawngate/policy"
 )
 
-func builtin(t testing.TB) *gate.Engine {
+// builtin is an engine of the built-in checks and any extra modules.
+func builtin(t testing.TB, extra ...policy.Module) *gate.Engine {
 	t.Helper()
-	mods, err := policy.Modules()
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := gate.New(mods)
+	e, err := gate.New(append(builtinModules(t), extra...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,10 +140,6 @@ func TestNewRefusesPoliciesItCannotTrust(t *testing.T) {
 }
 
 func TestNewAcceptsAnOperatorCheckBesideTheBuiltins(t *testing.T) {
-	mods, err := policy.Modules()
-	if err != nil {
-		t.Fatal(err)
-	}
 	extra := module("spawngate.checks.no_http", strings.Replace(goodMeta, "x.ok", "org.no-http", 1),
 		`import data.spawngate.lib
 
@@ -154,10 +147,7 @@ deny contains lib.violation(i, "/tools", "no http here") if {
 	some i, child in lib.children
 	"http.get" in child.tools
 }`)
-	e, err := gate.New(append(mods, extra))
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := builtin(t, extra)
 	p := mustPlan(t, `{"plan": [{"role": "r", "tools": ["http.get"], "paths": [], "budget_tokens": 1}]}`)
 	res, err := e.Evaluate(context.Background(), mustPolicy(t, operatorPolicy), p)
 	if err != nil {
@@ -406,19 +396,12 @@ func TestEvaluateIsDeterministic(t *testing.T) {
 // one child per group, and must weigh it by input.members: here, a limit of
 // two children counts three identical ones.
 func TestPlanWideCheckWeighsGroupsByMembers(t *testing.T) {
-	mods, err := policy.Modules()
-	if err != nil {
-		t.Fatal(err)
-	}
 	limit := module("spawngate.checks.plan_size", strings.Replace(goodMeta, "x.ok", "plan.size\n#   scope: plan", 1),
 		`deny contains {"child": 0, "field": "", "message": sprintf("%d children, more than 2", [n])} if {
 	n := sum(input.members)
 	n > 2
 }`)
-	e, err := gate.New(append(mods, limit))
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := builtin(t, limit)
 	child := `{"role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 1, "id": "%s"}`
 	p := mustPlan(t, `{"plan": [`+fmt.Sprintf(child, "a")+`,`+fmt.Sprintf(child, "b")+`,`+fmt.Sprintf(child, "c")+`]}`)
 	if len(p.Reps) != 1 {
@@ -442,20 +425,13 @@ func TestPlanWideCheckWeighsGroupsByMembers(t *testing.T) {
 // names no child blocks the plan, at a pointer into the document, and no
 // child. It must still point somewhere.
 func TestPlanWideCheckMayRefuseThePlan(t *testing.T) {
-	mods, err := policy.Modules()
-	if err != nil {
-		t.Fatal(err)
-	}
 	meta := strings.Replace(goodMeta, "x.ok", "plan.size\n#   scope: plan", 1)
 	limit := module("spawngate.checks.plan_size", meta,
 		`deny contains {"field": "/plan", "message": sprintf("%d children, more than 2", [n]), "policies": ["operator"]} if {
 	n := sum(input.members)
 	n > 2
 }`)
-	e, err := gate.New(append(mods, limit))
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := builtin(t, limit)
 	child := `{"role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 1, "id": "%s"}`
 	three := mustPlan(t, `{"plan": [`+fmt.Sprintf(child, "a")+`,`+fmt.Sprintf(child, "b")+`,`+fmt.Sprintf(child, "c")+`]}`)
 	res, err := e.Evaluate(context.Background(), mustPolicy(t, operatorPolicy), three)
@@ -478,10 +454,7 @@ func TestPlanWideCheckMayRefuseThePlan(t *testing.T) {
 		t.Errorf("two children: %s %v %v; want a pass", res.Verdict, res.Violations, err)
 	}
 	nowhere := module("spawngate.checks.plan_size", meta, `deny contains {"field": "", "message": "m"} if true`)
-	e, err = gate.New(append(mods, nowhere))
-	if err != nil {
-		t.Fatal(err)
-	}
+	e = builtin(t, nowhere)
 	if res, err := e.Evaluate(context.Background(), mustPolicy(t, operatorPolicy), two); err == nil || !strings.Contains(err.Error(), "field is not a JSON pointer") {
 		t.Errorf("a plan violation at no field: %s, %v; want an error", res.Verdict, err)
 	}
@@ -491,10 +464,6 @@ func TestPlanWideCheckMayRefuseThePlan(t *testing.T) {
 // group by another's values: the keys members differ in are gone before
 // any check sees the child.
 func TestChecksNeverSeeWhatMembersDifferIn(t *testing.T) {
-	mods, err := policy.Modules()
-	if err != nil {
-		t.Fatal(err)
-	}
 	whole := module("spawngate.checks.whole", strings.Replace(goodMeta, "x.ok", "x.whole", 1),
 		`import data.spawngate.lib
 
@@ -502,10 +471,7 @@ deny contains lib.violation(i, "", "the child says secret") if {
 	some i, child in lib.children
 	contains(json.marshal(child), "secret")
 }`)
-	e, err := gate.New(append(mods, whole))
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := builtin(t, whole)
 	// Either member may be the one the group is judged by, so both orders:
 	// with the "secret" child first, a check that saw the brief would block
 	// the whole group.
@@ -528,19 +494,12 @@ deny contains lib.violation(i, "", "the child says secret") if {
 // What the plan checks found is remembered by the groups and how many
 // members each has: the same children in other numbers are judged again.
 func TestPlanFindingsAreRememberedByMembers(t *testing.T) {
-	mods, err := policy.Modules()
-	if err != nil {
-		t.Fatal(err)
-	}
 	limit := module("spawngate.checks.plan_size", strings.Replace(goodMeta, "x.ok", "plan.size\n#   scope: plan", 1),
 		`deny contains {"field": "/plan", "message": sprintf("%d children, more than 2", [n])} if {
 	n := sum(input.members)
 	n > 2
 }`)
-	e, err := gate.New(append(mods, limit))
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := builtin(t, limit)
 	child := `{"role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 1}`
 	plans := func(n int) string { return `{"plan": [` + strings.TrimSuffix(strings.Repeat(child+",", n), ",") + `]}` }
 	for _, n := range []int{3, 2, 3, 4, 2} {
@@ -560,16 +519,9 @@ func TestPlanFindingsAreRememberedByMembers(t *testing.T) {
 // policy that applies sets one of those keys: here it refuses every plan it
 // sees, so what it reports says whether it ran.
 func TestPlanCheckRunsWhenItsKeysAreSet(t *testing.T) {
-	mods, err := policy.Modules()
-	if err != nil {
-		t.Fatal(err)
-	}
 	meta := strings.Replace(goodMeta, "x.ok", "plan.always\n#   scope: plan\n#   when_set: [max_children]", 1)
 	always := module("spawngate.checks.plan_always", meta, `deny contains {"field": "/plan", "message": "ran"} if true`)
-	e, err := gate.New(append(mods, always))
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := builtin(t, always)
 	p := `{"plan": [{"role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 1}]%s}`
 	for _, tc := range []struct {
 		operator, plan string
@@ -593,7 +545,7 @@ func TestPlanCheckRunsWhenItsKeysAreSet(t *testing.T) {
 		strings.Replace(goodMeta, "x.ok", "x.bad\n#   scope: plan\n#   when_set: max_children", 1), // not a list
 		strings.Replace(goodMeta, "x.ok", "x.bad\n#   scope: plan\n#   when_set: [Max-Children]", 1),
 	} {
-		if _, err := gate.New(append(mods, module("spawngate.checks.bad", bad, denyNone))); err == nil || !strings.Contains(err.Error(), "when_set") {
+		if _, err := gate.New(append(builtinModules(t), module("spawngate.checks.bad", bad, denyNone))); err == nil || !strings.Contains(err.Error(), "when_set") {
 			t.Errorf("METADATA\n%s\nbuilt an engine (%v), want a when_set error", bad, err)
 		}
 	}
