@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -313,6 +314,14 @@ func checkTranslation(loader *plan.Loader, tr Translation, call Call, def *Defin
 		return fmt.Errorf("agent block %v", tr.Child["agent"])
 	}
 	mode, _ := facts["permission_mode"].(string)
+	if unreadableMode(call, def) {
+		// A mode the gate cannot read is kept as written for the schema
+		// to refuse: it is neither dropped nor read as the default.
+		mode = "as written"
+		if !reflect.DeepEqual(facts["permission_mode"], def.Fields["permissionMode"]) {
+			return fmt.Errorf("permission_mode %v, written %v", facts["permission_mode"], def.Fields["permissionMode"])
+		}
+	}
 	typ := call.Type
 	if typ == "" {
 		typ = DefaultType(call.Host)
@@ -362,4 +371,15 @@ func checkTranslation(loader *plan.Loader, tr Translation, call Call, def *Defin
 		return fmt.Errorf("%d tools from %d entries", len(tools), len(entries))
 	}
 	return nil
+}
+
+// unreadableMode says whether def sets a Claude Code permissionMode that is
+// not a string (null included) and the session does not override it.
+func unreadableMode(call Call, def *Definition) bool {
+	if def == nil || call.Host != ClaudeCode {
+		return false
+	}
+	raw, set := def.Fields["permissionMode"]
+	_, isString := raw.(string)
+	return set && !isString && sessionMode(call, "") == ""
 }
