@@ -182,6 +182,9 @@ func New(ctx context.Context, opts ...Option) (*Gate, error) {
 	if s.opts.Timeout <= 0 {
 		s.opts.Timeout = judge.DefaultTimeout
 	}
+	// A gate in process lives long: every check is compiled at once, so no
+	// decision waits for a compile.
+	s.opts.CompileAll = true
 	var g *judge.Gate
 	var err error
 	if s.policy != nil {

@@ -12,6 +12,7 @@
 # custom:
 #   id: tree.budget
 #   severity: medium
+#   when_nested: true
 package spawngate.checks.tree_budget
 
 import data.spawngate.lib

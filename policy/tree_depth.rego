@@ -13,6 +13,7 @@
 # custom:
 #   id: tree.depth
 #   severity: high
+#   when_nested: true
 package spawngate.checks.tree_depth
 
 import data.spawngate.lib

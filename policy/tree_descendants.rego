@@ -8,6 +8,7 @@
 # custom:
 #   id: tree.descendants
 #   severity: medium
+#   when_nested: true
 package spawngate.checks.tree_descendants
 
 import data.spawngate.lib

@@ -11,6 +11,7 @@
 # custom:
 #   id: tree.paths
 #   severity: critical
+#   when_nested: true
 package spawngate.checks.tree_paths
 
 import data.spawngate.checks.paths_escape

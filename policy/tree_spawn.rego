@@ -9,6 +9,7 @@
 # custom:
 #   id: tree.spawn
 #   severity: high
+#   when_nested: true
 package spawngate.checks.tree_spawn
 
 import data.spawngate.lib

@@ -12,6 +12,7 @@
 # custom:
 #   id: tree.tools
 #   severity: high
+#   when_nested: true
 package spawngate.checks.tree_tools
 
 import data.spawngate.lib

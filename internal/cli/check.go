@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -139,6 +140,9 @@ func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Wri
 	if log != nil {
 		read = append(read, log.read)
 	}
+	if firstLooksNested(opts.plans) {
+		opts.gate.CompileAll = true
+	}
 	g, err := newGate(ctx, opts.gate, opts.policy, read...)
 	if err != nil {
 		rep.Error = err.Error()
@@ -249,4 +253,20 @@ func needOperator(g *judge.Gate, command string) error {
 		return nil
 	}
 	return fmt.Errorf("%s needs an operator policy: the bundle carries none (at data%s), and no --policy is given", command, strings.ReplaceAll(judge.BundlePolicyPointer, "/", "."))
+}
+
+// firstLooksNested peeks at the first plan file, when it is a small
+// regular file, for whether it is a nested plan (judge.LooksNested): then
+// every check compiles at once instead of the flat plan's only. Reading it
+// twice costs microseconds; a plan on stdin is not peeked at.
+func firstLooksNested(plans []string) bool {
+	if len(plans) == 0 || plans[0] == "-" {
+		return false
+	}
+	info, err := os.Stat(plans[0])
+	if err != nil || !info.Mode().IsRegular() || info.Size() > 1<<20 {
+		return false
+	}
+	data, err := os.ReadFile(plans[0])
+	return err == nil && judge.LooksNested(data)
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -71,6 +72,25 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		defer log.close()
 	}
 	start := time.Now()
+	// The payload is read first (the host has written it before it waits):
+	// a caller that is itself a sub-agent makes the spawn a nested plan,
+	// and then every check is compiled at once. A problem with the gate is
+	// still told before one with the payload, and at a terminal, where
+	// someone may still be typing the payload, the gate is built first.
+	readPayload := func() ([]byte, error) {
+		return judge.Within(ctx, opts.gate.Timeout, "hook payload", func(ctx context.Context) ([]byte, error) {
+			return judge.Read(ctx, judge.Stdin, "hook payload", opts.gate.Limits.MaxBytes, stdin)
+		})
+	}
+	var payload []byte
+	var payloadErr error
+	early := !isTerminal(stdin)
+	if early {
+		payload, payloadErr = readPayload()
+		if payloadErr == nil && bytes.Contains(payload, []byte(`"agent_id"`)) {
+			opts.gate.CompileAll = true
+		}
+	}
 	g, err := newGate(ctx, opts.gate, opts.policy)
 	if err == nil {
 		err = needOperator(g, "hook")
@@ -81,11 +101,11 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if log != nil {
 		log.useGate(g)
 	}
-	payload, err := judge.Within(ctx, opts.gate.Timeout, "hook payload", func(ctx context.Context) ([]byte, error) {
-		return judge.Read(ctx, judge.Stdin, "hook payload", opts.gate.Limits.MaxBytes, stdin)
-	})
-	if err != nil {
-		line, _ := say(err)
+	if !early {
+		payload, payloadErr = readPayload()
+	}
+	if payloadErr != nil {
+		line, _ := say(payloadErr)
 		return fail(line)
 	}
 	home, _ := os.UserHomeDir()
@@ -216,4 +236,14 @@ func printHookFlags(w io.Writer, host agent.Host, fs *flag.FlagSet) {
 		"Refused: the deny JSON on stdout, exit 0. Cannot judge: one line on\n"+
 		"stderr, exit 2. Never exit 1. (This help exits 2.)\n\nFlags:\n")
 	printFlags(w, fs)
+}
+
+// isTerminal tells whether r is a terminal, where a person types.
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
 }

@@ -40,6 +40,10 @@ type Check struct {
 	// judges every child on its own: children that differ only in those
 	// keys are no longer alike.
 	Reads []string
+	// WhenNested says the check can refuse only in a nested plan, one
+	// whose children have parents (custom.when_nested: true): the
+	// built-in ones are compiled and run only when a plan is.
+	WhenNested bool
 }
 
 // The scopes a check may declare in custom.scope.
@@ -75,11 +79,17 @@ var (
 // check's rule ID is told so. Every error is a *ModuleError naming the
 // module and its package line, or the offending rule's.
 func discoverChecks(c *ast.Compiler, custom map[string]bool) ([]Check, error) {
+	return findChecks(c.Modules, c.GetRulesExact, custom)
+}
+
+// findChecks is discoverChecks over modules, compiled or only parsed, with
+// rules finding the rules of a path.
+func findChecks(modules map[string]*ast.Module, rules func(ast.Ref) []*ast.Rule, custom map[string]bool) ([]Check, error) {
 	byPkg := map[string]*Check{}
 	firstAt := map[string]*ModuleError{} // where a package is first declared, for messages
 	var order []string
-	for _, name := range sortedKeys(c.Modules) {
-		mod := c.Modules[name]
+	for _, name := range sortedKeys(modules) {
+		mod := modules[name]
 		path := mod.Package.Path
 		if !path.HasPrefix(checksRoot) {
 			continue
@@ -131,15 +141,15 @@ func discoverChecks(c *ast.Compiler, custom map[string]bool) ([]Check, error) {
 			if other.Custom {
 				mine, builtin = other, chk
 			}
-			line := c.Modules[mine.File].Package.Location.Row
+			line := modules[mine.File].Package.Location.Row
 			return nil, at(mine.File, line, "package %s: rule ID %s is already a built-in check's (%s): a check of your own needs an ID of its own", mine.Package, mine.ID, builtin.Package)
 		}
 		ids[chk.ID] = chk
-		rules := c.GetRulesExact(denyRef(pkg))
-		if len(rules) == 0 {
+		denies := rules(denyRef(pkg))
+		if len(denies) == 0 {
 			return nil, at(first.File, first.Line, "package %s: no deny rule: a check reports with deny contains lib.violation(child, field, message) if { ... }", pkg)
 		}
-		for _, r := range rules {
+		for _, r := range denies {
 			// An operator's check is told at start-up; the engine also
 			// refuses a deny that is not a set when it reads one.
 			if chk.Custom && r.Head.RuleKind() != ast.MultiValue {
@@ -163,7 +173,7 @@ func discoverChecks(c *ast.Compiler, custom map[string]bool) ([]Check, error) {
 		// Checks the operator meant to add, and none of them a check: the
 		// gate would run as if they were not there.
 		first := sortedKeys(custom)[0]
-		return nil, &ModuleError{File: first, Line: c.Modules[first].Package.Location.Row, Msg: "none of the operator's modules is a check: a check is a module in package spawngate.checks.<name> (spawngate.custom holds helpers only)"}
+		return nil, &ModuleError{File: first, Line: modules[first].Package.Location.Row, Msg: "none of the operator's modules is a check: a check is a module in package spawngate.checks.<name> (spawngate.custom holds helpers only)"}
 	}
 	sort.Slice(checks, func(i, j int) bool { return checks[i].ID < checks[j].ID })
 	return checks, nil
@@ -263,6 +273,13 @@ func fromMetadata(chk *Check, a *metadata) error {
 			}
 			chk.Reads = append(chk.Reads, key)
 		}
+	}
+	if raw, ok := a.Custom["when_nested"]; ok {
+		on, isBool := raw.(bool)
+		if !isBool || !on {
+			return fmt.Errorf("custom.when_nested must be true, for a check that can refuse only in a nested plan (or be left out)")
+		}
+		chk.WhenNested = true
 	}
 	chk.ID, chk.Severity, chk.Scope = id, severity, scope
 	chk.Title, chk.Description = strings.TrimSpace(a.Title), strings.TrimSpace(a.Description)

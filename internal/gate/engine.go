@@ -48,6 +48,15 @@ type Engine struct {
 	// exceptions are the queries of policy/exceptions.rego, compiled when
 	// a policy first has exceptions.
 	exceptions exceptionQueries
+	// For a lean engine (lean.go): every check, those left out included,
+	// the checks left out, and the engine of every module, which judges
+	// the plans that reach them. nil for an engine of every module.
+	all         []Check
+	gated       []Check
+	full        *fullEngine
+	everyModule bool
+	expect      map[string]any // see Expect
+	opts        []Option
 }
 
 // planQueryFor is the query of the plan checks that apply under the
@@ -200,6 +209,7 @@ func New(modules []policy.Module, opts ...Option) (*Engine, error) {
 	for _, opt := range opts {
 		opt(e)
 	}
+	e.opts = opts
 	parsed, err := parseModules(modules)
 	if err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
@@ -225,6 +235,19 @@ func New(modules []policy.Module, opts ...Option) (*Engine, error) {
 	// run time, and built-in errors are strict, so the plan is not
 	// evaluated (exit 2). TestBuiltinsTypeCheck runs it on the built-in
 	// checks, so their type errors are caught before release.
+	embedded := len(custom) == 0 && builtin(modules)
+	if embedded && !e.everyModule {
+		lean, gated, all, err := leanModules(parsed)
+		if err != nil {
+			return nil, policyError(err, false)
+		}
+		if len(gated) > 0 && !policyReaches(gated, e.expect, map[string]any{"operator": e.expect}) {
+			parsed, e.gated, e.all = lean, gated, all
+			e.full = &fullEngine{build: func() (*Engine, error) {
+				return New(modules, append(slices.Clone(e.opts), EveryModule())...)
+			}}
+		}
+	}
 	skip := []ast.StageID{ast.StageCheckTypes}
 	switch {
 	case len(custom) > 0:
@@ -232,7 +255,7 @@ func New(modules []policy.Module, opts ...Option) (*Engine, error) {
 		// type checker's included: a mistake in them is a start-up error
 		// naming its line, not a plan that cannot be judged later.
 		skip = nil
-	case builtin(modules):
+	case embedded:
 		// The built-in checks, exactly as embedded, also skip the stages
 		// that only look for mistakes and change nothing (recursion, rule
 		// conflicts, ...): TestBuiltinsTypeCheck compiles them with every
@@ -349,6 +372,9 @@ func capabilities() *ast.Capabilities {
 // Checks lists the rules the engine reports under, by ID, the schema
 // step's included.
 func (e *Engine) Checks() []Check {
+	if e.all != nil {
+		return append([]Check{SchemaCheck}, e.all...)
+	}
 	return append([]Check{SchemaCheck}, e.checks...)
 }
 
@@ -404,6 +430,13 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 	}
 	if len(policies) == 0 {
 		return report.Result{}, ErrNoPolicy
+	}
+	if e.full != nil && e.needsEveryModule(operator, policies, p) {
+		full, err := e.full.get()
+		if err != nil {
+			return report.Result{}, err
+		}
+		return full.Evaluate(ctx, operator, p, opts...)
 	}
 	reps, group, keys, groupIssues := p.Reps, p.Group, p.Keys, p.GroupIssues
 	if reps == nil {

@@ -1,7 +1,6 @@
 package judge
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -10,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -217,29 +217,39 @@ type aheadEngine struct {
 	panic  any
 }
 
+// peekPolicy decodes the operator policy document ahead of its
+// validation, for what the gate will most likely need (peekCheckDirs,
+// gate.Expect); nil when it cannot be read. A document is decoded again
+// when it is validated: for a policy, microseconds.
+func peekPolicy(ctx context.Context, opts Options, source string, data []byte) map[string]any {
+	if len(data) == 0 {
+		return nil
+	}
+	syntax, err := plan.SyntaxOf(source)
+	if err != nil {
+		return nil
+	}
+	v, err := plan.Decode(ctx, source, data, syntax, opts.Limits)
+	if err != nil {
+		return nil
+	}
+	pol, _ := v.(map[string]any)
+	return pol
+}
+
 // peekCheckDirs says which folders of checks a gate will most likely
 // read, before the policy is validated: those of Options.Checks, and those
-// the policy document's checks field names, read without the schema. A
-// document without the word "checks" in it is not even decoded: the
-// built-in checks start compiling at once.
-func peekCheckDirs(ctx context.Context, opts Options, source, policyFile string, data []byte) []CheckSource {
+// the policy document (peeked, not yet validated) names in its checks
+// field.
+func peekCheckDirs(opts Options, source, policyFile string, peeked map[string]any) []CheckSource {
 	var dirs []CheckSource
 	for _, d := range opts.Checks {
 		dirs = append(dirs, CheckSource{Dir: d})
 	}
-	if len(data) == 0 || !bytes.Contains(data, []byte("checks")) {
+	if peeked == nil {
 		return dirs
 	}
-	syntax, err := plan.SyntaxOf(source)
-	if err != nil {
-		return dirs
-	}
-	v, err := plan.Decode(ctx, source, data, syntax, opts.Limits)
-	if err != nil {
-		return dirs
-	}
-	pol, _ := v.(map[string]any)
-	more, err := policyCheckDirs(source, policyFile, pol)
+	more, err := policyCheckDirs(source, policyFile, peeked)
 	if err != nil {
 		return dirs
 	}
@@ -289,3 +299,12 @@ func (a *aheadEngine) wait() ([]policy.Module, *gate.Engine, error) {
 	}
 	return a.mods, a.engine, a.err
 }
+
+// nestedKey finds a key that makes a plan nested (children below a child,
+// or the plan's parent block), as JSON or YAML writes it.
+var nestedKey = regexp.MustCompile(`\b(children|parent)["']?\s*:`)
+
+// LooksNested tells, from a document's bytes alone, whether it is most
+// likely a nested plan, for Options.CompileAll. It is a hint and nothing
+// more: a plan is judged by what it holds once loaded, whatever this said.
+func LooksNested(data []byte) bool { return nestedKey.Match(data) }

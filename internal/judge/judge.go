@@ -45,6 +45,13 @@ type Options struct {
 	// signature must verify with; without it, a signed bundle is refused.
 	Bundle    string
 	BundleKey *BundleKey
+	// CompileAll compiles every built-in check at once (gate.EveryModule).
+	// Otherwise the checks only some plans reach (a nested plan's tree
+	// checks, those a policy turns on, the exceptions) are compiled with
+	// the first plan that reaches them, unless the operator policy already
+	// turns them on: a third off the start-up of one small flat check. A
+	// server sets it, and a front end that expects a nested plan.
+	CompileAll bool
 }
 
 // DefaultTimeout bounds the judging of one document unless told otherwise.
@@ -130,11 +137,12 @@ func newGate(ctx context.Context, opts Options, source, policyFile string, readP
 	if source != "" {
 		data, readErr = Within(ctx, opts.Timeout, source, readPolicy)
 	}
-	aheadDirs := peekCheckDirs(ctx, opts, source, policyFile, data)
+	peeked := peekPolicy(ctx, opts, source, data)
+	aheadDirs := peekCheckDirs(opts, source, policyFile, peeked)
 	switch {
 	case opts.Bundle != "":
 	case len(aheadDirs) == 0:
-		pending = startEngine(opts.ResolvePaths)
+		pending = startEngine(opts, peeked)
 	default:
 		// The folders --checks names, and those the policy seems to name,
 		// compile while the schemas compile and the policy is validated;
@@ -228,7 +236,7 @@ func newGate(ctx context.Context, opts Options, source, policyFile string, readP
 		// loaded: only its evaluation waits for them. Compiling is most of
 		// a small check's time.
 		if pending == nil {
-			pending = startEngine(opts.ResolvePaths)
+			pending = startEngine(opts, g.operator)
 		}
 		g.pending = pending
 		return g, nil
@@ -473,8 +481,10 @@ type pendingEngine struct {
 }
 
 // startEngine builds the engine for these options, or finds the one this
-// process built before.
-func startEngine(resolve bool) *pendingEngine {
+// process built before; expect is the operator policy it will most likely
+// judge under (gate.Expect), or nil.
+func startEngine(opts Options, expect map[string]any) *pendingEngine {
+	resolve := opts.ResolvePaths
 	p := &pendingEngine{done: make(chan struct{})}
 	if e, ok := engines.Load(resolve); ok {
 		p.engine = e.(*gate.Engine)
@@ -489,7 +499,11 @@ func startEngine(resolve bool) *pendingEngine {
 			p.err = fmt.Errorf("reading the built-in policy: %w", err)
 			return
 		}
-		if p.engine, p.err = gate.New(modules, gate.ResolvePaths(resolve)); p.err == nil {
+		build := []gate.Option{gate.ResolvePaths(resolve), gate.Expect(expect)}
+		if opts.CompileAll {
+			build = append(build, gate.EveryModule())
+		}
+		if p.engine, p.err = gate.New(modules, build...); p.err == nil {
 			engines.Store(resolve, p.engine)
 		}
 	}()

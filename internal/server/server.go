@@ -136,7 +136,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 // bundle as they are now.
 func (s *Server) load(ctx context.Context) (*state, error) {
 	s.tried = judge.Fingerprint(s.cfg.Gate, s.cfg.PolicyFile)
-	g, err := judge.New(ctx, s.cfg.Gate, s.cfg.PolicyFile)
+	opts := s.cfg.Gate
+	opts.CompileAll = true // start-up is paid once; no request waits for a compile
+	g, err := judge.New(ctx, opts, s.cfg.PolicyFile)
 	if err != nil {
 		return nil, errors.New(s.cfg.SayGate(err))
 	}

@@ -1,0 +1,178 @@
+package gate
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+
+	"github.com/spawngate/spawngate/internal/plan"
+	"github.com/spawngate/spawngate/policy"
+)
+
+func engines(t *testing.T) (lean, full *Engine) {
+	t.Helper()
+	mods, err := policy.Modules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lean, err = New(mods); err != nil {
+		t.Fatal(err)
+	}
+	if full, err = New(mods, EveryModule()); err != nil {
+		t.Fatal(err)
+	}
+	if lean.full == nil || full.full != nil {
+		t.Fatalf("New made no lean engine of the built-in checks (full %v), or everyModule made one (%v)", lean.full, full.full)
+	}
+	return lean, full
+}
+
+func ids(checks []Check) []string {
+	var out []string
+	for _, c := range checks {
+		out = append(out, c.ID)
+	}
+	return out
+}
+
+// The lean engine leaves out exactly the checks only some plans reach, and
+// lists every check all the same.
+func TestLeanEngineLeavesOutOnlyGatedChecks(t *testing.T) {
+	lean, full := engines(t)
+	if got, want := ids(lean.Checks()), ids(full.Checks()); !slices.Equal(got, want) {
+		t.Fatalf("lean Checks() = %v\nfull Checks() = %v", got, want)
+	}
+	want := []string{"brief.retask", "brief.secrets", "plan.budget", "plan.children", "task.ownership",
+		"tree.budget", "tree.depth", "tree.descendants", "tree.paths", "tree.spawn", "tree.tools"}
+	gated := ids(lean.gated)
+	slices.Sort(gated)
+	if !slices.Equal(gated, want) {
+		t.Errorf("gated = %v, want %v", gated, want)
+	}
+	compiled := ids(lean.checks)
+	for _, id := range want {
+		if slices.Contains(compiled, id) {
+			t.Errorf("the lean engine compiled %s", id)
+		}
+	}
+	if len(compiled)+len(want) != len(full.checks) {
+		t.Errorf("lean %v and gated %v are not every check %v", compiled, want, ids(full.checks))
+	}
+	for name, m := range lean.compiler.Modules {
+		if m.Package.Path.Equal(exceptionsPackage) {
+			t.Errorf("the lean engine compiled %s", name)
+		}
+	}
+}
+
+// No module the lean engine compiles refers to a package it leaves out:
+// such a reference would be undefined, not a compile error.
+func TestLeanModulesReferToNoGatedPackage(t *testing.T) {
+	lean, _ := engines(t)
+	left := map[string]bool{exceptionsPackage.String(): true}
+	for _, c := range lean.gated {
+		left["data."+c.Package] = true
+	}
+	refersToGated := func(m *ast.Module) (found []string) {
+		ast.WalkRefs(m, func(r ast.Ref) bool {
+			for pkg := range left {
+				if strings.HasPrefix(r.String(), pkg+".") {
+					found = append(found, r.String())
+				}
+			}
+			return false
+		})
+		return found
+	}
+	for name, m := range lean.compiler.Modules {
+		if refs := refersToGated(m); len(refs) > 0 {
+			t.Errorf("%s refers to %v, which the lean engine leaves out", name, refs)
+		}
+	}
+	// The gated modules themselves do, once compiled: the walk sees them.
+	_, full := engines(t)
+	if refs := refersToGated(full.compiler.Modules["tree_tools.rego"]); len(refs) == 0 {
+		t.Error("no reference found in tree_tools.rego: the walk finds nothing")
+	}
+}
+
+// Every example plan gets the same result from the lean engine as from
+// the engine of every module; flat plans under a policy that turns no
+// gated check on are judged without compiling the rest, and the rest are
+// compiled for the first plan that reaches it.
+func TestLeanEngineJudgesAsEveryModule(t *testing.T) {
+	lean, full := engines(t)
+	l, err := plan.NewLoader(plan.DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	read := func(file string) []byte {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	examples := filepath.Join("..", "..", "examples")
+	flat := []string{"authorized-plan.yaml", "refused-plan.yaml", "narrowed-plan.yaml", "release-plan.yaml", "deploy-plan.yaml"}
+	judge := func(policyFile, planFile string) (bool, bool) {
+		t.Helper()
+		pol, err := l.Policy(ctx, policyFile, read(policyFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := l.Plan(ctx, planFile, read(planFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := []EvalOption{Today("2026-06-01")}
+		got, err := lean.Evaluate(ctx, pol, p, opts...)
+		if err != nil {
+			t.Fatalf("%s: %v", planFile, err)
+		}
+		want, err := full.Evaluate(ctx, pol, p, opts...)
+		if err != nil {
+			t.Fatalf("%s: %v", planFile, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s under %s:\nlean %+v\nfull %+v", planFile, policyFile, got, want)
+		}
+		return lean.needsEveryModule(pol, policiesOf(pol, p), p), len(got.Children) > 0
+	}
+	for _, f := range flat {
+		if every, _ := judge(filepath.Join(examples, "policy.yaml"), filepath.Join(examples, f)); every {
+			t.Errorf("%s needs every module", f)
+		}
+	}
+	if lean.full.e != nil {
+		t.Fatal("flat plans under examples/policy.yaml compiled every module")
+	}
+	for _, dir := range []string{"trees", "briefs", "exceptions", "profiles"} {
+		plans, _ := filepath.Glob(filepath.Join(examples, dir, "*plan*.yaml"))
+		plans = append(plans, filepath.Join(examples, "refused-plan.yaml"))
+		for _, f := range plans {
+			judge(filepath.Join(examples, dir, "policy.yaml"), f)
+		}
+	}
+	if lean.full.e == nil {
+		t.Fatal("nested plans, briefs and exceptions were judged without every module")
+	}
+}
+
+func policiesOf(operator plan.Policy, p *plan.Plan) map[string]any {
+	policies := map[string]any{}
+	if operator != nil {
+		policies["operator"] = map[string]any(operator)
+	}
+	if p.Policy != nil {
+		policies["plan"] = map[string]any(p.Policy)
+	}
+	return policies
+}
