@@ -240,3 +240,29 @@ func TestExceptionsOnlyEverExcept(t *testing.T) {
 		}
 	}
 }
+
+// An excepted finding covers no schema issue at its field: excepting
+// budget.invalid for a role never lets a budget the schema refuses (a
+// string, a fraction, null) through, nor one under a reported field.
+func TestExceptedFindingHidesNoSchemaIssue(t *testing.T) {
+	const pol = `{"allowed_tools": ["fs.read"], "workspace_root": "/repo", "budget_cap_tokens": 1000,
+	  "exceptions": [{"rule": "budget.invalid", "role": "r", "reason": "r", "expires": "2027-01-31"}]}`
+	for _, budget := range []string{`"abc"`, `1.5`, `null`, `[1]`, `{"n": 1}`} {
+		doc := `{"plan": [{"role": "r", "tools": ["fs.read"], "paths": ["/repo/a"], "budget_tokens": ` + budget + `}]}`
+		res, err := builtin(t).Evaluate(context.Background(), mustPolicy(t, pol), mustPlan(t, doc), gate.Today("2026-12-01"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := res.Children[0]
+		var rules []string
+		for _, v := range c.Violations {
+			rules = append(rules, v.Rule)
+			if v.Rule == "budget.invalid" && v.Excepted == nil {
+				t.Errorf("budget %s: budget.invalid not excepted", budget)
+			}
+		}
+		if res.Verdict != report.Block || c.Verdict != report.Block || !slices.Contains(rules, "schema") {
+			t.Errorf("budget %s: %s, violations %v; want a block by the schema step", budget, c.Verdict, rules)
+		}
+	}
+}

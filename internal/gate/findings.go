@@ -85,12 +85,22 @@ func (f *findings) fold(ctx context.Context, k int, vs []report.Violation) error
 		if f.planFound != nil {
 			vs = append(vs, f.planFound[k]...)
 		}
+		// The operator's exceptions are applied first: a schema issue at or
+		// under a place a check already reported adds nothing and is left
+		// out, but only while that finding blocks. An excepted finding
+		// covers nothing, so an exception of budget.invalid never lets a
+		// budget of "abc" through: no exception reaches the schema step.
+		if f.exc != nil {
+			if err := f.exc.apply(ctx, f.p.Children[f.reps[k]], f.members(k) == 1, vs); err != nil {
+				return err
+			}
+		}
 		reported := make(map[string]bool, len(vs))
 		for _, v := range vs {
-			reported[v.Path] = true
+			if v.Blocks() {
+				reported[v.Path] = true
+			}
 		}
-		// A schema issue at or under a place a check already reported adds
-		// nothing and is left out; any other issue stands.
 		var issues []plan.Issue
 		if k < len(f.issues) {
 			issues = f.issues[k]
@@ -104,11 +114,6 @@ func (f *findings) fold(ctx context.Context, k int, vs []report.Violation) error
 			f.covers[k] = make([]bool, len(f.alone))
 			for a, field := range f.alone {
 				f.covers[k][a] = coveredBy(reported, field)
-			}
-		}
-		if f.exc != nil {
-			if err := f.exc.apply(ctx, f.p.Children[f.reps[k]], f.members(k) == 1, vs); err != nil {
-				return err
 			}
 		}
 		f.count[k] = len(vs)
