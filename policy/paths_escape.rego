@@ -3,7 +3,8 @@
 # description: >-
 #   Every path must be provably inside the workspace root of every policy
 #   that applies; the root itself is inside, a sibling that only shares its
-#   prefix is not. A path is judged as written, with nothing stripped,
+#   prefix is not, and the filesystem root, /, never is (not even under a
+#   workspace root of /: the essay's gate refuses it too). A path is judged as written, with nothing stripped,
 #   expanded or decoded, and anything a shell, Windows or a URL decoder could
 #   read differently is an escape: whitespace and control characters,
 #   non-ASCII (look-alikes of . and /), ~, $, backticks, %, glob characters,
@@ -59,6 +60,7 @@ contained(path) if {
 	count(lib.root_prefixes) == count(lib.policies)
 	count(crooked_roots) == 0
 	name := named(path)
+	name != "/" # the filesystem root is never a child's, whatever the root
 	every prefix in lib.root_prefixes {
 		startswith(name, prefix)
 	}
@@ -252,6 +254,8 @@ judgement(path, r) := [sprintf("path %s %s", [lib.show(path), reason]), set()] i
 } else := [sprintf("path %s is outside %s", [shown(path), roots_named(sources, r)]), sources] if {
 	sources := refusing(path, r)
 	count(sources) > 0
+} else := [sprintf("path %s names the filesystem root, which no child is given, whatever the workspace root", [shown(path)]), set()] if {
+	absolute(path) == "/"
 } else := [sprintf("path %s cannot be resolved on this machine: %s", [shown(path), input.resolution.paths[path].error]), set()] if {
 	input.resolution.paths[path].error
 } else := [sprintf("path %s resolves to %q, outside %s", [shown(path), input.resolution.paths[path].path, resolved_roots(sources, r)]), sources] if {

@@ -148,7 +148,15 @@ test_outside_both_roots_names_both_denied if {
 
 test_filesystem_root_as_workspace_allowed if {
 	policy := object.union(fixtures.operator, {"workspace_root": "/"})
-	count(paths_escape.deny) == 0 with input as {"policies": {"operator": policy}, "children": [fixtures.child({"paths": ["/", "/etc", "etc"]})]}
+	count(paths_escape.deny) == 0 with input as {"policies": {"operator": policy}, "children": [fixtures.child({"paths": ["/etc", "etc", "/etc/"]})]}
+}
+
+test_filesystem_root_itself_denied if {
+	root := "/"
+	policy := object.union(fixtures.operator, {"workspace_root": root})
+	deny := paths_escape.deny with input as {"policies": {"operator": policy}, "children": [fixtures.child({"paths": ["/etc", "/"]})]}
+	some v in deny
+	v == {"child": 0, "field": "/paths/1", "message": "path \"/\" names the filesystem root, which no child is given, whatever the workspace root"}
 }
 
 test_root_that_breaks_the_path_rules_denied[root] if {

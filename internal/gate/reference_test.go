@@ -503,6 +503,10 @@ func refJudgeTree(policies []refPolicy, children []any, tree *refTree) [][]findi
 					if prof != nil && prof.setsRoot && !refWithin(abs, prof.root) {
 						outside = append(outside, prof.source)
 					}
+					if len(outside) == 0 && strings.TrimSuffix(abs, "/") == "" {
+						add("paths.escape", field) // the filesystem root, under a root of /
+						break
+					}
 					addIf("paths.escape", field, outside)
 				}
 			}
