@@ -141,7 +141,7 @@ func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Wri
 		read = append(read, log.read)
 	}
 	if firstLooksNested(opts.plans) {
-		opts.gate.CompileAll = true
+		opts.gate.ExpectNested = true
 	}
 	g, err := newGate(ctx, opts.gate, opts.policy, read...)
 	if err != nil {

@@ -88,7 +88,7 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if early {
 		payload, payloadErr = readPayload()
 		if payloadErr == nil && bytes.Contains(payload, []byte(`"agent_id"`)) {
-			opts.gate.CompileAll = true
+			opts.gate.ExpectNested = true
 		}
 	}
 	g, err := newGate(ctx, opts.gate, opts.policy)

@@ -176,3 +176,18 @@ func policiesOf(operator plan.Policy, p *plan.Plan) map[string]any {
 	}
 	return policies
 }
+
+// CompileRest builds the engine of every module at once, and is a no-op
+// for an engine that already is one.
+func TestCompileRest(t *testing.T) {
+	lean, full := engines(t)
+	if lean.full.e != nil {
+		t.Fatal("the lean engine compiled every module before any plan reached it")
+	}
+	if err := lean.CompileRest(); err != nil || lean.full.e == nil {
+		t.Fatalf("CompileRest() = %v, engine of every module %v", err, lean.full.e)
+	}
+	if err := full.CompileRest(); err != nil || full.full != nil {
+		t.Fatalf("CompileRest() on an engine of every module = %v, %v", err, full.full)
+	}
+}

@@ -45,13 +45,16 @@ type Options struct {
 	// signature must verify with; without it, a signed bundle is refused.
 	Bundle    string
 	BundleKey *BundleKey
-	// CompileAll compiles every built-in check at once (gate.EveryModule).
-	// Otherwise the checks only some plans reach (a nested plan's tree
-	// checks, those a policy turns on, the exceptions) are compiled with
-	// the first plan that reaches them, unless the operator policy already
-	// turns them on: a third off the start-up of one small flat check. A
-	// server sets it, and a front end that expects a nested plan.
-	CompileAll bool
+	// The checks only some plans reach (a nested plan's tree checks, those
+	// a policy turns on, the exceptions) are compiled with the first plan
+	// that reaches them, unless the operator policy already turns them on:
+	// a third off the start-up of one small flat check (gate/lean.go).
+	// CompileAll compiles them at start too, for a long-lived process (a
+	// server, the Go API), which still judges flat plans with the fewer
+	// checks; ExpectNested, a hint from a front end that has seen the
+	// first plan, compiles every check at once and only that.
+	CompileAll   bool
+	ExpectNested bool
 }
 
 // DefaultTimeout bounds the judging of one document unless told otherwise.
@@ -488,6 +491,9 @@ func startEngine(opts Options, expect map[string]any) *pendingEngine {
 	p := &pendingEngine{done: make(chan struct{})}
 	if e, ok := engines.Load(resolve); ok {
 		p.engine = e.(*gate.Engine)
+		if opts.CompileAll {
+			p.err = p.engine.CompileRest()
+		}
 		close(p.done)
 		return p
 	}
@@ -500,10 +506,14 @@ func startEngine(opts Options, expect map[string]any) *pendingEngine {
 			return
 		}
 		build := []gate.Option{gate.ResolvePaths(resolve), gate.Expect(expect)}
-		if opts.CompileAll {
+		if opts.ExpectNested {
 			build = append(build, gate.EveryModule())
 		}
-		if p.engine, p.err = gate.New(modules, build...); p.err == nil {
+		p.engine, p.err = gate.New(modules, build...)
+		if p.err == nil && opts.CompileAll {
+			p.err = p.engine.CompileRest()
+		}
+		if p.err == nil {
 			engines.Store(resolve, p.engine)
 		}
 	}()
