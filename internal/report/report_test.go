@@ -259,3 +259,36 @@ func TestClean(t *testing.T) {
 		}
 	}
 }
+
+// A result in SARIF keeps the violation's own pointer; a nested child's
+// pointer goes beside it, never over it.
+func TestSARIFKeepsTheViolationPointerOfANestedChild(t *testing.T) {
+	r := &report.Report{Results: []report.Result{{
+		Source: "tree.yaml", Verdict: report.Block, Policies: []string{"operator"},
+		Children: []report.Child{{Index: 1, Role: "helper", Pointer: "/plan/0/children/0", Verdict: report.Block, Violations: []report.Violation{
+			{Rule: "tree.tools", Severity: "high", Message: "the parent does not hold it", Path: "/plan/0/children/0/tools/1"},
+		}}},
+	}}}
+	r.Finish()
+	var out bytes.Buffer
+	if err := (report.SARIF{}).Render(&out, r); err != nil {
+		t.Fatal(err)
+	}
+	var log struct {
+		Runs []struct {
+			Results []struct {
+				Properties map[string]any `json:"properties"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &log); err != nil {
+		t.Fatal(err)
+	}
+	if len(log.Runs) != 1 || len(log.Runs[0].Results) != 1 {
+		t.Fatalf("runs %+v", log.Runs)
+	}
+	props := log.Runs[0].Results[0].Properties
+	if props["pointer"] != "/plan/0/children/0/tools/1" || props["childPointer"] != "/plan/0/children/0" {
+		t.Errorf("properties %v: want the violation's pointer and the child's apart", props)
+	}
+}

@@ -152,7 +152,7 @@ func (s *sarifRun) result(source, who string, v Violation, c *Child) {
 	if c != nil {
 		props.Add("child", c.Index).Add("role", c.Role)
 		if c.Pointer != "" {
-			props.Add("pointer", c.Pointer)
+			props.Add("childPointer", c.Pointer)
 		}
 	}
 	if len(v.Policies) > 0 {
