@@ -301,9 +301,6 @@ func TestHookLedgerAcrossCalls(t *testing.T) {
 	}
 	args := []string{"hook", "claude-code", "--policy", policy, "--agents-dir", agents, "--state-dir", state}
 	first := runHookOn(t, args, payload("s"))
-	if first.code == exitError && strings.Contains(first.stderr, "not supported by this build") {
-		t.Skip("awaits the brief.retask check: " + first.stderr)
-	}
 	checkHookProtocol(t, first)
 	if first.code != exitPass || first.stdout != "" {
 		t.Fatalf("first use: %+v", first)

@@ -331,16 +331,11 @@ func TestLedgerErrors(t *testing.T) {
 	}
 }
 
-// retaskGate is a gate whose operator policy sets brief_retask. Until the
-// brief.retask check lands, the loader refuses the key, and the tests that
-// need it wait for it.
+// retaskGate is a gate whose operator policy sets brief_retask.
 func retaskGate(t *testing.T, extra string) *judge.Gate {
 	t.Helper()
 	g, err := judge.NewWithPolicy(context.Background(), judge.DefaultOptions(), "policy.yaml", []byte(ccPolicy+"brief_retask: {}\n"+extra))
 	if err != nil {
-		if strings.Contains(err.Error(), "not supported by this build") {
-			t.Skip("awaits the brief.retask check: " + err.Error())
-		}
 		t.Fatal(err)
 	}
 	return g
