@@ -55,16 +55,23 @@ escaping := {path |
 # every root's prefix (lib.root_prefixes): "/repo/ws/" and "/repo/ws/docs/"
 # start with "/repo/ws/", "/repo/ws-evil/" does not.
 contained(path) if {
+	roots_sound
 	plain(path)
-	count(lib.policies) > 0
-	count(lib.root_prefixes) == count(lib.policies)
-	count(crooked_roots) == 0
 	name := named(path)
 	name != "/" # the filesystem root is never a child's, whatever the root
 	every prefix in lib.root_prefixes {
 		startswith(name, prefix)
 	}
 	resolves_inside(path)
+}
+
+# Whether paths can be judged against the roots at all: some policy
+# applies, each has a root, and none breaks the rules a path follows.
+# (Decided once per evaluation, not once per path.)
+roots_sound if {
+	count(lib.policies) > 0
+	count(lib.root_prefixes) == count(lib.policies)
+	count(crooked_roots) == 0
 }
 
 # The workspace roots that break the rules a path follows, by policy. The
