@@ -227,7 +227,9 @@ matches_model(patterns, model) if {
 # plan wrote with a fraction or an exponent, mapped to how it was written.
 float_literals := object.get(input, "float_literals", {})
 
-float_literal(i, field) := float_literals[sprintf("/%d%s", [i, field])]
+float_literal(i, field) := float_literals[sprintf("/%d%s", [i, field])] if {
+	count(float_literals) > 0 # most batches write none: then no pointer is built
+}
 
 # The budget of each child whose budget is a positive whole number written
 # as one, by index: computed once for both budget checks. (By index, so that

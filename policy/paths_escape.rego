@@ -87,8 +87,10 @@ crooked_roots := {source |
 # else read against the plan's own root; a trailing slash counts for
 # nothing. Under the root /repo/ws, "docs/" names "/repo/ws/docs/". (One
 # expression: it runs once per distinct path, and in OPA a function call
-# costs more than the work in it.)
-named(path) := concat("", [{true: "", false: lib.plan_prefix}[startswith(path, "/")], trim_suffix(path, "/"), "/"])
+# costs more than the work in it; the prefix by kind of path is built once.)
+named(path) := concat("", [prefix_of[startswith(path, "/")], trim_suffix(path, "/"), "/"])
+
+prefix_of := {true: "", false: lib.plan_prefix}
 
 # The path a plain path names, as a message shows it.
 absolute(path) := {true: "/", false: trim_suffix(name, "/")}[name == "/"] if name := named(path)
