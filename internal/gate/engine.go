@@ -485,7 +485,10 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 	// With --resolve-paths the filesystem goes in too, so nothing is.
 	// What a check that reads a brief found is not remembered: the keys
 	// of groups do not hold what it read.
-	remember := e.decisions != nil && !e.resolvePaths && len(keys) == len(reps) && keep == nil
+	// Nor is it for a plan of more kinds of children than the memory keeps:
+	// in order, none would be found again, and what earlier plans left
+	// would be pushed out.
+	remember := e.decisions != nil && !e.resolvePaths && len(keys) == len(reps) && keep == nil && len(reps) <= e.decisions.Cap()
 	var policiesKey string
 	if remember {
 		policiesKey = plan.Key(policies) + "\x00"

@@ -32,6 +32,16 @@ func New[V any](max int) *Memo[V] {
 	return &Memo[V]{max: max, items: make(map[string]*list.Element), order: list.New()}
 }
 
+// Cap is how many entries the memo keeps.
+func (m *Memo[V]) Cap() int { return m.max }
+
+// Len is how many entries it holds now.
+func (m *Memo[V]) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.order.Len()
+}
+
 // Get returns the value of key, if it is remembered.
 func (m *Memo[V]) Get(key string) (V, bool) {
 	m.mu.Lock()

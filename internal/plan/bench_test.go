@@ -30,16 +30,21 @@ func BenchmarkLoadPlan(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, n := range []int{1000, 10000, 100000} {
-		data := benchplan.Generate(benchplan.Default(n))
-		b.Run("children="+strconv.Itoa(n), func(b *testing.B) {
-			b.SetBytes(int64(len(data)))
-			for b.Loop() {
-				if _, err := l.Plan(context.Background(), "plan.json", data); err != nil {
-					b.Fatal(err)
+	for _, shape := range []struct {
+		name string
+		opts func(int) benchplan.Options
+	}{{"repeating", benchplan.Default}, {"distinct", benchplan.Distinct}} {
+		for _, n := range []int{1000, 10000, 100000} {
+			data := benchplan.Generate(shape.opts(n))
+			b.Run(shape.name+"/children="+strconv.Itoa(n), func(b *testing.B) {
+				b.SetBytes(int64(len(data)))
+				for b.Loop() {
+					if _, err := l.Plan(context.Background(), "plan.json", data); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 

@@ -168,7 +168,14 @@ func (l *Loader) Plan(ctx context.Context, source string, data []byte) (*Plan, e
 	for k, i := range p.Reps {
 		reps[k] = children[i]
 	}
-	docProblems, repProblems, err := l.schemas.validatePlan(ctx, doc, reps, p.Keys, isList, l.seen)
+	// A plan of more kinds of children than the memory keeps would only
+	// push every entry out in turn: nothing of it could be found again in
+	// order, and what earlier plans left would be lost.
+	seen := l.seen
+	if len(reps) > seen.Cap() {
+		seen = nil
+	}
+	docProblems, repProblems, err := l.schemas.validatePlan(ctx, doc, reps, p.Keys, isList, seen)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,61 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/spawngate/spawngate/internal/plan"
+)
+
+// distinctPlan is a plan of n children no two of which are alike.
+func distinctPlan(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"plan": [`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"role": "r%d", "tools": ["fs.read"], "paths": ["/repo/t%d"], "budget_tokens": %d}`, i, i, i+1)
+	}
+	b.WriteString("]}")
+	return b.String()
+}
+
+// A plan of more kinds of children than the memory keeps leaves it as it
+// was: it would push every entry out, and find none of its own again.
+func TestALargeDistinctPlanLeavesTheMemoryAlone(t *testing.T) {
+	e, _ := engines(t)
+	l, err := plan.NewLoader(plan.DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	pol, err := l.Policy(ctx, "policy.json", []byte(`{"allowed_tools": ["fs.read"], "workspace_root": "/repo", "budget_cap_tokens": 100000}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	judge := func(doc string) {
+		t.Helper()
+		p, err := l.Plan(ctx, "plan.json", []byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Evaluate(ctx, pol, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	judge(distinctPlan(3))
+	if n := e.decisions.Len(); n != 3 {
+		t.Fatalf("after a plan of 3 kinds of children: %d decisions remembered, want 3", n)
+	}
+	judge(distinctPlan(e.decisions.Cap() + 1))
+	if n := e.decisions.Len(); n != 3 {
+		t.Errorf("after a plan of %d kinds: %d decisions remembered, want the 3 of before", e.decisions.Cap()+1, n)
+	}
+	judge(distinctPlan(e.decisions.Cap()))
+	if e.decisions.Len() != e.decisions.Cap() {
+		t.Errorf("a plan of exactly %d kinds is remembered: %d decisions", e.decisions.Cap(), e.decisions.Len())
+	}
+}
