@@ -92,6 +92,6 @@ func validateAll(ctx context.Context, l *Loader, data []byte) error {
 		return err
 	}
 	reps := doc.(map[string]any)["plan"].([]any)
-	_, _, err = l.schemas.validatePlan(ctx, doc.(map[string]any), reps, nil, true, nil)
+	_, _, err = l.schemas.validatePlan(ctx, doc.(map[string]any), reps, nil, true, nil, nil)
 	return err
 }

@@ -98,15 +98,24 @@ type Loader struct {
 	// by key, so that a child judged again (the same agent spawned again,
 	// the same template in another plan) is not validated again.
 	seen *memo.Memo[[]problem]
+	// shells remembers what the schema said of a document with its plan
+	// list cut to the first representative, by the rest of the document
+	// and that representative's key: a hook's or a server's documents are
+	// mostly alike but for the children.
+	shells *memo.Memo[[]problem]
 }
 
 // NewLoader returns a loader that reads with the given limits.
+// shellMemoSize is how many documents' shells a loader remembers: a few
+// kinds of document around many kinds of child.
+const shellMemoSize = 256
+
 func NewLoader(lim Limits) (*Loader, error) {
 	s, err := embeddedSchemas()
 	if err != nil {
 		return nil, err
 	}
-	return &Loader{limits: lim, schemas: s, seen: memo.New[[]problem](memo.Size)}, nil
+	return &Loader{limits: lim, schemas: s, seen: memo.New[[]problem](memo.Size), shells: memo.New[[]problem](shellMemoSize)}, nil
 }
 
 // The embedded schemas are compiled once per process, by whoever needs
@@ -171,11 +180,11 @@ func (l *Loader) Plan(ctx context.Context, source string, data []byte) (*Plan, e
 	// A plan of more kinds of children than the memory keeps would only
 	// push every entry out in turn: nothing of it could be found again in
 	// order, and what earlier plans left would be lost.
-	seen := l.seen
+	seen, shells := l.seen, l.shells
 	if len(reps) > seen.Cap() {
-		seen = nil
+		seen, shells = nil, nil
 	}
-	docProblems, repProblems, err := l.schemas.validatePlan(ctx, doc, reps, p.Keys, isList, seen)
+	docProblems, repProblems, err := l.schemas.validatePlan(ctx, doc, reps, p.Keys, isList, seen, shells)
 	if err != nil {
 		return nil, err
 	}

@@ -44,3 +44,41 @@ func TestALargeDistinctPlanLeavesTheSchemaMemoryAlone(t *testing.T) {
 		t.Errorf("a plan of exactly %d kinds: %d remembered, want %d", l.seen.Cap(), n, l.seen.Cap()-1)
 	}
 }
+
+// What the schema said of a document's shell is found again only for the
+// same rest of the document around the same first child: a document that
+// differs outside its children is validated again.
+func TestTheShellMemoryKeysOnTheRestOfTheDocument(t *testing.T) {
+	l, err := NewLoader(DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const child = `{"role": "r", "tools": ["fs.read"], "paths": ["/repo/a"], "budget_tokens": 10}`
+	load := func(doc string) error {
+		_, err := l.Plan(context.Background(), "plan.json", []byte(doc))
+		return err
+	}
+	for i := range 2 {
+		if err := load(`{"plan": [` + child + `]}`); err != nil {
+			t.Fatalf("load %d: %v", i, err)
+		}
+	}
+	if n := l.shells.Len(); n != 1 {
+		t.Fatalf("one document loaded twice: %d shells remembered, want 1", n)
+	}
+	for _, doc := range []string{
+		`{"plan": [` + child + `], "extra": 1}`,
+		`{"plan": [` + child + `], "policy": {"allowed_tools": "fs.read"}}`,
+		`{"plan": [{"role": "r", "tools": ["fs.read"], "paths": ["/repo/a"], "budget_tokens": "10"}]}`,
+	} {
+		if err := load(doc); err == nil {
+			p, _ := l.Plan(context.Background(), "plan.json", []byte(doc))
+			if len(p.GroupIssues) == 0 || len(p.GroupIssues[0]) == 0 {
+				t.Errorf("%s: no problem found, as if the valid document's shell answered for it", doc)
+			}
+		}
+	}
+	if n := l.shells.Len(); n != 4 {
+		t.Errorf("%d shells remembered, want 4 (each document its own)", n)
+	}
+}

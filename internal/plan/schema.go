@@ -122,9 +122,10 @@ func splitChild(ptr string) (child int, field string, ok bool) {
 // children, and each representative's problems with pointers relative to
 // it. Children are validated one at a time where the schema allows it, so
 // that the work stops when ctx ends.
-func (s *schemaSet) validatePlan(ctx context.Context, doc map[string]any, reps []any, keys []string, isList bool, seen *memo.Memo[[]problem]) (docProblems []problem, repProblems [][]problem, err error) {
+func (s *schemaSet) validatePlan(ctx context.Context, doc map[string]any, reps []any, keys []string, isList bool, seen, shells *memo.Memo[[]problem]) (docProblems []problem, repProblems [][]problem, err error) {
 	repProblems = make([][]problem, len(reps))
 	shell := doc
+	shellKey := "" // the shell's in shells, when it has one
 	if isList {
 		alone := 0 // the representatives validated with the document
 		if s.child == nil {
@@ -152,8 +153,29 @@ func (s *schemaSet) validatePlan(ctx context.Context, doc map[string]any, reps [
 		if err := onEveryCore(ctx, alone, len(reps), one); err != nil {
 			return nil, nil, err
 		}
+		// What the schema says of the shell depends on nothing but the
+		// rest of the document and the one representative in it.
+		if shells != nil && alone == 1 && len(keys) > 0 {
+			rest := make(map[string]any, len(doc))
+			for k, v := range doc {
+				if k != "plan" {
+					rest[k] = v
+				}
+			}
+			shellKey = Key(rest) + "\x00" + keys[0]
+		}
 	}
-	for _, pr := range s.validate(s.plan, shell) {
+	problems, known := []problem(nil), false
+	if shellKey != "" {
+		problems, known = shells.Get(shellKey)
+	}
+	if !known {
+		problems = s.validate(s.plan, shell)
+		if shellKey != "" {
+			shells.Put(shellKey, problems)
+		}
+	}
+	for _, pr := range problems {
 		if k, field, ok := splitChild(pr.pointer); ok && isList {
 			repProblems[k] = append(repProblems[k], problem{field, pr.msg})
 			continue
