@@ -230,11 +230,8 @@ func New(modules []policy.Module, opts ...Option) (*Engine, error) {
 			parsed[name], custom[name] = m, true
 		}
 	}
-	// OPA's type checker is a fifth of compiling, and finds nothing the
-	// evaluation would not: a type error in a check is a built-in error at
-	// run time, and built-in errors are strict, so the plan is not
-	// evaluated (exit 2). TestBuiltinsTypeCheck runs it on the built-in
-	// checks, so their type errors are caught before release.
+	// The built-in checks only some plans reach are left for the first
+	// plan that does (lean.go), unless the policy expected already does.
 	embedded := len(custom) == 0 && builtin(modules)
 	if embedded && !e.everyModule {
 		lean, gated, all, err := leanModules(parsed)
@@ -248,6 +245,11 @@ func New(modules []policy.Module, opts ...Option) (*Engine, error) {
 			}}
 		}
 	}
+	// OPA's type checker is a fifth of compiling, and finds nothing the
+	// evaluation would not: a type error in a check is a built-in error at
+	// run time, and built-in errors are strict, so the plan is not
+	// evaluated (exit 2). TestBuiltinsTypeCheck runs it on the built-in
+	// checks, so their type errors are caught before release.
 	skip := []ast.StageID{ast.StageCheckTypes}
 	switch {
 	case len(custom) > 0:
