@@ -94,13 +94,18 @@ func (p *jsonParser) overLimit(offset int, limit, format string, args ...any) er
 	return &jsonError{offset: offset, pointer: segmentsPointer(p.path), msg: fmt.Sprintf(format, args...), limit: limit}
 }
 
+// internFrom is the size of the smallest document whose strings are
+// interned: in a smaller one the table costs more than the few repeats
+// it saves (a hook's or a server's two-child plan).
+const internFrom = 16 << 10
+
 // intern returns the string for b as a value, sharing one copy of the
 // short strings a plan repeats (keys, roles, tools, paths) instead of
 // allocating the string and its interface box each time. The table stops
 // growing at a few thousand entries, so unique strings (ids, briefs) cost no
 // more than before.
 func (p *jsonParser) intern(b []byte) any {
-	if len(b) > 64 {
+	if len(b) > 64 || len(p.src) < internFrom {
 		return string(b)
 	}
 	if v, ok := p.strings[string(b)]; ok {
