@@ -4,8 +4,8 @@
 #   Every path must be provably inside the workspace root of every policy
 #   that applies; the root itself is inside, a sibling that only shares its
 #   prefix is not, and the filesystem root, /, never is (not even under a
-#   workspace root of /: the essay's gate refuses it too). A path is judged as written, with nothing stripped,
-#   expanded or decoded, and anything a shell, Windows or a URL decoder could
+#   workspace root of /). A path is judged as written, with nothing
+#   stripped, expanded or decoded, and anything a shell, Windows or a URL decoder could
 #   read differently is an escape: whitespace and control characters,
 #   non-ASCII (look-alikes of . and /), ~, $, backticks, %, glob characters,
 #   backslashes, drive letters, URL schemes, a leading //, every . or ..

@@ -60,6 +60,7 @@ func TestServeStopsGracefullyOnSIGTERM(t *testing.T) {
 		status int
 		body   string
 		err    error
+		at     time.Time
 	}
 	inFlight := make(chan answer, 1)
 	go func() {
@@ -70,9 +71,10 @@ func TestServeStopsGracefullyOnSIGTERM(t *testing.T) {
 		}
 		b, err := io.ReadAll(res.Body)
 		res.Body.Close()
-		inFlight <- answer{res.StatusCode, string(b), err}
+		inFlight <- answer{res.StatusCode, string(b), err, time.Now()}
 	}()
 	time.Sleep(500 * time.Millisecond) // the request is being judged
+	signalled := time.Now()
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -93,6 +95,9 @@ func TestServeStopsGracefullyOnSIGTERM(t *testing.T) {
 	a := <-inFlight
 	if a.err != nil || a.status != http.StatusOK || !strings.Contains(a.body, `"verdict": "block"`) {
 		t.Fatalf("the request in flight: %d %v %.200s", a.status, a.err, a.body)
+	}
+	if a.at.Before(signalled) {
+		t.Fatal("the slow request was answered before SIGTERM: nothing was in flight (make it slower)")
 	}
 	err = cmd.Wait()
 	var exit *exec.ExitError

@@ -41,8 +41,10 @@ type Check struct {
 	// keys are no longer alike.
 	Reads []string
 	// WhenNested says the check can refuse only in a nested plan, one
-	// whose children have parents (custom.when_nested: true): the
-	// built-in ones are compiled and run only when a plan is.
+	// whose children have parents or that has a parent block
+	// (custom.when_nested: true). The built-in ones are compiled only when
+	// a plan reaches a module the lean engine leaves out (lean.go); an
+	// operator's own check is always compiled, and the key documents it.
 	WhenNested bool
 }
 

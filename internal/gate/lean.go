@@ -30,8 +30,8 @@ type fullEngine struct {
 
 func (f *fullEngine) get() (*Engine, error) {
 	f.once.Do(func() {
-		// Kept should build panic: the panic reaches this caller, and
-		// every later one gets the error, never a nil engine.
+		// Set first, so that if build panics (the panic reaches this
+		// caller) every later caller gets this error, never a nil engine.
 		f.err = fmt.Errorf("policy: compiling every check failed")
 		f.e, f.err = f.build()
 	})

@@ -154,6 +154,27 @@ func TestLeanEngineJudgesAsEveryModule(t *testing.T) {
 	if lean.full.e != nil {
 		t.Fatal("flat plans under examples/policy.yaml compiled every module")
 	}
+	// A flat plan with only a parent block, and a plan whose own policy
+	// alone turns a gated check on, reach the rest too.
+	scratch := t.TempDir()
+	write := func(name, doc string) string {
+		f := filepath.Join(scratch, name)
+		if err := os.WriteFile(f, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	pol := write("policy.json", `{"allowed_tools": ["fs.read", "http.get"], "workspace_root": "/repo", "budget_cap_tokens": 1000}`)
+	for name, doc := range map[string]string{
+		"parent.json": `{"parent": {"role": "lead", "tools": ["fs.read"], "paths": ["/repo"], "budget_tokens": 100},
+			"plan": [{"role": "w", "tools": ["fs.read", "http.get"], "paths": ["/repo/a"], "budget_tokens": 10}]}`,
+		"own-limit.json": `{"policy": {"allowed_tools": ["fs.read", "http.get"], "workspace_root": "/repo", "budget_cap_tokens": 1000, "max_children": 1},
+			"plan": [{"role": "a", "tools": ["fs.read"], "paths": [], "budget_tokens": 10}, {"role": "b", "tools": ["fs.read"], "paths": [], "budget_tokens": 10}]}`,
+	} {
+		if every, _ := judge(pol, write(name, doc)); !every {
+			t.Errorf("%s does not reach every module", name)
+		}
+	}
 	for _, dir := range []string{"trees", "briefs", "exceptions", "profiles"} {
 		plans, _ := filepath.Glob(filepath.Join(examples, dir, "*plan*.yaml"))
 		plans = append(plans, filepath.Join(examples, "refused-plan.yaml"))

@@ -105,11 +105,11 @@ type Loader struct {
 	shells *memo.Memo[[]problem]
 }
 
-// NewLoader returns a loader that reads with the given limits.
 // shellMemoSize is how many documents' shells a loader remembers: a few
 // kinds of document around many kinds of child.
 const shellMemoSize = 256
 
+// NewLoader returns a loader that reads with the given limits.
 func NewLoader(lim Limits) (*Loader, error) {
 	s, err := embeddedSchemas()
 	if err != nil {
