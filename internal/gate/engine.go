@@ -283,8 +283,12 @@ func New(modules []policy.Module, opts ...Option) (*Engine, error) {
 		}
 		return nil, fmt.Errorf("policy: %w", compiler.Errors)
 	}
-	checks, err := discoverChecks(compiler, custom)
-	if err != nil {
+	var checks []Check
+	if e.all != nil {
+		// The lean engine's checks are those leanModules found in the
+		// same modules, parsed, less the ones it left out: not read twice.
+		checks = leanChecks(e.all, e.gated)
+	} else if checks, err = discoverChecks(compiler, custom); err != nil {
 		return nil, policyError(err, len(custom) > 0)
 	}
 	abstracted, err := plan.Abstracted()

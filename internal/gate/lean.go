@@ -89,13 +89,33 @@ func leanModules(parsed map[string]*ast.Module) (lean map[string]*ast.Module, ga
 	return lean, gated, all, nil
 }
 
+// leanChecks is every check but the gated ones, in the order of all.
+func leanChecks(all, gated []Check) []Check {
+	left := make(map[string]bool, len(gated))
+	for _, c := range gated {
+		left[c.ID] = true
+	}
+	var out []Check
+	for _, c := range all {
+		if !left[c.ID] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // parsedRules finds rules by path in modules that are only parsed, as
 // ast.Compiler.GetRulesExact does in compiled ones.
 func parsedRules(modules map[string]*ast.Module) func(ast.Ref) []*ast.Rule {
+	names := sortedKeys(modules)
 	return func(path ast.Ref) []*ast.Rule {
 		var out []*ast.Rule
-		for _, name := range sortedKeys(modules) {
-			for _, r := range modules[name].Rules {
+		for _, name := range names {
+			m := modules[name]
+			if !path.HasPrefix(m.Package.Path) {
+				continue // only a module of the rule's package can hold it
+			}
+			for _, r := range m.Rules {
 				if r.Module != nil && r.Ref().Equal(path) {
 					out = append(out, r)
 				}

@@ -55,6 +55,11 @@ func TestLeanEngineLeavesOutOnlyGatedChecks(t *testing.T) {
 	if !slices.Equal(gated, want) {
 		t.Errorf("gated = %v, want %v", gated, want)
 	}
+	// The lean engine takes its checks from the parsed modules: they are
+	// what the compiled ones declare.
+	if found, err := discoverChecks(lean.compiler, nil); err != nil || !reflect.DeepEqual(found, lean.checks) {
+		t.Errorf("the lean engine's checks %v are not those its compiled modules declare %v (%v)", ids(lean.checks), ids(found), err)
+	}
 	compiled := ids(lean.checks)
 	for _, id := range want {
 		if slices.Contains(compiled, id) {
