@@ -2,26 +2,14 @@ package gate
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"testing"
 
+	"github.com/spawngate/spawngate/internal/benchplan"
 	"github.com/spawngate/spawngate/internal/plan"
 )
 
 // distinctPlan is a plan of n children no two of which are alike.
-func distinctPlan(n int) string {
-	var b strings.Builder
-	b.WriteString(`{"plan": [`)
-	for i := range n {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, `{"role": "r%d", "tools": ["fs.read"], "paths": ["/repo/t%d"], "budget_tokens": %d}`, i, i, i+1)
-	}
-	b.WriteString("]}")
-	return b.String()
-}
+func distinctPlan(n int) string { return string(benchplan.Generate(benchplan.Distinct(n))) }
 
 // A plan of more kinds of children than the memory keeps leaves it as it
 // was: it would push every entry out, and find none of its own again.
@@ -32,7 +20,7 @@ func TestALargeDistinctPlanLeavesTheMemoryAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	pol, err := l.Policy(ctx, "policy.json", []byte(`{"allowed_tools": ["fs.read"], "workspace_root": "/repo", "budget_cap_tokens": 100000}`))
+	pol, err := l.Policy(ctx, "policy.json", []byte(benchplan.Policy))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,9 +2,9 @@ package plan
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"testing"
+
+	"github.com/spawngate/spawngate/internal/benchplan"
 )
 
 // A plan of more kinds of children than the schema step's memory keeps
@@ -16,16 +16,7 @@ func TestALargeDistinctPlanLeavesTheSchemaMemoryAlone(t *testing.T) {
 	}
 	load := func(n int) {
 		t.Helper()
-		var b strings.Builder
-		b.WriteString(`{"plan": [`)
-		for i := range n {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			fmt.Fprintf(&b, `{"role": "r%d", "tools": ["fs.read"], "paths": ["/repo/t%d"], "budget_tokens": %d}`, i, i, i+1)
-		}
-		b.WriteString("]}")
-		if _, err := l.Plan(context.Background(), "plan.json", []byte(b.String())); err != nil {
+		if _, err := l.Plan(context.Background(), "plan.json", benchplan.Generate(benchplan.Distinct(n))); err != nil {
 			t.Fatal(err)
 		}
 	}
