@@ -47,7 +47,9 @@ requested_paths := {path |
 # The policies that apply, by where they come from: "operator" (--policy)
 # and "plan" (the plan's own policy block). Every one of them must agree
 # before anything is allowed; with none, nothing is.
-policies := object.get(input, "policies", {})
+default policies := {}
+
+policies := input.policies
 
 # Role profiles (the operator policy's roles): a child whose role has a
 # profile is judged by every policy and by its profile too. A profile is

@@ -57,6 +57,9 @@ type Engine struct {
 	everyModule bool
 	expect      map[string]any // see Expect
 	opts        []Option
+	// shared holds what the rules that read only the policies evaluated
+	// to, by policies (pure.go); nil when no rule can be shared.
+	shared *sharing
 }
 
 // planQueryFor is the query of the plan checks that apply under the
@@ -299,6 +302,7 @@ func New(modules []policy.Module, opts ...Option) (*Engine, error) {
 		return nil, policyError(err, len(custom) > 0)
 	}
 	e.compiler, e.checks, e.abstracted, e.custom = compiler, checks, abstracted, nil
+	e.shared = newSharing(compiler)
 	var byScope [2][]Check
 	for _, chk := range checks {
 		if chk.Scope == ScopePlan {
@@ -827,7 +831,12 @@ func (e *Engine) eval(ctx context.Context, body ast.Body, input ast.Value) (topd
 		case <-done:
 		}
 	}()
-	return topdown.NewQuery(body).
+	q := topdown.NewQuery(body)
+	vc := e.shared.cacheFor(input)
+	if vc != nil {
+		q = q.WithVirtualCache(vc)
+	}
+	rs, err := q.
 		WithCompiler(e.compiler).
 		WithStore(e.store).
 		WithTransaction(txn).
@@ -836,6 +845,10 @@ func (e *Engine) eval(ctx context.Context, body ast.Body, input ast.Value) (topd
 		WithTime(time.Unix(0, 0)). // no built-in left reads it; never the clock
 		WithCancel(cancel).
 		Run(ctx)
+	if err == nil && ctx.Err() == nil {
+		vc.commit()
+	}
+	return rs, err
 }
 
 // violation reads one element of a deny set: {"child": <index>, "field":

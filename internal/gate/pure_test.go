@@ -1,0 +1,368 @@
+package gate
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+
+	"github.com/spawngate/spawngate/internal/plan"
+	"github.com/spawngate/spawngate/policy"
+)
+
+func compileForPurity(t *testing.T, modules ...string) *ast.Compiler {
+	t.Helper()
+	parsed := map[string]*ast.Module{}
+	for i, src := range modules {
+		name := "m" + string(rune('0'+i)) + ".rego"
+		m, err := ast.ParseModuleWithOpts(name, src, ast.ParserOptions{RegoVersion: ast.RegoV1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		parsed[name] = m
+	}
+	c := ast.NewCompiler()
+	if c.Compile(parsed); c.Failed() {
+		t.Fatal(c.Errors)
+	}
+	return c
+}
+
+// A rule is pure when all it reads of the input is under input.policies,
+// and all it refers to is pure; a function, by its arguments as well.
+func TestPureRules(t *testing.T) {
+	c := compileForPurity(t, `package x
+import data.y
+
+policy_value := input.policies.operator.workspace_root
+from_pure := concat("/", [policy_value, "a"])
+children := input.children
+from_children := count(children)
+whole_input := object.get(input, "policies", {})
+inside_ref := input.policies[input.children[0].role]
+in_comprehension := [c | some c in input.children]
+in_every if every c in input.policies.operator.allowed_tools { is_string(c) }
+every_child if every c in input.children { is_object(c) }
+else_reads := 1 if input.policies.operator.x else := count(input.children)
+dynamic := y[_]
+helper_pure := y.pure_thing
+
+f(a) := concat("", [a, input.policies.operator.workspace_root])
+g(a) := count(input.children) + a
+calls_f(a) := f(a)
+calls_g(a) := g(a)
+two_bodies(a) := 1 if a == 1
+two_bodies(a) := count(input.float_literals) if a == 2
+`, `package y
+
+pure_thing := input.policies.plan
+not_pure := input.members
+`)
+	p := pureRules(c)
+	if p == nil {
+		t.Fatal("no module uses with, yet nothing is shared")
+	}
+	want := map[string]bool{
+		"policy_value": true, "from_pure": true, "in_every": true, "helper_pure": true,
+		"f": true, "calls_f": true,
+		"children": false, "from_children": false, "whole_input": false, "inside_ref": false,
+		"in_comprehension": false, "every_child": false, "else_reads": false, "dynamic": false,
+		"g": false, "calls_g": false, "two_bodies": false,
+	}
+	for name, pure := range want {
+		ref := ast.MustParseRef("data.x." + name)
+		if got := p.of(ref); got != pure {
+			t.Errorf("%s: pure %v, want %v", name, got, pure)
+		}
+		// A function's key is its ref followed by its arguments.
+		if got := p.of(ast.Ref{ast.NewTerm(ref), ast.StringTerm("arg")}); got != pure {
+			t.Errorf("%s called: pure %v, want %v", name, got, pure)
+		}
+	}
+	// A key into a rule's document is the rule's.
+	if !p.of(ast.MustParseRef(`data.x.policy_value.deeper`)) || p.of(ast.MustParseRef(`data.x.children[0]`)) {
+		t.Error("a key under a rule is not judged as the rule")
+	}
+	for _, ref := range []string{"data.x", "data.nothing.here", "input.policies", "data.y.not_pure"} {
+		if p.of(ast.MustParseRef(ref)) {
+			t.Errorf("%s is pure", ref)
+		}
+	}
+}
+
+// with changes what a rule sees: a module that uses it turns sharing off.
+func TestWithTurnsSharingOff(t *testing.T) {
+	c := compileForPurity(t, `package x
+p := input.policies.a
+q if {
+	p == 1 with input.policies.a as 1
+}
+`)
+	if pureRules(c) != nil || newSharing(c) != nil {
+		t.Fatal("values are shared although a module uses with")
+	}
+}
+
+// The built-in checks keep the rules that read only the policies pure: a
+// change that makes lib.policies read the whole input (object.get(input,
+// ...)) would quietly share nothing.
+func TestBuiltinPolicyRulesArePure(t *testing.T) {
+	_, full := engines(t)
+	if full.shared == nil {
+		t.Fatal("the built-in checks share nothing")
+	}
+	for _, name := range []string{
+		"lib.policies", "lib.profiles", "lib.root_prefixes", "lib.plan_prefix", "lib.describe", "lib.allows", "lib.show",
+		"checks.tools_allowlist.refusing", "checks.budget_cap.lowest", "checks.paths_escape.roots_sound", "checks.paths_escape.plain",
+	} {
+		if !full.shared.pure.of(ast.MustParseRef("data.spawngate." + name)) {
+			t.Errorf("%s is not pure", name)
+		}
+	}
+	for _, name := range []string{"lib.children", "lib.budgets", "lib.requested_paths", "checks.paths_escape.escaping", "checks.tools_allowlist.deny"} {
+		if full.shared.pure.of(ast.MustParseRef("data.spawngate." + name)) {
+			t.Errorf("%s is pure, yet it reads the children", name)
+		}
+	}
+}
+
+// Whatever an engine judged before, under whatever policies, it judges a
+// plan exactly as an engine that shares nothing: sharing remembers what
+// the Rego decided, never decides.
+func TestSharedValuesChangeNoResult(t *testing.T) {
+	mods, err := policy.Modules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sharing, err := New(mods, EveryModule())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sharing.shared == nil {
+		t.Fatal("the built-in checks share nothing")
+	}
+	l, err := plan.NewLoader(plan.DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	examples := filepath.Join("..", "..", "examples")
+	type judged struct {
+		policy plan.Policy
+		plan   *plan.Plan
+		name   string
+	}
+	var cases []judged
+	for _, dir := range []string{"", "profiles", "trees", "briefs", "exceptions", "claude-code", "codex"} {
+		polFile := filepath.Join(examples, dir, "policy.yaml")
+		data, err := os.ReadFile(polFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pol, err := l.Policy(ctx, polFile, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plans, _ := filepath.Glob(filepath.Join(examples, dir, "*plan*.yaml"))
+		plans = append(plans, filepath.Join(examples, "refused-plan.yaml"), filepath.Join(examples, "narrowed-plan.yaml"))
+		for _, f := range plans {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := l.Plan(ctx, f, data)
+			if err != nil {
+				continue // examples of plans that cannot be judged (empty, missing)
+			}
+			cases = append(cases, judged{pol, p, f + " under " + polFile})
+		}
+	}
+	if len(cases) < 20 {
+		t.Fatalf("only %d cases", len(cases))
+	}
+	opts := []EvalOption{Today("2026-06-01")}
+	// Each case is judged by a fresh engine that shares nothing, and by
+	// the sharing engine three times over, in different orders, so each
+	// meets what the others left under the same and other policies.
+	want := make([]any, len(cases))
+	for i, c := range cases {
+		fresh, err := New(mods, EveryModule())
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh.shared = nil
+		res, err := fresh.Evaluate(ctx, c.policy, c.plan, opts...)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		want[i] = res
+	}
+	order := make([]int, len(cases))
+	for i := range order {
+		order[i] = i
+	}
+	for round := range 3 {
+		for _, i := range order {
+			got, err := sharing.Evaluate(ctx, cases[i].policy, cases[i].plan, opts...)
+			if err != nil {
+				t.Fatalf("%s: %v", cases[i].name, err)
+			}
+			if !reflect.DeepEqual(got, want[i]) {
+				t.Errorf("round %d, %s:\nsharing %+v\nalone   %+v", round, cases[i].name, got, want[i])
+			}
+		}
+		slices.Reverse(order)
+		if round == 1 {
+			// Interleaved: every case after one under other policies.
+			slices.SortFunc(order, func(a, b int) int { return (a%2)*len(order) + a - (b%2)*len(order) - b })
+		}
+	}
+	sharing.shared.mu.Lock()
+	sets := sharing.shared.n
+	sharing.shared.mu.Unlock()
+	if sets < 5 {
+		t.Errorf("values were shared under %d sets of policies, want one per policy file at least", sets)
+	}
+}
+
+// Evaluations on every core share values under two sets of policies, and
+// each answers as one alone would (run with -race).
+func TestSharedValuesConcurrently(t *testing.T) {
+	lean, _ := engines(t)
+	l, err := plan.NewLoader(plan.DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	policies := []string{
+		`{"allowed_tools": ["fs.read", "http.get"], "workspace_root": "/repo", "budget_cap_tokens": 1000}`,
+		`{"allowed_tools": ["fs.read"], "workspace_root": "/repo/ws", "budget_cap_tokens": 100}`,
+	}
+	doc := `{"plan": [{"role": "r%d", "tools": ["fs.read", "http.get"], "paths": ["/repo/ws/a", "b%d"], "budget_tokens": 500}]}`
+	type answer struct {
+		verdict string
+		rules   string
+	}
+	judge := func(e *Engine, pi, n int) (answer, error) {
+		pol, err := l.Policy(ctx, "policy.json", []byte(policies[pi]))
+		if err != nil {
+			return answer{}, err
+		}
+		p, err := l.Plan(ctx, "plan.json", []byte(strings.ReplaceAll(doc, "%d", string(rune('a'+n%20)))))
+		if err != nil {
+			return answer{}, err
+		}
+		res, err := e.Evaluate(ctx, pol, p)
+		if err != nil {
+			return answer{}, err
+		}
+		var rules []string
+		for _, c := range res.Children {
+			for _, v := range c.Violations {
+				rules = append(rules, v.Rule+" "+v.Message)
+			}
+		}
+		return answer{string(res.Verdict), strings.Join(rules, "\n")}, nil
+	}
+	want := map[[2]int]answer{}
+	for pi := range policies {
+		for n := range 20 {
+			alone, err := New(builtinModulesForTest(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			alone.shared = nil
+			if want[[2]int{pi, n}], err = judge(alone, pi, n); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 400)
+	for w := range 8 {
+		wg.Go(func() {
+			for n := range 50 {
+				pi, k := (w+n)%2, n%20
+				got, err := judge(lean, pi, k)
+				if err != nil {
+					errs <- err.Error()
+					return
+				}
+				if got != want[[2]int{pi, k}] {
+					errs <- "policy " + string(rune('0'+pi)) + ": " + got.rules + "\nwant " + want[[2]int{pi, k}].rules
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
+
+func builtinModulesForTest(t *testing.T) []policy.Module {
+	t.Helper()
+	mods, err := policy.Modules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mods
+}
+
+// An evaluation that fails shares nothing it computed: OPA keeps a
+// function's first value before a conflicting body aborts the evaluation,
+// and a value shared from there would let the next evaluation pass.
+func TestAFailedEvaluationSharesNothing(t *testing.T) {
+	check := `# METADATA
+# title: Conflict
+# description: A function with two values for one argument.
+# custom:
+#   id: org.conflict
+#   severity: high
+package spawngate.checks.conflict
+
+import data.spawngate.lib
+
+level(root) := 1 if startswith(root, "/")
+
+level(root) := 2 if endswith(root, "o")
+
+deny contains lib.violation(i, "/role", "refused") if {
+	some i, _ in lib.children
+	level(input.policies.operator.workspace_root) != 1
+}
+`
+	e, err := New(builtinModulesForTest(t), Custom([]policy.Module{{Name: "conflict.rego", Source: check}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.shared == nil || !e.shared.pure.of(ast.MustParseRef("data.spawngate.checks.conflict.level")) {
+		t.Fatal("level is not shared: the test would prove nothing")
+	}
+	l, err := plan.NewLoader(plan.DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	pol, err := l.Policy(ctx, "policy.json", []byte(`{"allowed_tools": ["fs.read"], "workspace_root": "/repo", "budget_cap_tokens": 1000}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := range 3 {
+		p, err := l.Plan(ctx, "plan.json", []byte(`{"plan": [{"role": "r`+string(rune('a'+round))+`", "tools": ["fs.read"], "paths": ["/repo/a"], "budget_tokens": 10}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := e.Evaluate(ctx, pol, p)
+		if err == nil || !strings.Contains(err.Error(), "conflicting values") {
+			t.Fatalf("round %d: %v, %v; want the conflict as an error every time", round, res.Verdict, err)
+		}
+	}
+}
