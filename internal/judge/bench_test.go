@@ -60,6 +60,21 @@ func BenchmarkDecision(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	freshAuthorized := func(b *testing.B) {
+		i := n.Add(1)
+		data := fmt.Appendf(nil, `{"plan": [
+			{"role": "doc-writer-%d", "tools": ["fs.read"], "paths": ["/repo/workspace/docs/%d"], "budget_tokens": 30000},
+			{"role": "doc-reader-%d", "tools": ["fs.read", "http.get"], "paths": ["/repo/workspace/docs/%d/notes.md"], "budget_tokens": 40000}]}`, i, i, i, i)
+		if res, err := g.JudgeBytes(context.Background(), "plan.json", data, report.DefaultMaxListed); err != nil || res.Verdict != report.Pass {
+			b.Fatal(err, res.Verdict)
+		}
+	}
+	b.Run("fresh-authorized", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			freshAuthorized(b)
+		}
+	})
 	b.Run("fresh", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
