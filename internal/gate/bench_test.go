@@ -31,3 +31,60 @@ func BenchmarkEvaluate(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRegoFloor is what OPA's evaluator costs for the least Rego a
+// gate of each child could run, on the 100,000 distinct children of
+// BenchmarkEvaluate, prepared and converted beforehand (neither is
+// timed): one comparison per child ("one-comparison"), and the four
+// checks written as plainly as Rego allows ("four-checks": an exact tool
+// set, a prefix test for absolute paths, the cap, nothing explained). It
+// is the floor under any gate whose Rego looks at every child: .ci/bench
+// prints it beside the Python gate's whole run.
+func BenchmarkRegoFloor(b *testing.B) {
+	for _, floor := range []struct{ name, module string }{
+		{"one-comparison", `package floor
+
+deny contains i if {
+	some i, child in input.children
+	child.budget_tokens > input.policies.operator.budget_cap_tokens
+}`},
+		{"four-checks", `package floor
+
+allowed := {t | some t in input.policies.operator.allowed_tools}
+
+prefix := concat("", [input.policies.operator.workspace_root, "/"])
+
+deny contains [i, j] if {
+	some i, child in input.children
+	some j, tool in child.tools
+	not allowed[tool]
+}
+
+deny contains [i, j] if {
+	some i, child in input.children
+	some j, path in child.paths
+	startswith(path, "/")
+	not startswith(path, prefix)
+}
+
+deny contains [i, j] if {
+	some i, child in input.children
+	some j, tool in child.tools
+	tool in {"fs.write", "fs.delete", "shell.run"}
+	not input.policies.operator.allow_write
+}
+
+deny contains [i] if {
+	some i, child in input.children
+	child.budget_tokens > input.policies.operator.budget_cap_tokens
+}`},
+	} {
+		b.Run(floor.name+"/children=100000", func(b *testing.B) {
+			eval := regoFloor(b, floor.module, 100000)
+			b.ResetTimer()
+			for b.Loop() {
+				eval()
+			}
+		})
+	}
+}
