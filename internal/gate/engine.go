@@ -45,6 +45,8 @@ type Engine struct {
 	// planDecisions remembers what the plan checks found, by policies and
 	// every group with its members (see Evaluate).
 	planDecisions *memo.Memo[planFindings]
+	// policyValues remembers the policies in OPA's form, by plan.Key.
+	policyValues *memo.Memo[ast.Value]
 	// exceptions are the queries of policy/exceptions.rego, compiled when
 	// a policy first has exceptions.
 	exceptions exceptionQueries
@@ -208,7 +210,7 @@ var forbiddenBuiltins = map[string]bool{
 // New compiles the modules (policy.Modules() for the built-in checks) and
 // prepares the one query that evaluates every check.
 func New(modules []policy.Module, opts ...Option) (*Engine, error) {
-	e := &Engine{store: inmem.New(), decisions: memo.New[[]report.Violation](memo.Size), planDecisions: memo.New[planFindings](planMemoSize)}
+	e := &Engine{store: inmem.New(), decisions: memo.New[[]report.Violation](memo.Size), planDecisions: memo.New[planFindings](planMemoSize), policyValues: memo.New[ast.Value](planMemoSize)}
 	for _, opt := range opts {
 		opt(e)
 	}
@@ -469,22 +471,23 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 		}
 		reps, group, keys, groupIssues = split(reps, group, keys, groupIssues, alone)
 	}
-	// The checks see each representative without the keys its members may
-	// differ in, so no check can judge one member by another's values.
-	judged := make([]any, len(reps))
-	for k, i := range reps {
-		judged[k] = e.judged(p, i, keep)
-	}
-	in, err := e.newInputs(ctx, policies, names, p)
+	pkey := plan.Key(policies)
+	in, err := e.newInputs(ctx, policies, pkey, names, p)
 	if err != nil {
 		return report.Result{}, err
 	}
 	exc := newExcepter(e, operator, in, o.today, o.strictExceptions)
 	if exc != nil && len(exc.named) > 0 {
 		reps, group, keys, groupIssues = splitNamed(p.Children, reps, group, keys, groupIssues, exc.named)
-		judged = judged[:0]
-		for _, i := range reps {
-			judged = append(judged, e.judged(p, i, keep))
+	}
+	// The checks see each representative without the keys its members may
+	// differ in, so no check can judge one member by another's values.
+	// Built only for the representatives a query sees: a child whose
+	// findings are remembered needs none.
+	judged, built := make([]any, len(reps)), make([]bool, len(reps))
+	build := func(k int) {
+		if !built[k] {
+			judged[k], built[k] = e.judged(p, reps[k], keep), true
 		}
 	}
 	f := newFindings(p, reps, group, groupIssues, o.maxListed)
@@ -501,7 +504,7 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 	remember := e.decisions != nil && !e.resolvePaths && len(keys) == len(reps) && keep == nil && len(reps) <= e.decisions.Cap()
 	var policiesKey string
 	if remember {
-		policiesKey = plan.Key(policies) + "\x00"
+		policiesKey = pkey + "\x00"
 	}
 	if pq != nil {
 		// The plan checks see every representative at once, and how many
@@ -533,6 +536,9 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 		}
 		if !ok {
 			var err error
+			for k := range reps {
+				build(k)
+			}
 			// Where each representative is, for messages that name other
 			// children (a nonce or a task also held at /plan/0/children/2).
 			pointers := make([]any, len(reps))
@@ -577,6 +583,9 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 			}
 		}
 		return nil
+	}
+	for _, k := range need {
+		build(k)
 	}
 	err = e.evaluateBatches(ctx, in, judged, batches(judged, need), func(b batch, found [][]report.Violation) error {
 		for j, k := range b {
@@ -641,10 +650,16 @@ type inputs struct {
 	planRoot string         // the root relative paths are read against
 }
 
-func (e *Engine) newInputs(ctx context.Context, policies map[string]any, names []string, p *plan.Plan) (*inputs, error) {
-	pv, err := ast.InterfaceToValue(policies)
-	if err != nil {
-		return nil, fmt.Errorf("building the policy input: %w", err)
+func (e *Engine) newInputs(ctx context.Context, policies map[string]any, key string, names []string, p *plan.Plan) (*inputs, error) {
+	// The policies in OPA's form are remembered by their key: a gate
+	// judging plan after plan under one policy converts it once.
+	pv, ok := e.policyValues.Get(key)
+	if !ok {
+		var err error
+		if pv, err = ast.InterfaceToValue(policies); err != nil {
+			return nil, fmt.Errorf("building the policy input: %w", err)
+		}
+		e.policyValues.Put(key, pv)
 	}
 	in := &inputs{policies: pv}
 	if p.Parents != nil {
@@ -658,6 +673,7 @@ func (e *Engine) newInputs(ctx context.Context, policies map[string]any, names [
 	}
 	in.planRoot, _ = policies[names[len(names)-1]].(map[string]any)["workspace_root"].(string)
 	if e.resolvePaths {
+		var err error
 		if in.roots, err = resolveRoots(policies); err != nil {
 			return nil, err
 		}
