@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"slices"
 	"strconv"
 	"strings"
@@ -51,22 +52,63 @@ func Locate(ctx context.Context, source string, data []byte, lim Limits, pointer
 
 // A trie of the wanted pointers, by segment.
 type pointerTrie struct {
-	next map[string]*pointerTrie
-	at   int // offset of the value, -1 until seen
+	kids []trieKid               // in the order added; searched in turn while few
+	many map[string]*pointerTrie // the same, by segment, once there are more
+	at   int                     // offset of the value, -1 until seen
+}
+
+type trieKid struct {
+	seg  string
+	node *pointerTrie
+}
+
+// manyKids is how many children a node searches in turn before it looks
+// them up in a map: a report places a few pointers per child.
+const manyKids = 8
+
+func (n *pointerTrie) child(seg string) *pointerTrie {
+	if n.many != nil {
+		return n.many[seg]
+	}
+	for _, k := range n.kids {
+		if k.seg == seg {
+			return k.node
+		}
+	}
+	return nil
+}
+
+func (n *pointerTrie) add(seg string, c *pointerTrie) {
+	n.kids = append(n.kids, trieKid{seg, c})
+	switch {
+	case n.many != nil:
+		n.many[seg] = c
+	case len(n.kids) > manyKids:
+		n.many = make(map[string]*pointerTrie, 2*len(n.kids))
+		for _, k := range n.kids {
+			n.many[k.seg] = k.node
+		}
+	}
 }
 
 func newTrie(pointers []string) *pointerTrie {
-	root := &pointerTrie{at: -1}
+	// Every node from one slab: a report places a few pointers per
+	// decision, and a node each would be most of what placing allocates.
+	size := 1
+	for _, ptr := range pointers {
+		size += strings.Count(ptr, "/") + 1
+	}
+	slab := make([]pointerTrie, 1, size)
+	slab[0].at = -1
+	root := &slab[0]
 	for _, ptr := range pointers {
 		n := root
-		for _, seg := range segmentsOf(ptr) {
-			if n.next == nil {
-				n.next = map[string]*pointerTrie{}
-			}
-			c := n.next[seg]
+		for seg := range segmentsOf(ptr) {
+			c := n.child(seg)
 			if c == nil {
-				c = &pointerTrie{at: -1}
-				n.next[seg] = c
+				slab = append(slab, pointerTrie{at: -1}) // within size: no node moves
+				c = &slab[len(slab)-1]
+				n.add(seg, c)
 			}
 			n = c
 		}
@@ -74,16 +116,18 @@ func newTrie(pointers []string) *pointerTrie {
 	return root
 }
 
-// segmentsOf splits a JSON pointer into its unescaped segments.
-func segmentsOf(ptr string) []string {
-	if ptr == "" {
-		return nil
+// segmentsOf yields a JSON pointer's segments, unescaped.
+func segmentsOf(ptr string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		if ptr == "" {
+			return
+		}
+		for seg := range strings.SplitSeq(strings.TrimPrefix(ptr, "/"), "/") {
+			if !yield(jsonpointer.Unescape(seg)) {
+				return
+			}
+		}
 	}
-	parts := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
-	for i, p := range parts {
-		parts[i] = jsonpointer.Unescape(p)
-	}
-	return parts
 }
 
 func locateJSON(source string, data []byte, pointers []string) (map[string]Position, error) {
@@ -96,8 +140,8 @@ func locateJSON(source string, data []byte, pointers []string) (map[string]Posit
 	offsets := make(map[string]int, len(pointers))
 	for _, ptr := range pointers {
 		at, n := root.at, root
-		for _, seg := range segmentsOf(ptr) {
-			if n = n.next[seg]; n == nil || n.at < 0 {
+		for seg := range segmentsOf(ptr) {
+			if n = n.child(seg); n == nil || n.at < 0 {
 				break
 			}
 			at = n.at
@@ -169,7 +213,7 @@ func (s *skimmer) walk(n *pointerTrie) {
 		return
 	}
 	n.at = s.pos
-	if n.next == nil {
+	if len(n.kids) == 0 {
 		s.skip()
 		return
 	}
@@ -206,7 +250,7 @@ func (s *skimmer) walk(n *pointerTrie) {
 				s.pos++
 				return
 			}
-			if c := n.next[string(strconv.AppendInt(num[:0], int64(i), 10))]; c != nil {
+			if c := n.child(string(strconv.AppendInt(num[:0], int64(i), 10))); c != nil {
 				s.walk(c)
 			} else {
 				s.space()
@@ -237,14 +281,14 @@ func (s *skimmer) member(n *pointerTrie) *pointerTrie {
 	}
 	raw := s.src[start+1 : s.pos-1]
 	if bytes.IndexByte(raw, '\\') < 0 {
-		return n.next[string(raw)] // no copy: Go looks the bytes up as they are
+		return n.child(string(raw)) // no copy: the key does not escape
 	}
 	var k string
 	if err := json.Unmarshal(s.src[start:s.pos], &k); err != nil {
 		s.bad = true
 		return nil
 	}
-	return n.next[k]
+	return n.child(k)
 }
 
 func (s *skimmer) skipString() {
@@ -315,7 +359,7 @@ func locateYAML(data []byte, pointers []string) (map[string]Position, error) {
 	for _, ptr := range pointers {
 		n := doc.Content[0]
 		at := n
-		for _, seg := range segmentsOf(ptr) {
+		for seg := range segmentsOf(ptr) {
 			if n.Kind == yaml.AliasNode && n.Alias != nil {
 				n = n.Alias
 			}
