@@ -1,7 +1,9 @@
 package gate
 
 import (
+	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/topdown"
@@ -23,10 +25,13 @@ import (
 
 // sharing is an engine's memory of pure values, by policies.
 type sharing struct {
-	pure *purity
-	mu   sync.Mutex
-	sets map[int][]policyValues // by the hash of the policies
-	n    int
+	compiler *ast.Compiler
+	evals    atomic.Int64
+	once     sync.Once
+	pure     *purity // found on the second evaluation; nil when nothing can be shared
+	mu       sync.Mutex
+	sets     map[int][]policyValues // by the hash of the policies
+	n        int
 }
 
 type policyValues struct {
@@ -39,23 +44,28 @@ type policyValues struct {
 // forgets them all when it passes this, and starts again.
 const maxPolicySets = 64
 
-// newSharing finds the compiled modules' pure rules; nil when none can be
-// trusted to be (a module uses with).
-func newSharing(c *ast.Compiler) *sharing {
-	p := pureRules(c)
-	if p == nil {
-		return nil
-	}
-	return &sharing{pure: p}
+func newSharing(c *ast.Compiler) *sharing { return &sharing{compiler: c} }
+
+// purity is what pureRules found of the engine's modules (nil when a
+// module uses with), found once, when first asked.
+func (s *sharing) purity() *purity {
+	s.once.Do(func() { s.pure = pureRules(s.compiler) })
+	return s.pure
 }
 
 var policiesKey = ast.StringTerm("policies")
 
 // cacheFor is the virtual cache of one evaluation on input: one that
 // reads and adds to the values shared under input.policies. nil (OPA's
-// own cache) when nothing is shared.
+// own cache) when nothing is shared. The first evaluation of an engine
+// shares nothing: a gate that judges one plan (a hook, a check of one
+// file) would find the pure rules (about a millisecond) for nothing.
 func (s *sharing) cacheFor(input ast.Value) *layered {
-	if s == nil {
+	if s == nil || s.evals.Add(1) == 1 {
+		return nil
+	}
+	p := s.purity()
+	if p == nil {
 		return nil
 	}
 	obj, ok := input.(ast.Object)
@@ -66,7 +76,7 @@ func (s *sharing) cacheFor(input ast.Value) *layered {
 	if pol == nil {
 		return nil
 	}
-	return &layered{local: topdown.NewVirtualCache(), shared: s.valuesFor(pol.Value), pure: s.pure}
+	return &layered{local: topdown.NewVirtualCache(), shared: s.valuesFor(pol.Value), pure: p}
 }
 
 func (s *sharing) valuesFor(policies ast.Value) *sharedValues {
@@ -90,20 +100,24 @@ func (s *sharing) valuesFor(policies ast.Value) *sharedValues {
 // pureRules tells, by rule path, which rules and functions of the
 // compiled modules are pure; nil when a module uses with.
 func pureRules(c *ast.Compiler) *purity {
+	type facts struct {
+		direct bool      // reads nothing of the input beyond input.policies
+		deps   []ast.Ref // ground prefixes of its refs to data
+	}
 	var rules []*ast.Rule
-	with := false
+	found := make(map[*ast.Rule]facts, 512)
 	for _, m := range c.Modules {
+		with := false
 		ast.WalkRules(m, func(r *ast.Rule) bool {
 			rules = append(rules, r)
-			return false
-		})
-		ast.WalkExprs(m, func(x *ast.Expr) bool {
-			with = with || len(x.With) > 0
+			direct, deps, w := readsOf(r)
+			found[r] = facts{direct, deps}
+			with = with || w
 			return with
 		})
-	}
-	if with {
-		return nil
+		if with {
+			return nil
+		}
 	}
 	const (
 		unknown = iota
@@ -111,7 +125,8 @@ func pureRules(c *ast.Compiler) *purity {
 		isPure
 		notPure
 	)
-	state := map[*ast.Rule]int{}
+	state := make(map[*ast.Rule]int, len(rules))
+	reached := map[string][]*ast.Rule{} // GetRules by ground prefix
 	var pure func(r *ast.Rule) bool
 	pure = func(r *ast.Rule) bool {
 		switch state[r] {
@@ -121,14 +136,21 @@ func pureRules(c *ast.Compiler) *purity {
 			return true
 		}
 		state[r] = visiting
-		ok := readsOnlyPolicies(r)
-		for _, ref := range dataRefs(r) {
+		f := found[r]
+		ok := f.direct
+		for _, dep := range f.deps {
 			if !ok {
 				break
 			}
-			// Every rule the ref may reach: those at or under its ground
-			// prefix, and those whose document holds it.
-			for _, d := range c.GetRules(ref.GroundPrefix()) {
+			key := refKey(dep)
+			rs, seen := reached[key]
+			if !seen {
+				// Every rule the ref may reach: those at or under its
+				// ground prefix, and those whose document holds it.
+				rs = c.GetRules(dep)
+				reached[key] = rs
+			}
+			for _, d := range rs {
 				if !pure(d) {
 					ok = false
 					break
@@ -151,23 +173,40 @@ func pureRules(c *ast.Compiler) *purity {
 	return out
 }
 
-// readsOnlyPolicies tells whether every read of the input in a rule (its
-// head and body) is a read of input.policies or under it.
-func readsOnlyPolicies(r *ast.Rule) bool {
-	ok := true
+// refKey is a ref of ground terms as a map key, cheaper than its String.
+func refKey(ref ast.Ref) string {
+	var b strings.Builder
+	for _, t := range ref {
+		if s, ok := t.Value.(ast.String); ok {
+			b.WriteString(string(s))
+		} else {
+			b.WriteString(t.String())
+		}
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+// readsOf walks a rule (head and body) once: whether every read of the
+// input in it is a read of input.policies or under it, the ground
+// prefixes of its refs to data (the rules it reads and the functions it
+// calls), and whether it uses with.
+func readsOf(r *ast.Rule) (direct bool, deps []ast.Ref, with bool) {
+	direct = true
 	var vis *ast.GenericVisitor
 	vis = ast.NewGenericVisitor(func(x any) bool {
-		if !ok {
-			return true
-		}
 		switch x := x.(type) {
+		case *ast.Expr:
+			with = with || len(x.With) > 0
 		case ast.Ref:
-			if x[0].Value.Compare(ast.InputRootDocument.Value) == 0 {
+			switch {
+			case x[0].Value.Compare(ast.InputRootDocument.Value) == 0:
 				if len(x) < 2 || !x[1].Equal(policiesKey) {
-					ok = false
-					return true
+					direct = false
 				}
-			} else {
+			case x[0].Value.Compare(ast.DefaultRootDocument.Value) == 0:
+				deps = append(deps, x.GroundPrefix())
+			default:
 				vis.Walk(x[0])
 			}
 			for _, t := range x[1:] {
@@ -176,28 +215,13 @@ func readsOnlyPolicies(r *ast.Rule) bool {
 			return true
 		case ast.Var:
 			// The whole input, as a value (object.get(input, ...)).
-			ok = !x.Equal(ast.InputRootDocument.Value)
+			direct = direct && !x.Equal(ast.InputRootDocument.Value)
 		}
 		return false
 	})
 	vis.Walk(r.Head)
 	vis.Walk(r.Body)
-	return ok
-}
-
-// dataRefs lists the refs to data in a rule: the rules it reads and the
-// functions it calls.
-func dataRefs(r *ast.Rule) []ast.Ref {
-	var refs []ast.Ref
-	collect := func(x ast.Ref) bool {
-		if x[0].Value.Compare(ast.DefaultRootDocument.Value) == 0 {
-			refs = append(refs, x)
-		}
-		return false
-	}
-	ast.WalkRefs(r.Head, collect)
-	ast.WalkRefs(r.Body, collect)
-	return refs
+	return direct, deps, with
 }
 
 // purity is a tree of rule paths, by segment after data: whether the

@@ -104,7 +104,7 @@ q if {
 	p == 1 with input.policies.a as 1
 }
 `)
-	if pureRules(c) != nil || newSharing(c) != nil {
+	if pureRules(c) != nil || newSharing(c).purity() != nil {
 		t.Fatal("values are shared although a module uses with")
 	}
 }
@@ -114,19 +114,20 @@ q if {
 // ...)) would quietly share nothing.
 func TestBuiltinPolicyRulesArePure(t *testing.T) {
 	_, full := engines(t)
-	if full.shared == nil {
+	pure := full.shared.purity()
+	if pure == nil {
 		t.Fatal("the built-in checks share nothing")
 	}
 	for _, name := range []string{
 		"lib.policies", "lib.profiles", "lib.root_prefixes", "lib.plan_prefix", "lib.describe", "lib.allows", "lib.show",
 		"checks.tools_allowlist.refusing", "checks.budget_cap.lowest", "checks.paths_escape.roots_sound", "checks.paths_escape.plain",
 	} {
-		if !full.shared.pure.of(ast.MustParseRef("data.spawngate." + name)) {
+		if !pure.of(ast.MustParseRef("data.spawngate." + name)) {
 			t.Errorf("%s is not pure", name)
 		}
 	}
 	for _, name := range []string{"lib.children", "lib.budgets", "lib.requested_paths", "checks.paths_escape.escaping", "checks.tools_allowlist.deny"} {
-		if full.shared.pure.of(ast.MustParseRef("data.spawngate." + name)) {
+		if pure.of(ast.MustParseRef("data.spawngate." + name)) {
 			t.Errorf("%s is pure, yet it reads the children", name)
 		}
 	}
@@ -144,7 +145,7 @@ func TestSharedValuesChangeNoResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sharing.shared == nil {
+	if sharing.shared.purity() == nil {
 		t.Fatal("the built-in checks share nothing")
 	}
 	l, err := plan.NewLoader(plan.DefaultLimits)
@@ -343,7 +344,7 @@ deny contains lib.violation(i, "/role", "refused") if {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.shared == nil || !e.shared.pure.of(ast.MustParseRef("data.spawngate.checks.conflict.level")) {
+	if p := e.shared.purity(); p == nil || !p.of(ast.MustParseRef("data.spawngate.checks.conflict.level")) {
 		t.Fatal("level is not shared: the test would prove nothing")
 	}
 	l, err := plan.NewLoader(plan.DefaultLimits)
@@ -364,5 +365,37 @@ deny contains lib.violation(i, "/role", "refused") if {
 		if err == nil || !strings.Contains(err.Error(), "conflicting values") {
 			t.Fatalf("round %d: %v, %v; want the conflict as an error every time", round, res.Verdict, err)
 		}
+	}
+}
+
+// A gate that judges one plan finds no pure rules: the first evaluation
+// of an engine shares nothing, and the second finds them.
+func TestTheFirstEvaluationSharesNothing(t *testing.T) {
+	lean, _ := engines(t)
+	l, err := plan.NewLoader(plan.DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	pol, err := l.Policy(ctx, "policy.json", []byte(`{"allowed_tools": ["fs.read"], "workspace_root": "/repo", "budget_cap_tokens": 1000}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	judge := func(role string) {
+		p, err := l.Plan(ctx, "plan.json", []byte(`{"plan": [{"role": "`+role+`", "tools": ["fs.read"], "paths": ["/repo/a"], "budget_tokens": 10}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := lean.Evaluate(ctx, pol, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	judge("a")
+	if lean.shared.pure != nil || lean.shared.sets != nil {
+		t.Fatal("the first evaluation looked for pure rules or shared values")
+	}
+	judge("b")
+	if lean.shared.pure == nil || lean.shared.n != 1 {
+		t.Fatalf("the second evaluation shared nothing (pure rules %v, %d sets of policies)", lean.shared.pure != nil, lean.shared.n)
 	}
 }
