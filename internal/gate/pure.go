@@ -314,7 +314,7 @@ type layered struct {
 	depth   int // frames pushed by with: nothing is shared inside one
 	rules   []pendingValue
 	funcs   []pendingValue
-	tooMany bool // more than maxFromOne function values
+	tooMany bool // more than maxFromOne function values: none shared
 }
 
 type pendingValue struct {
@@ -331,7 +331,7 @@ func (l *layered) Get(ref ast.Ref) (*ast.Term, bool) {
 	if v, undefined := l.local.Get(ref); v != nil || undefined {
 		return v, undefined
 	}
-	if l.depth != 0 || !l.pure.of(ref) {
+	if l.depth != 0 || (l.tooMany && isCall(ref)) || !l.pure.of(ref) {
 		return nil, false
 	}
 	l.shared.mu.RLock()
@@ -341,21 +341,28 @@ func (l *layered) Get(ref ast.Ref) (*ast.Term, bool) {
 
 func (l *layered) Put(ref ast.Ref, value *ast.Term) {
 	l.local.Put(ref, value)
-	if l.depth != 0 || !l.pure.of(ref) {
+	call := isCall(ref)
+	if l.depth != 0 || (l.tooMany && call) || !l.pure.of(ref) {
 		return
 	}
 	p := pendingValue{append(ast.Ref(nil), ref...), value} // OPA reuses the key's slice
-	if _, fn := ref[0].Value.(ast.Ref); !fn {
-		l.rules = append(l.rules, p)
-		return
-	}
 	switch {
-	case l.tooMany:
+	case !call:
+		l.rules = append(l.rules, p)
 	case len(l.funcs) == maxFromOne:
+		// A large evaluation (a batch of distinct children): it shares
+		// no function values, and looks none up, from here on.
 		l.funcs, l.tooMany = nil, true
 	default:
 		l.funcs = append(l.funcs, p)
 	}
+}
+
+// isCall tells whether a virtual cache key is a function call's: its ref
+// followed by its arguments.
+func isCall(key ast.Ref) bool {
+	_, fn := key[0].Value.(ast.Ref)
+	return fn
 }
 
 // commit shares what the evaluation computed of pure rules and functions.
