@@ -76,7 +76,7 @@ func main() {
 func once(examples string) error {
 	// As the command does for a small document: no collection at all.
 	debug.SetGCPercent(-1)
-	debug.SetMemoryLimit(128 << 20)
+	debug.SetMemoryLimit(64 << 20) // cli's gcCeiling
 	ctx := context.Background()
 	var ms []string
 	lap := func(start time.Time) {
