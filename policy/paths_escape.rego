@@ -45,24 +45,50 @@ deny contains lib.finding(i, sprintf("/paths/%d", [j]), message, sources) if {
 	[message, sources] := judgement(path, roots_in_profile[role])
 }
 
-# The requested paths not provably inside, each judged once.
-escaping := {path |
-	some path in lib.requested_paths
-	not contained(path)
+# The requested paths not provably inside, each judged once: every
+# requested path but those provably inside every root.
+escaping := lib.requested_paths - inside
+
+# The requested paths provably inside every root: plain, and naming a path
+# that starts with every root's prefix (lib.root_prefixes: "/repo/ws/" and
+# "/repo/ws/docs/" start with "/repo/ws/", "/repo/ws-evil/" does not),
+# which is to say with common_prefix; never the filesystem root, whatever
+# the root; with --resolve-paths, resolving inside every root too. It
+# spells out plain(path) and named(path) rather than call them: it runs
+# once per distinct path, and in OPA a call costs more than the work in it
+# (a plan of distinct children spent most of its evaluation here).
+inside := as_written if {
+	not input.resolution
+} else := {path |
+	some path in as_written
+	resolves_inside(path)
 }
 
-# A path is contained when it is plain and the path it names starts with
-# every root's prefix (lib.root_prefixes): "/repo/ws/" and "/repo/ws/docs/"
-# start with "/repo/ws/", "/repo/ws-evil/" does not.
-contained(path) if {
+as_written := {path |
 	roots_sound
-	plain(path)
-	name := named(path)
-	name != "/" # the filesystem root is never a child's, whatever the root
+	some path in lib.requested_paths
+	count(path) <= 4096
+	regex.match(plain_pattern, path)
+	not regex.match(windows_device, path)
+	not startswith(path, "-")
+	not startswith(path, "@")
+	name := concat("", [prefix_of[startswith(path, "/")], trim_suffix(path, "/"), "/"])
+	name != "/"
+	startswith(name, common_prefix)
+}
+
+# What the name of a path inside every root starts with: the longest of
+# the roots' prefixes, when each of the others is a prefix of it. A name
+# that starts with every prefix has them all as prefixes of itself, so
+# they nest and it starts with the longest; a name that starts with the
+# longest starts with each prefix of it. When the roots do not nest, no
+# name is inside them all, and this is undefined. (Among prefixes that
+# nest, the longest is also the greatest, as max compares strings.)
+common_prefix := longest if {
+	longest := max({prefix | some prefix in lib.root_prefixes})
 	every prefix in lib.root_prefixes {
-		startswith(name, prefix)
+		startswith(longest, prefix)
 	}
-	resolves_inside(path)
 }
 
 # Whether paths can be judged against the roots at all: some policy
@@ -181,11 +207,13 @@ resolved_root(source, r) := sprintf("%q (%s, resolved)", [input.resolution.roots
 # decides the common case; ambiguity() explains the others.
 plain(path) if {
 	count(path) <= 4096
-	regex.match(`^(/|/?[.]*[A-Za-z0-9_@-]([A-Za-z0-9._@-]*[A-Za-z0-9_@-])?(/[.]*[A-Za-z0-9_@-]([A-Za-z0-9._@-]*[A-Za-z0-9_@-])?)*/?)$`, path)
+	regex.match(plain_pattern, path)
 	not regex.match(windows_device, path)
 	not startswith(path, "-")
 	not startswith(path, "@")
 }
+
+plain_pattern := `^(/|/?[.]*[A-Za-z0-9_@-]([A-Za-z0-9._@-]*[A-Za-z0-9_@-])?(/[.]*[A-Za-z0-9_@-]([A-Za-z0-9._@-]*[A-Za-z0-9_@-])?)*/?)$`
 
 # A segment Windows reads as a device whatever the directory: CON, NUL,
 # COM1, LPT1 and the rest, in any case, with or without an extension.
