@@ -236,18 +236,31 @@ float_literal(i, field) := float_literals[sprintf("/%d%s", [i, field])] if {
 # The budget of each child whose budget is a positive whole number written
 # as one, by index: computed once for both budget checks. (By index, so that
 # two budgets equal in value but written differently never share an answer.)
+# It spells out whole(b) rather than call it, and looks float literals up
+# in a set: it runs once per child, and in OPA a call costs more than the
+# work in it.
 budgets := {i: b |
 	some i, child in children
 	b := child.budget_tokens
 	is_number(b)
-	whole(b)
 	b > 0
-	not float_literal(i, "/budget_tokens")
+	regex.match(whole_pattern, sprintf("%v", [b]))
+	not floated_budgets[i]
+}
+
+# The children whose budget_tokens was written with a fraction or an
+# exponent, by index (none looked for when the batch wrote no float).
+floated_budgets := {i |
+	count(float_literals) > 0
+	some i, _ in children
+	float_literal(i, "/budget_tokens")
 }
 
 # A whole number by value, exactly, however large (round() would go
 # through a float and call 2^64+1 a fraction).
-whole(n) if regex.match(`^-?[0-9]+$`, sprintf("%v", [n]))
+whole(n) if regex.match(whole_pattern, sprintf("%v", [n]))
+
+whole_pattern := `^-?[0-9]+$`
 
 # How a value appears in a message: strings quoted with escapes (so control
 # characters cannot reach a terminal), long strings cut short, numbers by
