@@ -335,8 +335,14 @@ func (l *layered) Get(ref ast.Ref) (*ast.Term, bool) {
 		return nil, false
 	}
 	l.shared.mu.RLock()
-	defer l.shared.mu.RUnlock()
-	return l.shared.vc.Get(ref)
+	v, undefined := l.shared.vc.Get(ref)
+	l.shared.mu.RUnlock()
+	if v != nil || undefined {
+		// OPA puts nothing it found: kept here, the next lookup of the
+		// same rule in this evaluation is local.
+		l.local.Put(ref, v)
+	}
+	return v, undefined
 }
 
 func (l *layered) Put(ref ast.Ref, value *ast.Term) {
