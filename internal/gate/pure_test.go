@@ -272,13 +272,10 @@ func TestSharedValuesConcurrently(t *testing.T) {
 		return answer{string(res.Verdict), strings.Join(rules, "\n")}, nil
 	}
 	want := map[[2]int]answer{}
+	alone, _ := engines(t)
+	alone.shared = nil
 	for pi := range policies {
 		for n := range 20 {
-			alone, err := New(builtinModulesForTest(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			alone.shared = nil
 			if want[[2]int{pi, n}], err = judge(alone, pi, n); err != nil {
 				t.Fatal(err)
 			}
@@ -308,15 +305,6 @@ func TestSharedValuesConcurrently(t *testing.T) {
 	}
 }
 
-func builtinModulesForTest(t *testing.T) []policy.Module {
-	t.Helper()
-	mods, err := policy.Modules()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return mods
-}
-
 // An evaluation that fails shares nothing it computed: OPA keeps a
 // function's first value before a conflicting body aborts the evaluation,
 // and a value shared from there would let the next evaluation pass.
@@ -340,7 +328,11 @@ deny contains lib.violation(i, "/role", "refused") if {
 	level(input.policies.operator.workspace_root) != 1
 }
 `
-	e, err := New(builtinModulesForTest(t), Custom([]policy.Module{{Name: "conflict.rego", Source: check}}))
+	mods, err := policy.Modules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(mods, Custom([]policy.Module{{Name: "conflict.rego", Source: check}}))
 	if err != nil {
 		t.Fatal(err)
 	}
