@@ -118,6 +118,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err != nil {
 		return fail(err.Error() + " (see spawngate serve -h)")
 	}
+	longLived()
 	logger := slog.New(slog.NewJSONHandler(stderr, nil))
 	cfg := server.Config{
 		PolicyFile: opts.policy, Gate: opts.gate, MaxListed: opts.maxListed, MaxConcurrent: opts.maxConcurrent,
