@@ -77,6 +77,21 @@ as_written := {path |
 	startswith(name, common_prefix)
 }
 
+# A path is contained when it is plain and the path it names starts with
+# every root's prefix, and is not the filesystem root. This is the rule
+# as_written follows, written plainly; test_as_written_is_contained holds
+# the two equal.
+contained(path) if {
+	roots_sound
+	plain(path)
+	name := named(path)
+	name != "/"
+	every prefix in lib.root_prefixes {
+		startswith(name, prefix)
+	}
+	resolves_inside(path)
+}
+
 # What the name of a path inside every root starts with: the longest of
 # the roots' prefixes, when each of the others is a prefix of it. A name
 # that starts with every prefix has them all as prefixes of itself, so

@@ -318,3 +318,30 @@ test_resolved_profile_root_is_used_when_given_allowed if {
 	}})
 	count(paths_escape.deny) == 0 with input as doc
 }
+
+# The paths judged inside in one comprehension (as_written, for speed) are
+# exactly those contained() admits, the rule written plainly: under one
+# root, two roots that nest either way, roots that do not nest, and /,
+# for every path of the tables above and a few more.
+test_as_written_is_contained[name] if {
+	roots := {
+		"one root": {"operator": "/repo/workspace"},
+		"plan root inside": {"operator": "/repo/workspace", "plan": "/repo/workspace/docs"},
+		"plan root outside": {"operator": "/repo/workspace/docs", "plan": "/repo/workspace"},
+		"roots apart": {"operator": "/repo/workspace", "plan": "/repo/other"},
+		"sibling prefix": {"operator": "/repo/workspace", "plan": "/repo/workspace-evil"},
+		"filesystem root": {"operator": "/"},
+		"trailing slash": {"operator": "/repo/workspace/", "plan": "/repo/workspace/docs/"},
+	}
+	some name, by_source in roots
+	policies := {source: object.union(fixtures.operator, {"workspace_root": root}) | some source, root in by_source}
+	paths := {case.path | some case in hostile} | {
+		"/repo/workspace", "/repo/workspace/", "/repo/workspace/docs", "/repo/workspace/docs/guide.md",
+		"docs", "docs/", "guide.md", "/repo/other/x", "/repo/workspace-evil/x", "/", "a", "/a",
+		"/repo/workspace/docs/../x", ".github", "/repo/workspace/..hidden", "-x", "@x",
+	}
+	inputs := {"policies": policies, "children": [fixtures.child({"paths": [p | some p in paths]})]}
+	fast := paths_escape.as_written with input as inputs
+	plain := {p | some p in paths; paths_escape.contained(p)} with input as inputs
+	fast == plain
+}
