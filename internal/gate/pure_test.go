@@ -13,6 +13,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/ast"
 
 	"github.com/spawngate/spawngate/internal/plan"
+	"github.com/spawngate/spawngate/internal/report"
 	"github.com/spawngate/spawngate/policy"
 )
 
@@ -339,21 +340,8 @@ deny contains lib.violation(i, "/role", "refused") if {
 	if p := e.shared.purity(); p == nil || !p.of(ast.MustParseRef("data.spawngate.checks.conflict.level")) {
 		t.Fatal("level is not shared: the test would prove nothing")
 	}
-	l, err := plan.NewLoader(plan.DefaultLimits)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	pol, err := l.Policy(ctx, "policy.json", []byte(`{"allowed_tools": ["fs.read"], "workspace_root": "/repo", "budget_cap_tokens": 1000}`))
-	if err != nil {
-		t.Fatal(err)
-	}
 	for round := range 3 {
-		p, err := l.Plan(ctx, "plan.json", []byte(`{"plan": [{"role": "r`+string(rune('a'+round))+`", "tools": ["fs.read"], "paths": ["/repo/a"], "budget_tokens": 10}]}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := e.Evaluate(ctx, pol, p)
+		res, err := oneChild(t, e, "r"+string(rune('a'+round)))
 		if err == nil || !strings.Contains(err.Error(), "conflicting values") {
 			t.Fatalf("round %d: %v, %v; want the conflict as an error every time", round, res.Verdict, err)
 		}
@@ -364,21 +352,8 @@ deny contains lib.violation(i, "/role", "refused") if {
 // of an engine shares nothing, and the second finds them.
 func TestTheFirstEvaluationSharesNothing(t *testing.T) {
 	lean, _ := engines(t)
-	l, err := plan.NewLoader(plan.DefaultLimits)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	pol, err := l.Policy(ctx, "policy.json", []byte(`{"allowed_tools": ["fs.read"], "workspace_root": "/repo", "budget_cap_tokens": 1000}`))
-	if err != nil {
-		t.Fatal(err)
-	}
 	judge := func(role string) {
-		p, err := l.Plan(ctx, "plan.json", []byte(`{"plan": [{"role": "`+role+`", "tools": ["fs.read"], "paths": ["/repo/a"], "budget_tokens": 10}]}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := lean.Evaluate(ctx, pol, p); err != nil {
+		if _, err := oneChild(t, lean, role); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -390,4 +365,24 @@ func TestTheFirstEvaluationSharesNothing(t *testing.T) {
 	if lean.shared.pure == nil || lean.shared.n != 1 {
 		t.Fatalf("the second evaluation shared nothing (pure rules %v, %d sets of policies)", lean.shared.pure != nil, lean.shared.n)
 	}
+}
+
+// oneChild judges a plan of one child with role under a small policy, and
+// returns what e made of it.
+func oneChild(t *testing.T, e *Engine, role string) (report.Result, error) {
+	t.Helper()
+	l, err := plan.NewLoader(plan.DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	pol, err := l.Policy(ctx, "policy.json", []byte(`{"allowed_tools": ["fs.read"], "workspace_root": "/repo", "budget_cap_tokens": 1000}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := l.Plan(ctx, "plan.json", []byte(`{"plan": [{"role": "`+role+`", "tools": ["fs.read"], "paths": ["/repo/a"], "budget_tokens": 10}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.Evaluate(ctx, pol, p)
 }
