@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,7 +22,9 @@ import (
 // A rule or function is pure when everything it reads of the input is
 // under input.policies, and every rule and function it refers to is pure.
 // A function's value is remembered by its arguments as well. A module
-// that uses with (which changes what a rule sees) turns sharing off.
+// that uses with (which changes what a rule sees) turns sharing off, and a
+// rule whose ref head is more than a name and one key (flags[k].root)
+// keeps everything at and under its prefix unshared (purity.add).
 
 // sharing is an engine's memory of pure values, by policies.
 type sharing struct {
@@ -30,13 +33,7 @@ type sharing struct {
 	once     sync.Once
 	pure     *purity // found on the second evaluation; nil when nothing can be shared
 	mu       sync.Mutex
-	sets     map[int][]policyValues // by the hash of the policies
-	n        int
-}
-
-type policyValues struct {
-	policies ast.Value
-	values   *sharedValues
+	sets     map[string]*sharedValues // by the policies as OPA writes them
 }
 
 // maxPolicySets bounds how many sets of policies an engine remembers
@@ -79,21 +76,21 @@ func (s *sharing) cacheFor(input ast.Value) *layered {
 	return &layered{local: topdown.NewVirtualCache(), shared: s.valuesFor(pol.Value), pure: p}
 }
 
+// valuesFor is the shared values under policies. They are told apart by
+// their text, not by value: Rego calls 1e3 and 1000 equal, but sprintf
+// writes them differently, and a message must never come from the other.
 func (s *sharing) valuesFor(policies ast.Value) *sharedValues {
-	h := policies.Hash()
+	key := policies.String() // keys sorted: equal objects, equal text
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, set := range s.sets[h] {
-		if set.policies.Compare(policies) == 0 {
-			return set.values
-		}
+	if v, ok := s.sets[key]; ok {
+		return v
 	}
-	if s.sets == nil || s.n == maxPolicySets {
-		s.sets, s.n = map[int][]policyValues{}, 0
+	if s.sets == nil || len(s.sets) == maxPolicySets {
+		s.sets = map[string]*sharedValues{}
 	}
 	v := &sharedValues{vc: topdown.NewVirtualCache()}
-	s.sets[h] = append(s.sets[h], policyValues{policies, v})
-	s.n++
+	s.sets[key] = v
 	return v
 }
 
@@ -168,21 +165,29 @@ func pureRules(c *ast.Compiler) *purity {
 	}
 	out := &purity{}
 	for _, r := range rules {
-		out.add(r.Path(), pure(r))
+		out.add(r.Ref(), pure(r))
 	}
+	out.seal()
 	return out
 }
 
-// refKey is a ref of ground terms as a map key, cheaper than its String.
+// refKey is a ref of ground terms as a map key, cheaper than its String
+// and as unambiguous: each term tagged with its kind and its length, so
+// that data.a["b\x00c"] and data.a.b.c, or t[1] and t["1"], differ.
 func refKey(ref ast.Ref) string {
 	var b strings.Builder
 	for _, t := range ref {
+		text := ""
 		if s, ok := t.Value.(ast.String); ok {
-			b.WriteString(string(s))
+			b.WriteByte('s')
+			text = string(s)
 		} else {
-			b.WriteString(t.String())
+			b.WriteByte('t')
+			text = t.String()
 		}
-		b.WriteByte(0)
+		b.WriteString(strconv.Itoa(len(text)))
+		b.WriteByte(':')
+		b.WriteString(text)
 	}
 	return b.String()
 }
@@ -224,21 +229,34 @@ func readsOf(r *ast.Rule) (direct bool, deps []ast.Ref, with bool) {
 	return direct, deps, with
 }
 
-// purity is a tree of rule paths, by segment after data: whether the
-// rules at a path are pure (all of them; a path some impure rule shares is
-// not).
+// purity is a tree of rule paths, by segment after data. A key of OPA's
+// virtual cache is shared only when the first rule node on its path, and
+// every rule node under it, is pure: the document of a rule can hold what
+// rules defined under its path add (flags[k].root beside flags.secret),
+// so a key is judged by every rule that can write into it.
 type purity struct {
-	next map[string]*purity
-	rule bool // rules are defined at this path
-	pure bool
+	next     map[string]*purity
+	rule     bool // rules are defined at this path
+	pure     bool // every rule defined at this path is pure
+	treePure bool // every rule at or under this path is pure (seal)
 }
 
-func (p *purity) add(path ast.Ref, pure bool) {
+// add records a rule by its ref (package path and head ref). A head whose
+// ref holds anything but strings, except a variable in the last place (a
+// partial set or object, p[k]), is recorded at its string prefix as impure:
+// OPA keys such rules' values by parts of the ref (and v1.22.3 keys them
+// wrongly within one evaluation), so nothing at or under that prefix is
+// ever shared.
+func (p *purity) add(ref ast.Ref, pure bool) {
 	n := p
-	for _, t := range path[1:] {
+	for i, t := range ref[1:] {
 		s, ok := t.Value.(ast.String)
 		if !ok {
-			return // not a path of ground strings: never shared
+			_, isVar := t.Value.(ast.Var)
+			if !isVar || i != len(ref)-2 {
+				pure = false
+			}
+			break
 		}
 		if n.next == nil {
 			n.next = map[string]*purity{}
@@ -257,9 +275,23 @@ func (p *purity) add(path ast.Ref, pure bool) {
 	}
 }
 
+// seal works out treePure for the whole tree; call it once every rule is
+// added.
+func (p *purity) seal() bool {
+	p.treePure = !p.rule || p.pure
+	for _, c := range p.next {
+		if !c.seal() {
+			p.treePure = false
+		}
+	}
+	return p.treePure
+}
+
 // of tells whether a key of OPA's virtual cache (a rule's ref, perhaps
 // with a key into its document, or a function's ref followed by its
-// arguments) is a pure rule's or function's.
+// arguments) may be shared: the first rule node on its path and all under
+// it are pure. A key that reaches no rule node (a package, a prefix of
+// rules) is not.
 func (p *purity) of(key ast.Ref) bool {
 	if len(key) == 0 {
 		return false
@@ -280,7 +312,7 @@ func (p *purity) of(key ast.Ref) bool {
 			return false
 		}
 		if n.rule {
-			return n.pure
+			return n.treePure
 		}
 	}
 	return false

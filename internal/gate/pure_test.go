@@ -226,7 +226,7 @@ func TestSharedValuesChangeNoResult(t *testing.T) {
 		}
 	}
 	sharing.shared.mu.Lock()
-	sets := sharing.shared.n
+	sets := len(sharing.shared.sets)
 	sharing.shared.mu.Unlock()
 	if sets < 5 {
 		t.Errorf("values were shared under %d sets of policies, want one per policy file at least", sets)
@@ -362,8 +362,8 @@ func TestTheFirstEvaluationSharesNothing(t *testing.T) {
 		t.Fatal("the first evaluation looked for pure rules or shared values")
 	}
 	judge("b")
-	if lean.shared.pure == nil || lean.shared.n != 1 {
-		t.Fatalf("the second evaluation shared nothing (pure rules %v, %d sets of policies)", lean.shared.pure != nil, lean.shared.n)
+	if lean.shared.pure == nil || len(lean.shared.sets) != 1 {
+		t.Fatalf("the second evaluation shared nothing (pure rules %v, %d sets of policies)", lean.shared.pure != nil, len(lean.shared.sets))
 	}
 }
 
@@ -385,4 +385,131 @@ func oneChild(t *testing.T, e *Engine, role string) (report.Result, error) {
 		t.Fatal(err)
 	}
 	return e.Evaluate(ctx, pol, p)
+}
+
+// A rule whose ref head holds a variable before its last place, or a
+// number, makes nothing at or under its string prefix shared: its document
+// can hold what other rules there add (flags.secret beside flags[k].root),
+// and OPA keys its values by parts of the ref. Refs to data are told
+// apart exactly when the rules they reach are looked up: data.x["kids\x00"]
+// is not data.x.kids, nor t[1] t["1"].
+func TestPurityOfRefHeadsAndLookalikeRefs(t *testing.T) {
+	c := compileForPurity(t, `package x
+
+flags[k].root := true if k := input.policies.operator.workspace_root
+flags.secret := count(input.children)
+grid[i][j] := i + j if {
+	some i in input.policies.operator.sizes
+	some j in input.policies.operator.sizes
+}
+num[1].z := count(input.children)
+objects[k] := 1 if some k in input.policies.operator.names
+kids := input.children
+decoy := data["x\u0000kids"]
+reads_kids := data.x.kids
+`, `package y
+
+t[1] := 1
+t["1"] := count(input.children)
+by_number := t[1]
+by_string := t["1"]
+`)
+	p := pureRules(c)
+	for ref, want := range map[string]bool{
+		"data.x.flags.secret": false, "data.x.flags": false, "data.x.flags.h.root": false,
+		"data.x.grid": false, "data.x.grid[1]": false,
+		"data.x.num":     false,
+		"data.x.objects": true, `data.x.objects["a"]`: true,
+		"data.x.reads_kids": false, "data.x.decoy": true,
+		"data.y.by_string": false,
+	} {
+		if got := p.of(ast.MustParseRef(ref)); got != want {
+			t.Errorf("%s: shared %v, want %v", ref, got, want)
+		}
+	}
+}
+
+// The operator's own checks with such rules judge as they would alone,
+// whatever was judged before (both once let /repo/secret pass).
+func TestCustomRefHeadsShareNothingWrong(t *testing.T) {
+	for name, check := range map[string]string{
+		"flags": `flags[k].root := true if k := input.policies.operator.workspace_root
+
+flags.secret := {i | some i, child in lib.children; "/repo/secret" in child.paths}
+
+deny contains lib.violation(i, "/paths", "holds /repo/secret") if {
+	some i in flags.secret
+}`,
+		"grid": `a[i][j][k] := (100 * i) + (10 * j) + k if {
+	some i in [1]
+	some j in [1, 2]
+	some k in [1, 2]
+	input.policies.operator.workspace_root
+}
+
+deny contains lib.violation(i, "/paths", "looks at the diagonal") if {
+	some i, child in lib.children
+	"/repo/diag" in child.paths
+	some y
+	a[1][y][y] == 0
+}
+
+deny contains lib.violation(i, "/paths", "holds /repo/secret") if {
+	some i, child in lib.children
+	"/repo/secret" in child.paths
+	count([v | v := a[1][_][_]]) > 2
+}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			src := "# METADATA\n# title: Secret\n# description: No child may hold /repo/secret.\n# custom:\n#   id: org.secret\n#   severity: high\npackage spawngate.checks.secret\n\nimport data.spawngate.lib\n\n" + check + "\n"
+			mods, err := policy.Modules()
+			if err != nil {
+				t.Fatal(err)
+			}
+			judge := func(e *Engine, paths string) report.Verdict {
+				l, err := plan.NewLoader(plan.DefaultLimits)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx := context.Background()
+				pol, err := l.Policy(ctx, "policy.json", []byte(`{"allowed_tools": ["fs.read"], "workspace_root": "/repo", "budget_cap_tokens": 1000}`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				p, err := l.Plan(ctx, "plan.json", []byte(`{"plan": [{"role": "r", "tools": ["fs.read"], "paths": `+paths+`, "budget_tokens": 10}]}`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := e.Evaluate(ctx, pol, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res.Verdict
+			}
+			custom := Custom([]policy.Module{{Name: "secret.rego", Source: src}})
+			e, err := New(mods, custom)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, paths := range []string{`["/repo/a"]`, `["/repo/diag"]`, `["/repo/b"]`, `["/repo/secret"]`} {
+				if got := judge(e, paths); paths == `["/repo/secret"]` && got != report.Block {
+					t.Errorf("after other plans, %s: %s, want block", paths, got)
+				}
+			}
+		})
+	}
+}
+
+// Policies equal in value but written differently (1e3, 1000) share
+// nothing: a message may show how a number was written.
+func TestPoliciesWrittenDifferentlyShareNothing(t *testing.T) {
+	s := newSharing(ast.NewCompiler())
+	a := s.valuesFor(ast.MustParseTerm(`{"operator": {"budget_cap_tokens": 1000}}`).Value)
+	b := s.valuesFor(ast.MustParseTerm(`{"operator": {"budget_cap_tokens": 1e3}}`).Value)
+	if a == b {
+		t.Error("1000 and 1e3 share values")
+	}
+	if c := s.valuesFor(ast.MustParseTerm(`{"operator": {"budget_cap_tokens": 1000}}`).Value); c != a {
+		t.Error("the same policies do not share values")
+	}
 }
