@@ -65,8 +65,8 @@ inside := as_written if {
 }
 
 as_written := {path |
+	some path in lib.requested_paths # no root is looked at when no path is asked for
 	roots_sound
-	some path in lib.requested_paths
 	count(path) <= 4096
 	regex.match(plain_pattern, path)
 	not regex.match(windows_device, path)
