@@ -341,7 +341,7 @@ deny contains lib.violation(i, "/role", "refused") if {
 		t.Fatal("level is not shared: the test would prove nothing")
 	}
 	for round := range 3 {
-		res, err := oneChild(t, e, "r"+string(rune('a'+round)))
+		res, err := oneChild(t, e, "r"+string(rune('a'+round)), `["/repo/a"]`)
 		if err == nil || !strings.Contains(err.Error(), "conflicting values") {
 			t.Fatalf("round %d: %v, %v; want the conflict as an error every time", round, res.Verdict, err)
 		}
@@ -353,7 +353,7 @@ deny contains lib.violation(i, "/role", "refused") if {
 func TestTheFirstEvaluationSharesNothing(t *testing.T) {
 	lean, _ := engines(t)
 	judge := func(role string) {
-		if _, err := oneChild(t, lean, role); err != nil {
+		if _, err := oneChild(t, lean, role, `["/repo/a"]`); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -367,9 +367,9 @@ func TestTheFirstEvaluationSharesNothing(t *testing.T) {
 	}
 }
 
-// oneChild judges a plan of one child with role under a small policy, and
-// returns what e made of it.
-func oneChild(t *testing.T, e *Engine, role string) (report.Result, error) {
+// oneChild judges a plan of one child with role and paths (a JSON list)
+// under a small policy, and returns what e made of it.
+func oneChild(t *testing.T, e *Engine, role, paths string) (report.Result, error) {
 	t.Helper()
 	l, err := plan.NewLoader(plan.DefaultLimits)
 	if err != nil {
@@ -380,7 +380,7 @@ func oneChild(t *testing.T, e *Engine, role string) (report.Result, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := l.Plan(ctx, "plan.json", []byte(`{"plan": [{"role": "`+role+`", "tools": ["fs.read"], "paths": ["/repo/a"], "budget_tokens": 10}]}`))
+	p, err := l.Plan(ctx, "plan.json", []byte(`{"plan": [{"role": "`+role+`", "tools": ["fs.read"], "paths": `+paths+`, "budget_tokens": 10}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -467,20 +467,7 @@ deny contains lib.violation(i, "/paths", "holds /repo/secret") if {
 				t.Fatal(err)
 			}
 			judge := func(e *Engine, paths string) report.Verdict {
-				l, err := plan.NewLoader(plan.DefaultLimits)
-				if err != nil {
-					t.Fatal(err)
-				}
-				ctx := context.Background()
-				pol, err := l.Policy(ctx, "policy.json", []byte(`{"allowed_tools": ["fs.read"], "workspace_root": "/repo", "budget_cap_tokens": 1000}`))
-				if err != nil {
-					t.Fatal(err)
-				}
-				p, err := l.Plan(ctx, "plan.json", []byte(`{"plan": [{"role": "r", "tools": ["fs.read"], "paths": `+paths+`, "budget_tokens": 10}]}`))
-				if err != nil {
-					t.Fatal(err)
-				}
-				res, err := e.Evaluate(ctx, pol, p)
+				res, err := oneChild(t, e, "r", paths)
 				if err != nil {
 					t.Fatal(err)
 				}
