@@ -233,6 +233,9 @@ func TestReloadUnderLoad(t *testing.T) {
 	stop := make(chan struct{})
 	var answered, failed atomic.Int64
 	var wg sync.WaitGroup
+	var once sync.Once
+	halt := func() { once.Do(func() { close(stop) }); wg.Wait() }
+	defer halt() // also when a step fails
 	for range 4 {
 		wg.Go(func() {
 			for {
@@ -249,19 +252,29 @@ func TestReloadUnderLoad(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(100 * time.Millisecond)
+	// Each step waits until a few more requests were answered, not for a
+	// guessed time: on a busy machine the clients may be slow to start.
+	more := func() {
+		t.Helper()
+		from := answered.Load()
+		for deadline := time.Now().Add(time.Minute); answered.Load() < from+5; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no requests answered in a minute (%d so far)", answered.Load())
+			}
+		}
+	}
+	more()
 	os.WriteFile(policy, []byte("allowed_tools: [\n"), 0o644) // broken
 	if err := s.Reload(context.Background()); err == nil {
 		t.Fatal("a broken policy reloaded")
 	}
-	time.Sleep(100 * time.Millisecond)
+	more()
 	os.WriteFile(policy, []byte(policyYAML+"allow_write: true\n"), 0o644)
 	if err := s.Reload(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond)
-	close(stop)
-	wg.Wait()
+	more()
+	halt()
 	if failed.Load() > 0 || answered.Load() < 10 {
 		t.Fatalf("%d of %d requests failed across the reloads", failed.Load(), answered.Load())
 	}
