@@ -1,0 +1,45 @@
+package judge_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/spawngate/spawngate/internal/judge"
+)
+
+// A step that ignores its deadline and reports success after it is still
+// a timeout: what finished too late never counts as an answer. The step
+// waits for its own context to end, so no timing margin is involved.
+func TestWithinRefusesAnAnswerThatCameTooLate(t *testing.T) {
+	got, err := judge.Within(context.Background(), time.Millisecond, "plan.yaml", func(ctx context.Context) (string, error) {
+		<-ctx.Done()
+		return "pass", nil
+	})
+	var e *judge.Error
+	if !errors.As(err, &e) || e.Kind != judge.Timeout || e.Source != "plan.yaml" || e.Limit != "timeout" {
+		t.Fatalf("a late success: %q, %v; want a timeout of plan.yaml", got, err)
+	}
+	if got != "" {
+		t.Fatalf("a late success kept its value %q", got)
+	}
+}
+
+// A step that finishes in time gives its value, and its own error keeps
+// its meaning.
+func TestWithinPassesOnWhatFinishedInTime(t *testing.T) {
+	got, err := judge.Within(context.Background(), time.Hour, "plan.yaml", func(context.Context) (string, error) {
+		return "pass", nil
+	})
+	if err != nil || got != "pass" {
+		t.Fatalf("got %q, %v", got, err)
+	}
+	_, err = judge.Within(context.Background(), time.Hour, "plan.yaml", func(context.Context) (string, error) {
+		return "", context.Canceled
+	})
+	var e *judge.Error
+	if !errors.As(err, &e) || e.Kind == judge.Timeout {
+		t.Fatalf("a cancelled step: %v, want an error that is not a timeout", err)
+	}
+}
