@@ -4,11 +4,15 @@ import data.spawngate.checks.paths_escape
 import data.spawngate.fixtures
 
 # Judges one path under the operator policy (root /repo/workspace) and
-# returns the single message it gets, or "inside" when it passes.
-verdict(path) := "inside" if {
-	count(paths_escape.deny) == 0 with input as fixtures.plan([fixtures.child({"paths": [path]})])
-} else := msg if {
+# returns the single message it gets, or "inside" when it passes. The check
+# runs once per path: with input as, nothing is remembered between calls.
+verdict(path) := message(deny) if {
 	deny := paths_escape.deny with input as fixtures.plan([fixtures.child({"paths": [path]})])
+}
+
+message(deny) := "inside" if {
+	count(deny) == 0
+} else := msg if {
 	count(deny) == 1
 	some v in deny
 	v.field == "/paths/0"
@@ -234,7 +238,7 @@ test_plain_and_ambiguity_agree_allowed[path] if {
 	plain(path) == not_ambiguous(path)
 }
 
-plain(path) := true if paths_escape.plain(path)
+plain(path) if paths_escape.plain(path)
 
 else := false
 

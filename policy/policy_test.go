@@ -15,6 +15,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/tester"
 	"github.com/open-policy-agent/opa/v1/topdown"
 
+	"github.com/spawngate/spawngate/internal/judge"
 	"github.com/spawngate/spawngate/policy"
 	"github.com/spawngate/spawngate/schemas"
 )
@@ -27,7 +28,8 @@ func TestRego(t *testing.T) {
 	ch, err := tester.NewRunner().
 		SetModules(modules).
 		RaiseBuiltinErrors(true).
-		Run(context.Background(), modules)
+		SetTimeout(judge.DefaultTestTimeout). // as spawngate verify --builtin runs them
+		RunTests(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

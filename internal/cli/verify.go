@@ -11,7 +11,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spawngate/spawngate/internal/judge"
 	"github.com/spawngate/spawngate/internal/plan"
@@ -37,7 +36,7 @@ func parseVerify(args []string, help io.Writer) (*verifyOptions, error) {
 	c.checksFlags(&gateOpts)
 	c.fs.BoolVar(&opts.Builtin, "builtin", false, "also run the tests of the built-in checks")
 	c.fs.Var(verifyFormatFlag{&opts.format}, "format", "output `format`: text (for a person) or json (one document on stdout, also on errors)")
-	c.fs.DurationVar(&opts.Timeout, "timeout", 5*time.Second, "longest time one test may take, as a `duration`")
+	c.fs.DurationVar(&opts.Timeout, "timeout", judge.DefaultTestTimeout, "longest time one test may take, as a `duration`")
 	c.fs.Int64Var(&opts.Limits.MaxBytes, "max-bytes", plan.DefaultLimits.MaxBytes, "largest module, policy or bundle, in `bytes`")
 	dirs, err := c.parse(args, help)
 	if errors.Is(err, flag.ErrHelp) {

@@ -32,9 +32,15 @@ type VerifyOptions struct {
 	// Builtin also runs the built-in checks' tests.
 	Builtin bool
 	Limits  plan.Limits
-	// Timeout bounds each test (OPA's tester gives 5s when it is 0).
+	// Timeout bounds each test; 0 means DefaultTestTimeout.
 	Timeout time.Duration
 }
+
+// DefaultTestTimeout bounds each test when VerifyOptions say nothing. OPA's
+// tester gives 5s, which the built-in tests of the path rules (a second
+// each, idle) overrun on a loaded machine; a test that runs 30s is stuck,
+// not slow, and check's own --timeout is 30s too.
+const DefaultTestTimeout = 30 * time.Second
 
 // The outcomes of a test.
 const (
@@ -174,9 +180,7 @@ func Verify(ctx context.Context, o VerifyOptions) (*Verified, error) {
 		SetCoverageQueryTracer(cov).
 		SetCoverageRuns([]cover.Kind{}).
 		SetParallel(runtime.GOMAXPROCS(0))
-	if o.Timeout > 0 {
-		r = r.SetTimeout(o.Timeout)
-	}
+	r = r.SetTimeout(cmp.Or(o.Timeout, DefaultTestTimeout))
 	ch, err := r.RunTests(ctx, nil)
 	if err != nil {
 		return nil, AsError("tests", gate.TestsError(err))
