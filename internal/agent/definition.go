@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -345,22 +343,4 @@ func keyParts(it unstable.Iterator) ([]string, *unstable.Range) {
 		parts = append(parts, string(n.Data))
 	}
 	return parts, first
-}
-
-// sortedKeys lists a mapping's keys in order.
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-// rel shows a path relative to base when it lies under it.
-func rel(base, path string) string {
-	if r, err := filepath.Rel(base, path); err == nil && !strings.HasPrefix(r, "..") {
-		return r
-	}
-	return path
 }

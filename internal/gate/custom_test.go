@@ -26,13 +26,6 @@ func builtinModules(t testing.TB) []policy.Module {
 	return mods
 }
 
-const orgCheck = `import data.spawngate.lib
-
-deny contains lib.violation(i, "/tools", "no http here") if {
-	some i, child in lib.children
-	"http.get" in child.tools
-}`
-
 // Every part of the check contract an operator's module can break is a
 // start-up error naming the module and the line: the package line, or the
 // rule or call at fault.
