@@ -222,7 +222,9 @@ grants(s, child) if {
 	regex.match(s.grants, child.brief)
 }
 
-missing_kind(child) := "missing" if is_string(child.brief) else := "no_brief"
+missing_kind(child) := "missing" if is_string(child.brief)
+
+else := "no_brief"
 
 top_parent := object.get(lib.parents, "/parent", {})
 

@@ -66,7 +66,9 @@ named := {source: {"parent": as_set(s.parent_sha256), "published": as_set(s.publ
 	some source, s in usable
 }
 
-as_set(list) := {h | some h in list; is_string(h)} if is_array(list) else := set()
+as_set(list) := {h | some h in list; is_string(h)} if is_array(list)
+
+else := set()
 
 # Every hash any policy names: a candidate is looked up here first, so only
 # what matches is kept.
@@ -112,12 +114,17 @@ hits contains [i, where, h, pattern] if {
 token_patterns := {s.token_pattern | some s in usable}
 
 # (Lists, not sets: a set would hash every string to hold it.)
-candidates(pattern, text) := array.concat(array.concat(whole(text), [candidate |
-	some run in regex.find_n(pattern, text, -1)
-	some candidate in [run, bare(run)]
-]), cut(pattern, text))
+candidates(pattern, text) := array.concat(
+	array.concat(whole(text), [candidate |
+		some run in regex.find_n(pattern, text, -1)
+		some candidate in [run, bare(run)]
+	]),
+	cut(pattern, text),
+)
 
-whole(text) := [text] if trim_space(text) == text else := [text, trim_space(text)]
+whole(text) := [text] if trim_space(text) == text
+
+else := [text, trim_space(text)]
 
 cut(pattern, text) := regex.find_n(pattern, regex.replace(text, joiners, " "), -1) if {
 	regex.match(joiners, text)

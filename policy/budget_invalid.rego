@@ -14,7 +14,7 @@ import data.spawngate.lib
 # Every child but those with a budget lib.budgets takes (a set difference:
 # no child is looked at one by one when every budget is valid).
 deny contains lib.violation(i, "/budget_tokens", problem(i, lib.children[i])) if {
-	some i in object.keys(lib.children) - object.keys(lib.budgets)
+	some i in (object.keys(lib.children) - object.keys(lib.budgets))
 }
 
 problem(i, child) := "budget_tokens is missing: give the child a token budget" if {

@@ -415,7 +415,9 @@ each_alone if {
 
 # A setting that must be an object, or {} when it is not (the schema
 # refuses it; a check reads it as setting nothing more).
-as_object(x) := x if is_object(x) else := {}
+as_object(x) := x if is_object(x)
+
+else := {}
 
 # How a message names other children: by pointer, at most three, and a
 # count of the rest (never all of them: 100,000 children sharing one value

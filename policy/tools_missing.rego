@@ -11,7 +11,7 @@ package spawngate.checks.tools_missing
 import data.spawngate.lib
 
 deny contains lib.violation(i, "/tools", problem(child)) if {
-	some i in object.keys(lib.children) - well_formed
+	some i in (object.keys(lib.children) - well_formed)
 	child := lib.children[i]
 	not explained(child)
 }

@@ -41,7 +41,9 @@ set_limits := {source: policy.max_depth |
 	_ := policy.max_depth
 }
 
-default_source := "operator" if lib.policies.operator else := "plan"
+default_source := "operator" if lib.policies.operator
+
+else := "plan"
 
 limits := object.union({default_source: default_max_depth}, set_limits)
 
