@@ -19,6 +19,7 @@ import (
 // same. Plans mix groups of identical children with distinct ones, so that
 // a group's members fall before and after the bound.
 func TestListingBoundListsTheFirstViolationsAndCountsTheRest(t *testing.T) {
+	gate.LongProperty(t)
 	e, l := builtin(t), loader(t)
 	operator := mustPolicy(t, operatorPolicy)
 	r := rand.New(rand.NewPCG(3, 9))

@@ -615,6 +615,7 @@ var seedLine = regexp.MustCompile(`^  - (.*) -> (PASS|BLOCK)$`)
 // TestFloorPortAgreesWithSeedGate runs seed_gate.py itself on generated
 // plans and compares its verdicts with the port's, child by child.
 func TestFloorPortAgreesWithSeedGate(t *testing.T) {
+	gate.LongProperty(t)
 	script := filepath.Join("..", "..", "..", "shared", "anchors", "seed_gate.py")
 	python, err := exec.LookPath("python3")
 	if err != nil {

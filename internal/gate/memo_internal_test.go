@@ -14,6 +14,7 @@ func distinctPlan(n int) string { return string(benchplan.Generate(benchplan.Dis
 // A plan of more kinds of children than the memory keeps leaves it as it
 // was: it would push every entry out, and find none of its own again.
 func TestALargeDistinctPlanLeavesTheMemoryAlone(t *testing.T) {
+	LongProperty(t)
 	e, _ := engines(t)
 	l, err := plan.NewLoader(plan.DefaultLimits)
 	if err != nil {

@@ -138,6 +138,7 @@ func TestBuiltinPolicyRulesArePure(t *testing.T) {
 // plan exactly as an engine that shares nothing: sharing remembers what
 // the Rego decided, never decides.
 func TestSharedValuesChangeNoResult(t *testing.T) {
+	LongProperty(t)
 	mods, err := policy.Modules()
 	if err != nil {
 		t.Fatal(err)

@@ -3532,6 +3532,7 @@ func smallerValues(obj map[string]any) []any {
 // clean children held each kind of value the newer checks judge. -ref.plans and -ref.seed run
 // more or other plans.
 func TestGateAgreesWithTheReferenceModel(t *testing.T) {
+	gate.LongProperty(t)
 	c := newComparer(t)
 	r := rand.New(rand.NewPCG(*refSeed, 0x5ba7))
 	children, refused, clean := 0, 0, 0
@@ -3823,6 +3824,9 @@ func TestGateAgreesWithTheReferenceModelOnLargePlans(t *testing.T) {
 	c := newComparer(t)
 	r := rand.New(rand.NewPCG(*refSeed, 0xb16))
 	for n := 0; n < 4; n++ {
+		if testing.Short() && (n == 1 || n == 2) {
+			continue // one random large plan and the hygiene one still run
+		}
 		var pc planCase
 		if n < 3 {
 			pc = bigPlan(r, 2500)
@@ -4656,6 +4660,7 @@ func checkTrees(j *treeJudge, seed uint64, n int, property func(*rand.Rand, *nar
 // depth within max_depth, a parent block holding more than the plan's own
 // children) passes: no tree.* rule, and nothing else, refuses any of it.
 func TestNarrowedTreesPass(t *testing.T) {
+	gate.LongProperty(t)
 	j := newTreeJudge(t, builtin(t))
 	if d := checkTrees(j, *refSeed, *treeTrees, func(_ *rand.Rand, nt *narrowTree) string { return j.narrowedPasses(nt) }); d != "" {
 		t.Fatal(d)
@@ -4669,6 +4674,7 @@ func TestNarrowedTreesPass(t *testing.T) {
 // budget at each of its siblings' too, and nowhere else by any tree.*
 // rule.
 func TestWidenedDescendantIsRefusedThere(t *testing.T) {
+	gate.LongProperty(t)
 	j := newTreeJudge(t, builtin(t))
 	if d := checkTrees(j, *refSeed, *treeTrees, j.widenedRefused); d != "" {
 		t.Fatal(d)
@@ -4679,6 +4685,7 @@ func TestWidenedDescendantIsRefusedThere(t *testing.T) {
 // property that cannot fail proves nothing. Each mutant is one rule's
 // module with a line changed.
 func TestTreePropertiesCatchBrokenRules(t *testing.T) {
+	gate.LongProperty(t)
 	mods := builtinModules(t)
 	for _, m := range []struct {
 		name, module, from, to string
