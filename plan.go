@@ -92,6 +92,9 @@ type Policy struct {
 	AllowSpawn      bool     `json:"allow_spawn,omitempty"`
 	SpawnTools      []string `json:"spawn_tools,omitempty"`
 	AllowedModels   []string `json:"allowed_models,omitempty"`
+	// AllowedWorkflows names the Claude Code workflows a session may run
+	// (check agent.launch); nil allows none.
+	AllowedWorkflows []string `json:"allowed_workflows,omitempty"`
 	// MaxDepth bounds how deep the plan tree goes (0: the default, 3);
 	// MaxDescendants, when not nil, how many descendants a child may have.
 	MaxDepth       int64  `json:"max_depth,omitempty"`

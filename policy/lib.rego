@@ -192,9 +192,13 @@ host_write_tools := {
 grants_write(policy) if policy.allow_write == true
 
 # The tools that let a child dispatch children of its own, when a policy
-# does not list its own: Claude Code's Agent (Task before v2.1.63) and
-# Codex's spawn_agent.
-default_spawn_tools := ["Agent", "Task", "spawn_agent", "collaboration.spawn_agent"]
+# does not list its own: Claude Code's Agent (Task before v2.1.63), Skill
+# (a skill with context: fork runs in a sub-agent) and Workflow, and
+# Codex's spawn_agent (collaborationspawn_agent under multi_agent_v2).
+default_spawn_tools := [
+	"Agent", "Task", "Skill", "Workflow",
+	"spawn_agent", "collaboration.spawn_agent", "collaborationspawn_agent",
+]
 
 spawn_tools(policy) := object.get(policy, "spawn_tools", default_spawn_tools)
 

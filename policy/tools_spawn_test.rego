@@ -4,7 +4,7 @@ import data.spawngate.checks.tools_spawn
 import data.spawngate.fixtures
 
 test_spawn_tool_without_allow_spawn_denied[tool] if {
-	some tool in ["Agent", "Task", "spawn_agent", "collaboration.spawn_agent"]
+	some tool in ["Agent", "Task", "Skill", "Workflow", "spawn_agent", "collaboration.spawn_agent", "collaborationspawn_agent"]
 	policy := object.union(fixtures.operator, {"allowed_tools": [tool]})
 	deny := tools_spawn.deny with input as {"policies": {"operator": policy}, "children": [fixtures.child({"tools": ["fs.read", tool]})]}
 	deny == {{"child": 0, "field": "/tools/1", "message": sprintf("tool %q lets the child dispatch children of its own, and allow_spawn: true is not set by the operator policy", [tool]), "policies": ["operator"]}}

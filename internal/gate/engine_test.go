@@ -49,6 +49,7 @@ func TestBuiltinChecks(t *testing.T) {
 		"tools.spawn":       "high",
 		"model.allowlist":   "medium",
 		"agent.definition":  "high",
+		"agent.launch":      "high",
 		"agent.tools":       "high",
 		"agent.permissions": "critical",
 		"agent.sandbox":     "high",

@@ -48,6 +48,7 @@ type refPolicy struct {
 	spawnTools []string
 	hasModels  bool // the policy has the key allowed_models (even an empty list)
 	models     []string
+	workflows  []string // allowed_workflows
 	// The operator policy's role profiles, by role, and whether it refuses
 	// a role without one; the plan-wide limits (nil: none).
 	profiles              map[string]refProfile
@@ -93,7 +94,8 @@ var (
 	refWhole    = regexp.MustCompile(`^-?[0-9]+$`)
 	refChildKey = map[string]bool{"role": true, "tools": true, "paths": true, "budget_tokens": true, "id": true, "brief": true, "model": true, "agent": true, "metadata": true, "children": true,
 		"task_id": true, "bindings": true, "env": true, "brief_unreadable": true}
-	refAgentKey = map[string]bool{"host": true, "type": true, "definition": true, "problem": true, "inherits_tools": true, "permission_mode": true, "sandbox_mode": true, "caller": true}
+	refAgentKey = map[string]bool{"host": true, "type": true, "definition": true, "problem": true, "inherits_tools": true, "permission_mode": true, "sandbox_mode": true, "caller": true,
+		"launch": true, "skill": true, "workflow": true, "isolation": true}
 
 	// Tools that write whatever a policy's write_tools say: Claude Code's
 	// editing, shell and worktree tools and the Codex sandboxes that write.
@@ -104,7 +106,7 @@ var (
 	// Tools only an exact allowed_tools entry allows, never a pattern.
 	refExactOnly        = map[string]bool{"sandbox:danger-full-access": true}
 	refDefaultWrite     = []string{"fs.write", "fs.delete", "shell.run", "wallet.transfer"}
-	refDefaultSpawn     = []string{"Agent", "Task", "spawn_agent", "collaboration.spawn_agent"}
+	refDefaultSpawn     = []string{"Agent", "Task", "Skill", "Workflow", "spawn_agent", "collaboration.spawn_agent", "collaborationspawn_agent"}
 	refApprovingModes   = map[string]bool{"bypassPermissions": true, "auto": true}
 	refSandboxModes     = map[string]bool{"read-only": true, "workspace-write": true, "danger-full-access": true}
 	refAgentHosts       = map[string]bool{"claude-code": true, "codex": true}
@@ -570,10 +572,30 @@ func refJudgeTree(policies []refPolicy, children []any, tree *refTree) [][]findi
 						bad("/agent/" + k)
 					}
 				}
-				for _, k := range []string{"problem", "permission_mode", "caller"} {
+				for _, k := range []string{"problem", "permission_mode", "caller", "skill", "isolation"} {
 					if v, present := agent[k]; present && !isString(v) {
 						bad("/agent/" + k)
 					}
+				}
+				if v, present := agent["workflow"]; present && v != nil && !isString(v) {
+					bad("/agent/workflow")
+				}
+				if v, present := agent["launch"]; present && v != "skill" && v != "workflow" {
+					bad("/agent/launch")
+				}
+				// agent.launch: a named workflow every policy must list; a
+				// child that runs remotely.
+				if name, ok := agent["workflow"].(string); ok && agent["launch"] == "workflow" {
+					var refusing []string
+					for _, p := range policies {
+						if !slices.Contains(p.workflows, name) {
+							refusing = append(refusing, p.source)
+						}
+					}
+					addIf("agent.launch", "/agent/workflow", refusing)
+				}
+				if agent["isolation"] == "remote" {
+					add("agent.launch", "/agent/isolation")
 				}
 				if v, present := agent["inherits_tools"]; present {
 					if _, ok := v.(bool); !ok {
@@ -1663,7 +1685,7 @@ var (
 	// and those the default write_tools and spawn_tools name.
 	alwaysWrites  = []string{"Bash", "Edit", "Write", "sandbox:workspace-write", "sandbox:danger-full-access"}
 	defaultWrites = []string{"fs.write"}
-	defaultSpawns = []string{"Agent", "Task", "spawn_agent", "collaboration.spawn_agent"}
+	defaultSpawns = []string{"Agent", "Task", "Skill", "Workflow", "spawn_agent", "collaboration.spawn_agent", "collaborationspawn_agent"}
 
 	hostileTools = []any{
 		"fs.write", "fs.delete", "shell.run", "wallet.transfer", "fs:*", "mcp__github__get_*", "**", "*",
@@ -1673,7 +1695,7 @@ var (
 		lit("5"), nil, true, []any{"fs.read"}, map[string]any{"name": "fs.read"},
 		// what host adapters bring: spawn tools, host write tools, sandboxes,
 		// permission rules, and near misses of each
-		"Agent", "Task", "spawn_agent", "collaboration.spawn_agent", "collaboration.delegate", "agent", "Agent ",
+		"Agent", "Task", "Skill", "Workflow", "spawn_agent", "collaboration.spawn_agent", "collaborationspawn_agent", "collaboration.delegate", "agent", "Agent ",
 		"Bash", "PowerShell", "Edit", "Write", "MultiEdit", "NotebookEdit", "EnterWorktree", "ExitWorktree", "bash",
 		"sandbox:read-only", "sandbox:workspace-write", "sandbox:danger-full-access", "sandbox:*", "sandbox:yolo",
 		"Bash(git diff:*)", "Read(./src/**)", "Agent(Explore)", "Read", "Grep", "mcp__codex",
@@ -1708,6 +1730,7 @@ var (
 		{"host": "claude-code", "type": "reviewer", "definition": ".claude/agents/reviewer.md", "permission_mode": "plan", "inherits_tools": false, "caller": "lead"},
 		{"host": "claude-code", "type": "Explore", "definition": ".claude/agents/explore.md", "permission_mode": "acceptEdits", "sandbox_mode": nil},
 		{"host": "claude-code", "type": "general-purpose", "definition": ".claude/agents/gp.md", "permission_mode": "dontAsk", "problem": ""},
+		{"host": "claude-code", "type": "fixer", "definition": ".claude/agents/fixer.md", "launch": "skill", "skill": "fixit", "isolation": "worktree"},
 		{"host": "codex", "type": "worker", "definition": ".codex/agents/worker.toml", "sandbox_mode": "read-only"},
 		{"host": "codex", "type": "worker", "definition": ".codex/agents/worker.toml", "sandbox_mode": "workspace-write", "permission_mode": "default"},
 		{"host": "codex", "type": "explorer", "definition": ".codex/agents/explorer.toml", "sandbox_mode": "danger-full-access", "caller": "worker"},
@@ -1722,10 +1745,14 @@ var (
 		"permission_mode": {absent, "bypassPermissions", "auto", "Auto", "bypasspermissions", "default", lit("1"), nil},
 		"sandbox_mode":    {absent, nil, "yolo", "Read-Only", "read-only ", "read-only", "danger-full-access", lit("1"), true},
 		"caller":          {absent, "lead", lit("2"), nil},
+		"launch":          {absent, absent, absent, "workflow", "workflow", "skill", "Workflow", lit("1")},
+		"workflow":        {absent, absent, "nightly", "weekly", nil, "", lit("3")},
+		"skill":           {absent, absent, "fixit", lit("1")},
+		"isolation":       {absent, absent, "worktree", "remote", "Remote", lit("1")},
 		"tools":           {[]any{"fs.read"}},
 		"model":           {"sonnet"},
 	}
-	hostileAgentKeys = []string{"host", "type", "definition", "problem", "inherits_tools", "permission_mode", "sandbox_mode", "caller", "tools", "model"}
+	hostileAgentKeys = []string{"host", "type", "definition", "problem", "inherits_tools", "permission_mode", "sandbox_mode", "caller", "launch", "workflow", "skill", "isolation", "tools", "model"}
 	hostileAgents    = []any{"reviewer", nil, []any{}, lit("1"), true, []any{map[string]any{"host": "codex", "type": "w"}}}
 )
 
@@ -1826,12 +1853,12 @@ var operatorVariants = []*policyVariant{
 		allows: []string{"fs.read", "fs.write", "http.get", "mcp__github__get_issue"}, writes: defaultWrites, spawns: defaultSpawns},
 	{doc: `{"allowed_tools": ["fs.read", "fs.write", "http.get", "mcp__github__get_*", "Read", "Grep", "Glob", "Bash", "Edit", "Write", "Agent", "Task", "spawn_agent", "collaboration.*", "sandbox:*", "sandbox:danger-full-access"],
 		"workspace_root": "/repo/workspace", "budget_cap_tokens": 200000, "allow_write": true, "allow_spawn": true,
-		"allowed_models": ["claude-sonnet-*", "claude-opus-4", "gpt-5*", "openai/**", "o?-mini", "sonnet"]}`, clean: true,
+		"allowed_models": ["claude-sonnet-*", "claude-opus-4", "gpt-5*", "openai/**", "o?-mini", "sonnet"], "allowed_workflows": ["nightly", "weekly"]}`, clean: true,
 		allows: candidateTools, writes: defaultWrites, spawns: defaultSpawns,
 		restricts: true, models: []string{"claude-sonnet-4-5", "claude-opus-4", "gpt-5", "gpt-5.1-codex", "openai/gpt-5", "o3-mini", "sonnet"}},
 	{doc: `{"allowed_tools": ["fs.read", "http.get", "Read", "Grep", "Agent", "collaboration.*", "sandbox:*", "Bash"],
 		"workspace_root": "/repo/workspace", "budget_cap_tokens": 150000, "allow_spawn": true, "spawn_tools": ["Agent", "collaboration.*"],
-		"allowed_models": ["sonnet", "anthropic/*/*", "claude-*"], "max_depth": 2}`, clean: true,
+		"allowed_models": ["sonnet", "anthropic/*/*", "claude-*"], "max_depth": 2, "allowed_workflows": ["nightly"]}`, clean: true,
 		allows: []string{"fs.read", "http.get", "Read", "Grep", "Agent", "collaboration.spawn_agent", "collaboration.delegate", "sandbox:read-only", "sandbox:workspace-write", "Bash"},
 		writes: defaultWrites, spawns: []string{"Agent", "collaboration.spawn_agent", "collaboration.delegate"},
 		restricts: true, models: []string{"claude-sonnet-4-5", "claude-opus-4", "anthropic/claude/sonnet", "sonnet"}},
@@ -1925,7 +1952,7 @@ var inlineVariants = []*policyVariant{
 		allows: []string{"fs.read", "http.get", "Read", "Grep", "Glob", "Agent", "collaboration.spawn_agent", "sandbox:read-only"}, writes: defaultWrites, spawns: defaultSpawns,
 		restricts: true, models: []string{"claude-sonnet-4-5", "claude-opus-4", "sonnet"}},
 	{doc: `{"allowed_tools": ["**", "sandbox:danger-full-access"], "workspace_root": "/repo/workspace", "budget_cap_tokens": 200000,
-		"allow_write": true, "allow_spawn": true, "spawn_tools": ["**"], "write_tools": ["fs.*"]}`, clean: true,
+		"allow_write": true, "allow_spawn": true, "spawn_tools": ["**"], "write_tools": ["fs.*"], "allowed_workflows": ["nightly"]}`, clean: true,
 		allows: candidateTools, writes: []string{"fs.read", "fs.write"}, spawns: candidateTools},
 	{doc: `{"allowed_tools": ["fs.read", "http.get", "Read", "Bash", "Task", "spawn_agent", "sandbox:*"], "workspace_root": "/repo/workspace", "budget_cap_tokens": 200000,
 		"allow_write": true, "allow_spawn": false, "spawn_tools": ["spawn_agent"]}`, clean: true,
@@ -1986,6 +2013,9 @@ func refPolicyOf(source string, doc map[string]any) refPolicy {
 	}
 	if v, ok := doc["allowed_models"]; ok {
 		p.hasModels, p.models = true, strs(v)
+	}
+	if v, ok := doc["allowed_workflows"]; ok {
+		p.workflows = strs(v)
 	}
 	limit := func(key string) *big.Rat {
 		if v, ok := doc[key]; ok {

@@ -67,9 +67,9 @@ func planOf(children ...string) string {
 
 const (
 	childKeys  = "agent, bindings, brief, brief_unreadable, budget_tokens, children, env, id, metadata, model, paths, role, task_id, tools"
-	policyKeys = "allow_spawn, allow_write, allowed_models, allowed_tools, brief_retask, brief_secrets, brief_unreadable, budget_cap_tokens, checks, exceptions, max_children, max_depth, max_descendants, max_total_budget_tokens, roles, spawn_tools, task_ownership, unknown_roles, workspace_root, write_tools"
+	policyKeys = "allow_spawn, allow_write, allowed_models, allowed_tools, allowed_workflows, brief_retask, brief_secrets, brief_unreadable, budget_cap_tokens, checks, exceptions, max_children, max_depth, max_descendants, max_total_budget_tokens, roles, spawn_tools, task_ownership, unknown_roles, workspace_root, write_tools"
 	// planPolicyKeys are those a plan's own policy may set.
-	planPolicyKeys = "allow_spawn, allow_write, allowed_models, allowed_tools, brief_retask, brief_secrets, brief_unreadable, budget_cap_tokens, max_children, max_depth, max_descendants, max_total_budget_tokens, spawn_tools, task_ownership, workspace_root, write_tools"
+	planPolicyKeys = "allow_spawn, allow_write, allowed_models, allowed_tools, allowed_workflows, brief_retask, brief_secrets, brief_unreadable, budget_cap_tokens, max_children, max_depth, max_descendants, max_total_budget_tokens, spawn_tools, task_ownership, workspace_root, write_tools"
 	rootTitle      = "an absolute, normalized POSIX path made of A-Z a-z 0-9 . _ - @ (no trailing /, no . or .. segments, no segment ending in a dot or naming a Windows device)"
 	wholeTitle     = "a positive whole number written without a fraction or exponent"
 	patternTitle   = "a tool name or glob pattern made of A-Z a-z 0-9 _ . : - * ?"
