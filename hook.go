@@ -3,11 +3,13 @@ package spawngate
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strconv"
 
-	"github.com/spawngate/spawngate/internal/agent"
 	"github.com/spawngate/spawngate/internal/hook"
+	"github.com/spawngate/spawngate/internal/hosts"
+	"github.com/spawngate/spawngate/internal/judge"
 )
 
 // Host is an orchestrator whose hook payloads a Gate answers.
@@ -15,8 +17,8 @@ type Host string
 
 // The hosts.
 const (
-	ClaudeCode Host = Host(agent.ClaudeCode)
-	Codex      Host = Host(agent.Codex)
+	ClaudeCode Host = "claude-code"
+	Codex      Host = "codex"
 )
 
 // HookDecision is what a hook answers.
@@ -69,8 +71,14 @@ func WithBudget(tokens int64) HookOption {
 // refuse it (a command hook exits 2 with the error on stderr; an HTTP
 // hook answers the deny JSON: a non-2xx answer lets Claude Code spawn).
 func (g *Gate) Hook(ctx context.Context, host Host, payload []byte, opts ...HookOption) (HookAnswer, error) {
+	adapter, ok := hosts.Lookup(string(host))
+	if !ok {
+		// An unknown host is never "not a spawn": the caller would let it
+		// through.
+		return HookAnswer{}, &judge.Error{Kind: judge.Document, Source: "hook", Msg: fmt.Sprintf("unknown host %q: use ClaudeCode or Codex", string(host))}
+	}
 	home, _ := os.UserHomeDir()
-	cfg := hook.Config{Host: agent.Host(host), Home: home, Getenv: os.Getenv}
+	cfg := hook.Config{Host: adapter, Home: home, Getenv: os.Getenv}
 	for _, o := range opts {
 		o(&cfg)
 	}

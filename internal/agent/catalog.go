@@ -2,47 +2,24 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/spawngate/spawngate/internal/plan"
 )
 
-func jsonNumber(s string) json.Number { return json.Number(s) }
-
-// Folder is where a host keeps agent definitions, relative to a project
-// or a home directory.
-func Folder(host Host) string {
-	if host == Codex {
-		return filepath.Join(".codex", "agents")
+// RepoRoot is the repository the directory lies in (the closest directory
+// at or above it that holds .git), or the directory itself outside one.
+func RepoRoot(dir string) string {
+	if root := repoRoot(dir); root != "" {
+		return root
 	}
-	return filepath.Join(".claude", "agents")
-}
-
-// SearchDirs lists the folders a host looks for agent definitions in, in
-// the host's order of precedence: the project's folder in cwd and in each
-// directory above it up to the repository root (the directory holding
-// .git; cwd alone when there is none), closest first, then the user's
-// folder in home ("" for none).
-func SearchDirs(host Host, cwd, home string) []string {
-	var dirs []string
-	root := repoRoot(cwd)
-	for dir := cwd; ; dir = filepath.Dir(dir) {
-		dirs = append(dirs, filepath.Join(dir, Folder(host)))
-		if root == "" || dir == root || dir == filepath.Dir(dir) {
-			break
-		}
-	}
-	if home != "" {
-		dirs = append(dirs, filepath.Join(home, Folder(host)))
-	}
-	return dirs
+	return dir
 }
 
 // repoRoot is the closest directory at or above dir that holds .git, or "".
@@ -59,68 +36,96 @@ func repoRoot(dir string) string {
 	}
 }
 
-// RepoRoot is the repository the directory lies in (the closest directory
-// at or above it that holds .git), or the directory itself outside one.
-func RepoRoot(dir string) string {
-	if root := repoRoot(dir); root != "" {
-		return root
+// UpToRoot lists dir and each directory above it up to the repository
+// root (dir alone outside a repository), closest first.
+func UpToRoot(dir string) []string {
+	root := repoRoot(dir)
+	var dirs []string
+	for d := dir; ; d = filepath.Dir(d) {
+		dirs = append(dirs, d)
+		if root == "" || d == root || d == filepath.Dir(d) {
+			return dirs
+		}
 	}
-	return dir
 }
 
-// Catalog is every definition found in a host's folders, by folder, in the
-// host's order of precedence.
+// Folder is one level of a host's precedence: the definitions found in
+// one place (a folder, or a host's command line).
+type Folder struct {
+	// Dir names the place in messages.
+	Dir  string
+	Defs []*Definition
+}
+
+// Catalog is every definition a host can see, by level of precedence,
+// highest first.
 type Catalog struct {
-	Host    Host
-	Dirs    []string
-	folders [][]*Definition
+	Folders []Folder
 }
 
-// Load reads every definition in the folders: Claude Code's *.md files,
-// in subfolders too, and Codex's *.toml files. A folder that does not
-// exist holds none; one that exists and cannot be read is an error, since
-// the definition a spawn names might be in it.
-func Load(ctx context.Context, host Host, dirs []string, lim plan.Limits) (*Catalog, error) {
-	c := &Catalog{Host: host, Dirs: dirs}
+// Reader reads one definition file; a file that cannot be read is a
+// definition with Err set.
+type Reader func(ctx context.Context, file string, data []byte) *Definition
+
+// Load reads every definition in each folder (files ending in suffix, in
+// subfolders too when recursive). A folder that does not exist holds
+// none; one that exists and cannot be read is an error, since the
+// definition a spawn names might be in it.
+func Load(ctx context.Context, dirs []string, suffix string, recursive bool, lim plan.Limits, read Reader) (*Catalog, error) {
+	c := &Catalog{}
 	for _, dir := range dirs {
-		files, err := definitionFiles(host, dir)
+		files, err := Files(ctx, dir, suffix, recursive)
 		if err != nil {
 			return nil, err
 		}
-		var defs []*Definition
-		for _, f := range files {
+		f := Folder{Dir: dir}
+		for _, file := range files {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			defs = append(defs, ReadFile(ctx, host, f, lim))
+			f.Defs = append(f.Defs, ReadFile(ctx, file, lim, read))
 		}
-		c.folders = append(c.folders, defs)
+		c.Folders = append(c.Folders, f)
 	}
 	return c, nil
 }
 
-// ReadFile reads one definition file; a file that cannot be read is a
-// definition with Err set.
-func ReadFile(ctx context.Context, host Host, file string, lim plan.Limits) *Definition {
+// ReadFile reads one definition file within the limits. Only a regular
+// file is opened, after following links: a FIFO or a device named like a
+// definition (a committed link to /proc/self/fd/1, say) could hold the gate
+// past its deadline, and defines nothing a host would load either.
+func ReadFile(ctx context.Context, file string, lim plan.Limits, read Reader) *Definition {
+	fail := func(msg string) *Definition {
+		return &Definition{File: file, Lines: map[string]int{}, Err: &plan.Error{Source: file, Msg: msg}}
+	}
+	info, err := os.Stat(file)
+	if err != nil {
+		return fail("cannot be read: " + plan.Reason(err))
+	}
+	if !info.Mode().IsRegular() {
+		return fail("is not a regular file (" + info.Mode().Type().String() + "): a definition must be a file")
+	}
 	data, err := plan.ReadFile(file, lim.MaxBytes)
 	if err != nil {
-		d := &Definition{Host: host, File: file, Lines: map[string]int{}}
 		var pe *plan.Error
 		if errors.As(err, &pe) {
-			d.Err = pe
-		} else {
-			d.Err = &plan.Error{Source: file, Msg: plan.OneLine(err.Error())}
+			return &Definition{File: file, Lines: map[string]int{}, Err: pe}
 		}
-		return d
+		return fail(plan.OneLine(err.Error()))
 	}
-	if host == Codex {
-		return ReadCodex(file, data)
-	}
-	return ReadClaude(ctx, file, data, lim)
+	return read(ctx, file, data)
 }
 
-// definitionFiles lists the definition files in a folder, in name order.
-func definitionFiles(host Host, dir string) ([]string, error) {
+// maxWalk bounds the entries one folder walk looks at, so that a folder
+// tree of links cannot hold the gate.
+const maxWalk = 100_000
+
+// Files lists the files in dir whose names end in suffix, in path order,
+// in subfolders too when recursive. Links are followed, to folders and to
+// files, as the hosts follow them; a folder or file reached twice (two
+// links to one place, or a loop) is listed once. A dir that does not exist
+// holds none.
+func Files(ctx context.Context, dir, suffix string, recursive bool) ([]string, error) {
 	info, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -131,115 +136,120 @@ func definitionFiles(host Host, dir string) ([]string, error) {
 		return nil, &plan.Error{Source: dir, Msg: "agents folder is not a directory"}
 	}
 	var files []string
-	if host == Codex {
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			return nil, &plan.Error{Source: dir, Msg: "agents folder cannot be read: " + plan.Reason(err)}
-		}
-		for _, e := range entries {
-			if !e.IsDir() && strings.HasSuffix(e.Name(), ".toml") {
-				files = append(files, filepath.Join(dir, e.Name()))
+	var seen []os.FileInfo
+	visited := func(fi os.FileInfo) bool {
+		for _, s := range seen {
+			if os.SameFile(s, fi) {
+				return true
 			}
 		}
-		return files, nil
+		seen = append(seen, fi)
+		return false
 	}
-	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+	visited(info)
+	walked := 0
+	var walk func(string) error
+	walk = func(d string) error {
+		entries, err := os.ReadDir(d)
 		if err != nil {
-			return &plan.Error{Source: path, Msg: "agents folder cannot be read: " + plan.Reason(err)}
+			return &plan.Error{Source: d, Msg: "agents folder cannot be read: " + plan.Reason(err)}
 		}
-		if !d.IsDir() && strings.HasSuffix(d.Name(), ".md") {
-			files = append(files, path)
+		for _, e := range entries {
+			if walked++; walked > maxWalk {
+				return &plan.Error{Source: dir, Msg: fmt.Sprintf("agents folder holds more than %d entries", maxWalk)}
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			path := filepath.Join(d, e.Name())
+			fi, err := os.Stat(path) // follows a link
+			if err != nil {
+				if e.Type()&fs.ModeSymlink != 0 && strings.HasSuffix(e.Name(), suffix) {
+					files = append(files, path) // a dangling link: read, and refused
+				}
+				continue
+			}
+			switch {
+			case fi.IsDir():
+				if recursive && !visited(fi) {
+					if err := walk(path); err != nil {
+						return err
+					}
+				}
+			case strings.HasSuffix(e.Name(), suffix) && !visited(fi):
+				files = append(files, path)
+			}
 		}
 		return nil
-	})
-	sort.Strings(files)
-	return files, err
-}
-
-// Builtin lists the agent types a host brings without a definition file.
-// Each inherits every tool unless an agents folder defines it.
-func Builtin(host Host) []string {
-	if host == Codex {
-		return []string{"default", "worker", "explorer"}
 	}
-	return []string{"general-purpose", "explore", "plan", "statusline-setup", "output-style-setup", "claude-code-guide", "fork"}
-}
-
-// DefaultType is the type a spawn that names none asks for.
-func DefaultType(host Host) string {
-	if host == Codex {
-		return "default"
+	if err := walk(dir); err != nil {
+		return nil, err
 	}
-	return "general-purpose"
-}
-
-// normalize reads a type as the host matches it: Claude Code matches case
-// and separators loosely ("Code Reviewer" is code-reviewer); Codex matches
-// names exactly.
-func normalize(host Host, name string) string {
-	if host == Codex {
-		return name
-	}
-	var b strings.Builder
-	sep := false
-	for _, r := range strings.ToLower(strings.TrimSpace(name)) {
-		if r == ' ' || r == '_' || r == '-' {
-			sep = true
-			continue
-		}
-		if sep && b.Len() > 0 {
-			b.WriteByte('-')
-		}
-		sep = false
-		b.WriteRune(r)
-	}
-	return b.String()
+	slices.Sort(files)
+	return files, nil
 }
 
 // Definitions lists every file found, in folder order, then file order.
 func (c *Catalog) Definitions() []*Definition {
 	var out []*Definition
-	for _, defs := range c.folders {
-		out = append(out, defs...)
+	for _, f := range c.Folders {
+		out = append(out, f.Defs...)
 	}
 	return out
 }
 
-// Resolve finds the definition of an agent type, as the host would, or
-// says why none can be judged: the type is defined twice in the folder
-// that would win, its definition does not parse, a file in that folder or
-// one that comes first does not parse and may define it, or it is built in,
-// or unknown.
-func (c *Catalog) Resolve(typ string) (*Definition, string) {
-	want := normalize(c.Host, typ)
-	for i, defs := range c.folders {
-		var found, unnamed []*Definition
-		for _, d := range defs {
+// Dirs names the places the catalog looked in, in order.
+func (c *Catalog) Dirs() []string {
+	out := make([]string, len(c.Folders))
+	for i, f := range c.Folders {
+		out[i] = f.Dir
+	}
+	return out
+}
+
+// Find finds the definition whose name is exactly name, in the highest
+// level that defines it, or says why none can be judged: the name is
+// defined twice in that level, its definition there does not parse, or a
+// file in that level or a higher one does not parse and may define it
+// (maybe, given the name a lenient reading found, tells whether it might).
+// found is false, with no problem, when no level defines the name.
+func (c *Catalog) Find(name string, maybe func(d *Definition) bool) (def *Definition, problem string, found bool) {
+	for _, f := range c.Folders {
+		var hits, unread []*Definition
+		for _, d := range f.Defs {
 			switch {
 			case d.Skipped != "":
-			case d.Name == "":
-				unnamed = append(unnamed, d)
-			case normalize(c.Host, d.Name) == want:
-				found = append(found, d)
+			case d.Name == name:
+				hits = append(hits, d)
+			case d.Err != nil && (d.Name == "" || maybe(d)):
+				unread = append(unread, d)
 			}
 		}
 		switch {
-		case len(found) > 1:
-			return nil, fmt.Sprintf("agent type %q is defined twice in %s (%s and %s): the host would pick one by file order; keep one", typ, c.Dirs[i], found[0].File, found[1].File)
-		case len(found) == 1 && found[0].Err != nil:
-			return nil, fmt.Sprintf("the definition of agent type %q in %s does not parse: %s", typ, found[0].File, found[0].ParseProblem())
-		case len(unnamed) > 0:
-			// Also in the folder that defines the type: the file may define
-			// it a second time, and the host might pick that one.
-			return nil, fmt.Sprintf("agent type %q may be defined by %s, which does not parse: %s", typ, unnamed[0].File, unnamed[0].ParseProblem())
-		case len(found) == 1:
-			return found[0], ""
+		case len(hits) > 1:
+			return nil, fmt.Sprintf("agent type %q is defined twice in %s (%s and %s): the host would pick one by file order; keep one", name, f.Dir, hits[0].File, hits[1].File), true
+		case len(hits) == 1 && hits[0].Err != nil:
+			return nil, fmt.Sprintf("the definition of agent type %q in %s does not parse: %s", name, hits[0].File, hits[0].ParseProblem()), true
+		case len(unread) > 0:
+			// In the level that defines the type, or above it: the file may
+			// define it too, and the host might pick that one.
+			return nil, fmt.Sprintf("agent type %q may be defined by %s, which does not parse: %s", name, unread[0].File, unread[0].ParseProblem()), true
+		case len(hits) == 1:
+			return hits[0], "", true
 		}
 	}
-	for _, b := range Builtin(c.Host) {
-		if normalize(c.Host, b) == want {
-			return nil, fmt.Sprintf("agent type %q is built in and no agents folder defines it, so it would inherit every tool: define %s in an agents folder with the tools it may use", typ, typ)
+	return nil, "", false
+}
+
+// Names lists the names the catalog's readable definitions go by, each
+// once, sorted.
+func (c *Catalog) Names() []string {
+	var names []string
+	for _, d := range c.Definitions() {
+		if d.Name != "" && d.Skipped == "" && !slices.Contains(names, d.Name) {
+			names = append(names, d.Name)
 		}
 	}
-	return nil, fmt.Sprintf("agent type %q is not defined in any agents folder (looked in %s)", typ, strings.Join(c.Dirs, ", "))
+	slices.Sort(names)
+	return names
 }

@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/host"
+	"github.com/spawngate/spawngate/internal/hosts"
 	"github.com/spawngate/spawngate/internal/judge"
 	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
@@ -76,7 +78,7 @@ func judgeDefinitions(ctx context.Context, g *judge.Gate, opts *agentsOptions, r
 	left := opts.maxListed
 	found := 0
 	for _, root := range opts.paths {
-		folders, err := definitionFolders(root)
+		folders, err := definitionFolders(ctx, root)
 		if err != nil {
 			fail(root, judge.AsError(root, err))
 			continue
@@ -91,16 +93,17 @@ func judgeDefinitions(ctx context.Context, g *judge.Gate, opts *agentsOptions, r
 			cwd = agent.RepoRoot(abs)
 		}
 		for _, f := range folders {
-			catalog, err := agent.Load(ctx, f.host, []string{f.dir}, g.Options().Limits)
+			env := host.Env{Cwd: cwd, Budget: budget, Limits: g.Options().Limits}
+			audited, err := f.host.Audit(ctx, f.dir, env)
 			if err != nil {
 				fail(f.dir, judge.AsError(f.dir, err))
 				continue
 			}
-			for _, def := range catalog.Definitions() {
+			for _, a := range audited {
 				found++
-				res, err := judgeDefinition(ctx, g, catalog, def, agent.Call{Host: f.host, Cwd: cwd, Budget: budget}, left)
+				res, err := judgeDefinition(ctx, g, a, left)
 				if err != nil {
-					fail(def.File, err)
+					fail(a.File, err)
 					continue
 				}
 				left = res.Trim(left)
@@ -110,56 +113,37 @@ func judgeDefinitions(ctx context.Context, g *judge.Gate, opts *agentsOptions, r
 	}
 	if found == 0 && rep.Error == "" && len(rep.Results) == 0 {
 		// Nothing to check is never a pass.
-		rep.Error = fmt.Sprintf("no agent definitions found under %s (looked for %s and %s)", strings.Join(opts.paths, ", "), agent.Folder(agent.ClaudeCode), agent.Folder(agent.Codex))
+		var looked []string
+		for _, a := range hosts.All {
+			looked = append(looked, a.DefinitionsFolder())
+		}
+		rep.Error = fmt.Sprintf("no agent definitions found under %s (looked for %s)", strings.Join(opts.paths, ", "), strings.Join(looked, " and "))
 		fmt.Fprintf(stderr, "spawngate: %s\n", report.Clean(rep.Error))
 	}
 }
 
 // judgeDefinition judges one definition as the spawn of its own type, and
 // points each finding at the line of the file it comes from.
-func judgeDefinition(ctx context.Context, g *judge.Gate, catalog *agent.Catalog, def *agent.Definition, call agent.Call, maxListed int) (report.Result, error) {
-	call.Type = def.Name
-	var problem string
-	resolved := def
-	switch {
-	case def.Skipped != "":
-		resolved, problem = nil, fmt.Sprintf("%s defines no agent: %s", def.File, def.Skipped)
-		call.Type = strings.TrimSuffix(filepath.Base(def.File), filepath.Ext(def.File))
-	case def.Err != nil:
-		resolved, problem = nil, "the definition does not parse: "+def.ParseProblem()
-		if def.Name == "" {
-			call.Type = strings.TrimSuffix(filepath.Base(def.File), filepath.Ext(def.File))
-		}
-	default:
-		// As a spawn of its name would resolve it: a second definition of
-		// the name, or an error in this one, is a refusal.
-		if r, why := catalog.Resolve(def.Name); r != def {
-			resolved, problem = nil, why
-		}
-	}
-	t := agent.Translate(call, resolved, problem)
+func judgeDefinition(ctx context.Context, g *judge.Gate, a host.Audited, maxListed int) (report.Result, error) {
+	t := a.Translation
 	res, err := g.JudgeSpawn(ctx, "agent definition", t.Plan(), maxListed)
 	if err != nil {
 		var e *judge.Error
 		if errors.As(err, &e) {
 			copied := *e
-			copied.Source = shown(def.File)
+			copied.Source = shown(a.File)
 			return report.Result{}, &copied
 		}
 		return report.Result{}, err
 	}
-	res.Source = shown(def.File)
-	line := 0
-	if def.Err != nil {
-		line = def.Err.Line
-	}
+	res.Source = shown(a.File)
 	for i := range res.Children {
 		for j := range res.Children[i].Violations {
 			v := &res.Children[i].Violations[j]
 			if l := t.LineOf(strings.TrimPrefix(v.Path, "/plan/0")); l > 0 {
 				v.Line = l
-			} else if line > 0 && v.Rule == "agent.definition" {
-				v.Line = line // where the definition stops parsing
+			} else if a.Line > 0 && v.Rule == "agent.definition" {
+				v.Line = a.Line // where the definition stops parsing
 			}
 		}
 	}
@@ -185,14 +169,16 @@ func shown(file string) string {
 
 // folder is a host's agents folder found in a tree.
 type folder struct {
-	host agent.Host
+	host host.Adapter
 	dir  string
 }
 
-// definitionFolders finds every .claude/agents and .codex/agents folder
-// under root, in path order, not looking into .git. A root that is an
-// agents folder itself is one.
-func definitionFolders(root string) ([]folder, error) {
+// definitionFolders finds every host's agents folder (.claude/agents,
+// .codex/agents) under root, in path order, not looking into .git. A root
+// that is an agents folder itself is one. Links to folders are followed,
+// as the hosts follow them; a folder reached twice is looked at once, and
+// the walk is bounded.
+func definitionFolders(ctx context.Context, root string) ([]folder, error) {
 	info, err := os.Stat(root)
 	if err != nil {
 		return nil, &plan.Error{Source: root, Msg: "cannot read: " + plan.Reason(err)}
@@ -201,27 +187,68 @@ func definitionFolders(root string) ([]folder, error) {
 		return nil, &plan.Error{Source: root, Msg: "is not a directory: name the repository, or a folder holding agent definitions"}
 	}
 	var out []folder
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return &plan.Error{Source: path, Msg: "cannot read: " + plan.Reason(err)}
-		}
-		if !d.IsDir() {
-			return nil
-		}
-		if d.Name() == ".git" {
-			return filepath.SkipDir
-		}
-		for _, host := range []agent.Host{agent.ClaudeCode, agent.Codex} {
-			if strings.HasSuffix(filepath.ToSlash(path), "/"+filepath.ToSlash(agent.Folder(host))) || filepath.ToSlash(path) == filepath.ToSlash(agent.Folder(host)) {
-				out = append(out, folder{host, path})
-				return filepath.SkipDir
+	seen := []os.FileInfo{info}
+	walked := 0
+	isFolder := func(path string) host.Adapter {
+		slash := filepath.ToSlash(path)
+		for _, a := range hosts.All {
+			f := filepath.ToSlash(a.DefinitionsFolder())
+			if strings.HasSuffix(slash, "/"+f) || slash == f {
+				return a
 			}
 		}
 		return nil
-	})
+	}
+	var walk func(dir string) error
+	walk = func(dir string) error {
+		if a := isFolder(dir); a != nil {
+			out = append(out, folder{a, dir})
+			return nil
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return &plan.Error{Source: dir, Msg: "cannot read: " + plan.Reason(err)}
+		}
+		for _, e := range entries {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if walked++; walked > maxTreeEntries {
+				return &plan.Error{Source: root, Msg: fmt.Sprintf("holds more than %d entries: name the folders that hold the agent definitions", maxTreeEntries)}
+			}
+			if e.Name() == ".git" {
+				continue
+			}
+			path := filepath.Join(dir, e.Name())
+			if !e.IsDir() && e.Type()&fs.ModeSymlink == 0 {
+				continue
+			}
+			fi, err := os.Stat(path) // follows a link
+			if err != nil || !fi.IsDir() {
+				continue
+			}
+			dup := false
+			for _, s := range seen {
+				dup = dup || os.SameFile(s, fi)
+			}
+			if dup {
+				continue
+			}
+			seen = append(seen, fi)
+			if err := walk(path); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	err = walk(root)
 	sort.Slice(out, func(i, j int) bool { return out[i].dir < out[j].dir })
 	return out, err
 }
+
+// maxTreeEntries bounds the entries spawngate agents looks at under one
+// path.
+const maxTreeEntries = 1_000_000
 
 func parseAgents(args []string, help io.Writer) (*agentsOptions, error) {
 	opts := &agentsOptions{gate: judge.DefaultOptions(), format: report.Formats[0], maxListed: report.DefaultMaxListed}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/host/claudecode"
 )
 
 // Folders of checks and of agent definitions are lists: each use adds one,
@@ -19,7 +19,7 @@ func TestRepeatableFlags(t *testing.T) {
 	if !slices.Equal(opts.gate.Checks, []string{"a", "b/"}) {
 		t.Fatalf("checks %v", opts.gate.Checks)
 	}
-	hook, err := parseHook(agent.ClaudeCode, []string{"--policy", "p.yaml", "--agents-dir", "x", "--agents-dir", "y"}, io.Discard)
+	hook, err := parseHook(claudecode.Adapter{}, []string{"--policy", "p.yaml", "--agents-dir", "x", "--agents-dir", "y"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,10 +10,12 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
-	"github.com/spawngate/spawngate/internal/agent"
 	"github.com/spawngate/spawngate/internal/hook"
+	"github.com/spawngate/spawngate/internal/host"
+	"github.com/spawngate/spawngate/internal/hosts"
 	"github.com/spawngate/spawngate/internal/judge"
 	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
@@ -21,7 +23,7 @@ import (
 
 // hookOptions are the flags of spawngate hook HOST.
 type hookOptions struct {
-	host      agent.Host
+	host      host.Adapter
 	policy    string
 	gate      judge.Options
 	agentDirs dirsFlag
@@ -30,9 +32,6 @@ type hookOptions struct {
 	stateDir  string
 	log       logFlags
 }
-
-// The hosts spawngate hook speaks for, by the name the command takes.
-var hookHosts = map[string]agent.Host{"claude-code": agent.ClaudeCode, "codex": agent.Codex}
 
 // runHook is spawngate hook HOST: one hook payload on stdin, the answer in
 // the host's protocol. Both hosts block a spawn on exit 0 with the deny
@@ -49,15 +48,15 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if len(args) == 0 {
 		return fail("hook needs the host it answers for: spawngate hook claude-code or spawngate hook codex (see spawngate help hook)")
 	}
-	host, ok := hookHosts[args[0]]
+	adapter, ok := hosts.Lookup(args[0])
 	if !ok {
 		if len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
 			printHookHelp(stdout)
 			return exitError
 		}
-		return fail(fmt.Sprintf("hook: unknown host %q: choose claude-code or codex", args[0]))
+		return fail(fmt.Sprintf("hook: unknown host %q: choose %s", args[0], strings.Join(hosts.Names(), " or ")))
 	}
-	opts, err := parseHook(host, args[1:], stdout)
+	opts, err := parseHook(adapter, args[1:], stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitError
 	}
@@ -109,7 +108,7 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return fail(line)
 	}
 	home, _ := os.UserHomeDir()
-	cfg := hook.Config{Host: host, Home: home, Budget: json.Number(opts.budget), Getenv: os.Getenv, StateDir: opts.stateDir}
+	cfg := hook.Config{Host: adapter, Home: home, Budget: json.Number(opts.budget), Getenv: os.Getenv, StateDir: opts.stateDir}
 	if len(opts.agentDirs) > 0 {
 		cfg.AgentsDirs = opts.agentDirs
 	}
@@ -126,7 +125,7 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			}
 		}
 		log.read("hook payload", payload)
-		log.write("hook "+string(host), "hook payload", res, time.Since(start), stderr)
+		log.write("hook "+adapter.Name(), "hook payload", res, time.Since(start), stderr)
 	}
 	if opts.printPlan != "" && d.Plan != nil {
 		if err := writePlan(opts.printPlan, d.Plan, stderr); err != nil {
@@ -157,9 +156,9 @@ func writePlan(name string, data []byte, stderr io.Writer) error {
 	return os.WriteFile(name, data, 0o644)
 }
 
-func parseHook(host agent.Host, args []string, help io.Writer) (*hookOptions, error) {
-	opts := &hookOptions{host: host, gate: judge.DefaultOptions()}
-	c := newCommand("spawngate hook "+string(host), func(w io.Writer, fs *flag.FlagSet) { printHookFlags(w, host, fs) })
+func parseHook(adapter host.Adapter, args []string, help io.Writer) (*hookOptions, error) {
+	opts := &hookOptions{host: adapter, gate: judge.DefaultOptions()}
+	c := newCommand("spawngate hook "+adapter.Name(), func(w io.Writer, fs *flag.FlagSet) { printHookFlags(w, adapter, fs) })
 	c.gateFlags(&opts.policy, &opts.gate)
 	c.fs.Var(&opts.agentDirs, "agents-dir", "a `DIR` of agent definitions to look in, before any other; repeat it to give several, in order (default: the host's own folders, found from the payload's cwd)")
 	c.fs.StringVar(&opts.budget, "budget-tokens", "", "the token `budget` a spawn is granted when its definition states none (default: the operator policy's budget_cap_tokens)")
@@ -230,8 +229,8 @@ Codex" for the settings that wire it in.
 `)
 }
 
-func printHookFlags(w io.Writer, host agent.Host, fs *flag.FlagSet) {
-	fmt.Fprintf(w, "Usage: spawngate hook %s --policy FILE [flags] < PAYLOAD\n\n", host)
+func printHookFlags(w io.Writer, adapter host.Adapter, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "Usage: spawngate hook %s --policy FILE [flags] < PAYLOAD\n\n", adapter.Name())
 	fmt.Fprint(w, "Judges the spawn one PreToolUse payload asks for. Pass: no output, exit 0.\n"+
 		"Refused: the deny JSON on stdout, exit 0. Cannot judge: one line on\n"+
 		"stderr, exit 2. Never exit 1. (This help exits 2.)\n\nFlags:\n")

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -218,9 +220,15 @@ func TestFuzzHookShort(t *testing.T) {
 }
 
 // The hook finds definitions where the host does: in the project's folder
-// from the payload's cwd up to the repository root (the closest first),
-// then in the user's; and it reads a model the host's environment forces.
+// from the folder the session started in (CLAUDE_PROJECT_DIR, whatever the
+// payload's cwd has become since) up to the repository root (the closest
+// first), then in the user's; and it reads a model the host's environment
+// forces. Claude Code's command line, read through CLAUDE_PID, is this
+// test's own, which adds no definitions.
 func TestHookFindsDefinitionsWhereTheHostDoes(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the hook reads Claude Code's command line from /proc, on Linux only")
+	}
 	root := t.TempDir()
 	home := filepath.Join(root, "home")
 	repo := filepath.Join(root, "repo")
@@ -246,8 +254,12 @@ func TestHookFindsDefinitionsWhereTheHostDoes(t *testing.T) {
 	policy := filepath.Join(root, "policy.yaml")
 	write(policy, "allowed_tools: [Read, Grep, Glob, Bash]\nworkspace_root: "+repo+"\nbudget_cap_tokens: 1000\n")
 	t.Setenv("HOME", home)
+	t.Setenv("CLAUDE_PROJECT_DIR", sub)
+	t.Setenv("CLAUDE_PID", strconv.Itoa(os.Getpid()))
 	payload := func(typ string) []byte {
-		return []byte(fmt.Sprintf(`{"cwd": %q, "hook_event_name": "PreToolUse", "tool_name": "Agent", "tool_input": {"subagent_type": %q}}`, sub, typ))
+		// The shell has moved to the repository's root since the session
+		// started in sub.
+		return []byte(fmt.Sprintf(`{"cwd": %q, "hook_event_name": "PreToolUse", "tool_name": "Agent", "tool_input": {"subagent_type": %q}}`, repo, typ))
 	}
 	for _, tc := range []struct {
 		typ, want string

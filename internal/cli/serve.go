@@ -122,7 +122,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	logger := slog.New(slog.NewJSONHandler(stderr, nil))
 	cfg := server.Config{
 		PolicyFile: opts.policy, Gate: opts.gate, MaxListed: opts.maxListed, MaxConcurrent: opts.maxConcurrent,
-		AgentsDirs: opts.agentDirs, Budget: json.Number(opts.budget), Getenv: os.Getenv, Logger: logger,
+		AgentsDirs: opts.agentDirs, Budget: json.Number(opts.budget), Logger: logger,
 		LogInput: opts.logInput, Checks: judge.ChecksDigest(),
 		Say: func(err error) string { line, _ := say(err); return line },
 		SayGate: func(err error) string {

@@ -21,12 +21,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/host"
 	"github.com/spawngate/spawngate/internal/judge"
 	"github.com/spawngate/spawngate/internal/ledger"
 	"github.com/spawngate/spawngate/internal/plan"
@@ -58,18 +58,18 @@ type Decision struct {
 	// to say.
 	Err error
 	// Plan is the plan the spawn was translated into and judged, when one
-	// was built; Result is its result, Translation how it was built.
-	Plan        []byte
-	Result      report.Result
-	Translation agent.Translation
+	// was built; Result is its result, Children how each child was built.
+	Plan     []byte
+	Result   report.Result
+	Children []agent.Translation
 }
 
-// Config is how a hook finds definitions and budgets.
+// Config is the host a hook answers for, and how it finds definitions,
+// budgets and session ledgers.
 type Config struct {
-	Host agent.Host
+	Host host.Adapter
 	// AgentsDirs are the folders to find definitions in, in order; nil
-	// means the host's own: the project's from the payload's cwd up to the
-	// repository root, then Home's.
+	// means the host's own.
 	AgentsDirs []string
 	Home       string
 	// Budget is the budget a spawn is granted when its definition states
@@ -77,24 +77,20 @@ type Config struct {
 	Budget json.Number
 	// Getenv reads the environment the host started the hook in.
 	Getenv func(string) string
+	// CommandLine reads a host process's arguments; nil reads the
+	// system's (see host.Env).
+	CommandLine func(pid int) ([]string, error)
+	// Root stands in for the machine's root in the machine-wide paths a
+	// host reads; "" is /.
+	Root string
 	// StateDir is the folder the session ledgers are kept in (package
 	// ledger), used only when the operator policy sets brief_retask; ""
 	// means ledger.DefaultDir, from Getenv and Home.
 	StateDir string
 }
 
-// SpawnTools are the tool names a host's spawn call arrives under: Claude
-// Code's Agent (Task before v2.1.63), Codex's spawn_agent (also under its
-// namespaced and aliased names).
-func SpawnTools(host agent.Host) []string {
-	if host == agent.Codex {
-		return []string{"spawn_agent", "collaboration.spawn_agent", "Agent"}
-	}
-	return []string{"Agent", "Task"}
-}
-
 // payloadSource names the payload in messages.
-const payloadSource = "hook payload"
+const payloadSource = host.PayloadSource
 
 // Decide judges the spawn one payload asks for, within the gate's
 // timeout: reading the payload and the definitions included.
@@ -111,56 +107,35 @@ func Decide(ctx context.Context, g *judge.Gate, cfg Config, payload []byte) Deci
 }
 
 func decide(ctx context.Context, g *judge.Gate, cfg Config, payload []byte) Decision {
-	sp, isSpawn, err := readPayload(ctx, g, cfg.Host, payload)
+	obj, err := readPayload(ctx, g, payload)
 	if err != nil {
 		return Decision{Kind: Fail, Err: err}
 	}
-	if !isSpawn {
+	env := host.Env{Getenv: cfg.Getenv, Home: cfg.Home, AgentsDirs: cfg.AgentsDirs, Budget: cfg.Budget, Limits: g.Options().Limits, CommandLine: cfg.CommandLine, Root: cfg.Root}
+	if env.Budget == "" && g.Operator() != nil {
+		env.Budget, _ = g.Operator()["budget_cap_tokens"].(json.Number)
+	}
+	sp, err := cfg.Host.Spawn(ctx, obj, env)
+	if err != nil {
+		return Decision{Kind: Fail, Err: judge.AsError(payloadSource, err)}
+	}
+	if sp == nil {
 		return Decision{Kind: Ignore}
 	}
-	call := sp.call
 	if g.Operator() == nil {
 		return Decision{Kind: Fail, Err: &judge.Error{Kind: judge.NoPolicy, Source: payloadSource, Msg: "no policy applies"}}
 	}
-	if cfg.Getenv != nil && cfg.Host == agent.ClaudeCode {
-		call.EnvModel = cfg.Getenv("CLAUDE_CODE_SUBAGENT_MODEL")
+	if len(sp.Children) == 0 {
+		return Decision{Kind: Fail, Err: &judge.Error{Kind: judge.Internal, Source: payloadSource, Msg: "internal error: a spawn was translated into no child"}}
 	}
-	call.Budget = cfg.Budget
-	if call.Budget == "" {
-		call.Budget, _ = g.Operator()["budget_cap_tokens"].(json.Number)
-	}
-	dirs := cfg.AgentsDirs
-	if dirs == nil {
-		dirs = agent.SearchDirs(cfg.Host, call.Cwd, cfg.Home)
-	}
-	catalog, err := agent.Load(ctx, cfg.Host, dirs, g.Options().Limits)
-	if err != nil {
-		return Decision{Kind: Fail, Err: judge.AsError("", err)}
-	}
-	typ := call.Type
-	if typ == "" {
-		typ = agent.DefaultType(cfg.Host)
-	}
-	def, problem := catalog.Resolve(typ)
-	t := agent.Translate(call, def, problem)
-	if sp.unreadable != "" {
-		t.Child["brief_unreadable"] = sp.unreadable
-	}
-	var parent map[string]any
-	if call.Caller != "" {
-		var problem string
-		parent, problem = callerParent(call, sp.callerType, catalog)
-		if problem != "" {
-			refuseCaller(t, problem)
-		}
-	}
+	parent := sp.Parent
 	var led *ledger.Ledger
 	var nonce *regexp.Regexp
 	if retask, on := g.Operator()["brief_retask"]; on {
 		if nonce, err = noncePattern(g.Sources().Policy, retask); err != nil {
 			return Decision{Kind: Fail, Err: err}
 		}
-		if led, err = openLedger(ctx, g, cfg, sp.session); err != nil {
+		if led, err = openLedger(ctx, g, cfg, sp.Session); err != nil {
 			return Decision{Kind: Fail, Err: err}
 		}
 		defer led.Close()
@@ -169,7 +144,7 @@ func decide(ctx context.Context, g *judge.Gate, cfg Config, payload []byte) Deci
 		}
 		parent["session_nonces_sha256"] = led.Hashes()
 	}
-	d := Decision{Plan: planOf(t, parent), Translation: t}
+	d := Decision{Plan: agent.Plan(sp.Children, parent), Children: sp.Children}
 	res, err := g.JudgeSpawn(ctx, spawnSource, d.Plan, maxReasons)
 	if err != nil {
 		d.Kind, d.Err = Fail, err
@@ -180,7 +155,7 @@ func decide(ctx context.Context, g *judge.Gate, cfg Config, payload []byte) Deci
 	case report.Pass:
 		d.Kind = Pass
 	case report.Block:
-		d.Kind, d.Reason = Deny, reason(t, res)
+		d.Kind, d.Reason = Deny, reason(sp.Children, res)
 	default:
 		d.Kind, d.Err = Fail, &judge.Error{Kind: judge.Internal, Source: spawnSource, Msg: "internal error: the spawn was neither passed nor refused"}
 	}
@@ -188,81 +163,11 @@ func decide(ctx context.Context, g *judge.Gate, cfg Config, payload []byte) Deci
 		// Only a spawn that goes ahead hands its nonce out. A ledger that
 		// cannot keep it cannot catch its reuse later, so the spawn cannot
 		// go ahead either.
-		if err := record(ctx, led, nonce, call.Brief); err != nil {
+		if err := record(ctx, led, nonce, sp.Brief); err != nil {
 			d.Kind, d.Err = Fail, err
 		}
 	}
 	return d
-}
-
-// refuseCaller makes the child one the gate refuses (agent.definition):
-// without the caller's own definition, nothing bounds what it hands on.
-// The child's definition is then not the one that decides, so the child
-// is written as having none the gate can judge it by, and check refuses
-// the printed plan the same way.
-func refuseCaller(t agent.Translation, problem string) {
-	facts, _ := t.Child["agent"].(map[string]any)
-	if own, ok := facts["problem"].(string); ok && own != "" {
-		problem += "; and " + own
-	}
-	facts["definition"] = nil
-	facts["problem"] = problem
-}
-
-// callerParent is the plan's parent block for a spawn whose caller is
-// itself a sub-agent: its own definition translated like a child's, at
-// depth 1. It says why, when that definition cannot be found (or the
-// payload does not say the caller's type); the block then bounds nothing
-// but the depth and the paths.
-func callerParent(call agent.Call, typ string, c *agent.Catalog) (map[string]any, string) {
-	parent := map[string]any{"depth": 1, "paths": []any{call.Cwd}}
-	if typ == "" {
-		return parent, fmt.Sprintf("the caller (agent_id %q) is a sub-agent, and the payload does not name its agent_type, so its own definition cannot be found: the gate cannot bound what it hands on", call.Caller)
-	}
-	parent["role"] = typ
-	def, problem := c.Resolve(typ)
-	if def == nil {
-		return parent, fmt.Sprintf("the caller's own definition cannot be found (agent_id %q): %s", call.Caller, problem)
-	}
-	ct := agent.Translate(agent.Call{Host: call.Host, Type: typ, Cwd: call.Cwd, SessionMode: call.SessionMode}, def, "")
-	parent["role"] = ct.Child["role"]
-	parent["paths"] = ct.Child["paths"]
-	if b, ok := ct.Child["budget_tokens"]; ok {
-		parent["budget_tokens"] = b
-	}
-	facts, _ := ct.Child["agent"].(map[string]any)
-	switch {
-	case facts["inherits_tools"] == true:
-		// A Claude Code caller without tools: holds whatever its own parent
-		// gave it, which the hook cannot see. The operator policy still
-		// bounds the child.
-	case call.Host == agent.Codex && facts["sandbox_mode"] == nil:
-		// A Codex caller without sandbox_mode runs in the session's sandbox,
-		// which the hook cannot see either.
-	default:
-		// As the definition gives them: tree.tools knows that a Codex
-		// sandbox holds every narrower one.
-		parent["tools"] = ct.Child["tools"]
-	}
-	return parent, ""
-}
-
-// planOf is the plan document the gate judges: the translated child and,
-// when there is one, the parent block. Keys are in order, so the same
-// spawn always gives the same bytes.
-func planOf(t agent.Translation, parent map[string]any) []byte {
-	if parent == nil {
-		return t.Plan()
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(map[string]any{"parent": parent, "plan": []any{t.Child}}); err != nil {
-		// Only JSON-shaped values are ever put in a plan.
-		panic("hook: a translated plan is not JSON: " + err.Error())
-	}
-	return b.Bytes()
 }
 
 // DefaultNoncePattern finds the re-task nonce in a brief (its group 1)
@@ -360,22 +265,31 @@ const maxReasons = 20
 
 // reason says, one short line per violation, why the spawn is refused,
 // for the model that asked for it and the person reading the transcript.
-func reason(t agent.Translation, res report.Result) string {
+// A spawn of several children names those refused.
+func reason(children []agent.Translation, res report.Result) string {
 	var b strings.Builder
-	role, _ := t.Child["role"].(string)
-	fmt.Fprintf(&b, "spawngate refused this sub-agent: %s", report.Clean(role))
-	if t.File != "" {
-		fmt.Fprintf(&b, " (%s)", report.Clean(t.File))
-	}
-	b.WriteByte('\n')
-	for _, c := range res.Children {
+	for i, c := range res.Children {
+		if i >= len(children) || (len(children) > 1 && len(c.Violations) == 0) {
+			continue
+		}
+		t := children[i]
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		role, _ := t.Child["role"].(string)
+		fmt.Fprintf(&b, "spawngate refused this sub-agent: %s", report.Clean(role))
+		if t.File != "" {
+			fmt.Fprintf(&b, " (%s)", report.Clean(t.File))
+		}
+		b.WriteByte('\n')
+		prefix := fmt.Sprintf("/plan/%d", i)
 		for _, v := range c.Violations {
-			field := strings.TrimPrefix(v.Path, "/plan/0")
+			field := strings.TrimPrefix(v.Path, prefix)
 			if field == "" {
 				field = "/"
 			}
 			fmt.Fprintf(&b, "- %s %s", v.Rule, report.Clean(field))
-			if line := t.LineOf(strings.TrimPrefix(v.Path, "/plan/0")); line > 0 && t.File != "" {
+			if line := t.LineOf(strings.TrimPrefix(v.Path, prefix)); line > 0 && t.File != "" {
 				fmt.Fprintf(&b, " (line %d)", line)
 			}
 			fmt.Fprintf(&b, ": %s\n", report.Clean(v.Message))
@@ -402,178 +316,25 @@ func DenyJSON(reason string) []byte {
 	return b.Bytes()
 }
 
-// spawn is what a payload says about the spawn it asks for.
-type spawn struct {
-	call agent.Call
-	// session is the host's session id, "" when the payload has none.
-	session string
-	// callerType is the agent_type of a caller that is itself a sub-agent.
-	callerType string
-	// unreadable says why the brief cannot be read, when it cannot.
-	unreadable string
-}
-
-// readPayload reads a payload strictly and returns the spawn it asks for,
-// or whether it is no spawn at all.
-func readPayload(ctx context.Context, g *judge.Gate, host agent.Host, data []byte) (spawn, bool, error) {
-	bad := func(pointer, format string, args ...any) (spawn, bool, error) {
-		return spawn{}, false, &judge.Error{Kind: judge.Document, Source: payloadSource, Pointer: pointer, Msg: fmt.Sprintf(format, args...)}
-	}
+// readPayload reads a payload strictly: a JSON object, within the limits,
+// from a PreToolUse hook.
+func readPayload(ctx context.Context, g *judge.Gate, data []byte) (map[string]any, error) {
 	lim := g.Options().Limits
 	if int64(len(data)) > lim.MaxBytes {
-		return spawn{}, false, &judge.Error{Kind: judge.Limit, Source: payloadSource, Msg: fmt.Sprintf("payload is larger than %d bytes", lim.MaxBytes), Limit: "max-bytes"}
+		return nil, &judge.Error{Kind: judge.Limit, Source: payloadSource, Msg: fmt.Sprintf("payload is larger than %d bytes", lim.MaxBytes), Limit: "max-bytes"}
 	}
 	v, err := plan.Decode(ctx, payloadSource, data, plan.JSON, lim)
 	if err != nil {
-		return spawn{}, false, err
+		return nil, err
 	}
 	p, ok := v.(map[string]any)
 	if !ok {
-		return bad("", "the payload must be a JSON object")
+		return nil, judge.AsError(payloadSource, host.Bad("", "the payload must be a JSON object"))
 	}
 	if ev, present := p["hook_event_name"]; present {
 		if s, ok := ev.(string); !ok || s != "PreToolUse" {
-			return bad("/hook_event_name", "the hook runs on %s, and only a PreToolUse hook can stop a spawn: wire it to PreToolUse", show(ev))
+			return nil, judge.AsError(payloadSource, host.Bad("/hook_event_name", "the hook runs on %s, and only a PreToolUse hook can stop a spawn: wire it to PreToolUse", host.Show(ev)))
 		}
 	}
-	name, ok := p["tool_name"].(string)
-	if !ok {
-		return bad("/tool_name", "tool_name is missing or not a string")
-	}
-	isSpawn := false
-	for _, t := range SpawnTools(host) {
-		isSpawn = isSpawn || name == t
-	}
-	if !isSpawn {
-		return spawn{}, false, nil
-	}
-	input, ok := p["tool_input"].(map[string]any)
-	if !ok {
-		return bad("/tool_input", "tool_input is missing or not an object")
-	}
-	sp := spawn{call: agent.Call{Host: host}}
-	call := &sp.call
-	str := func(obj map[string]any, key, at string) (string, error) {
-		v, present := obj[key]
-		if !present || v == nil {
-			return "", nil
-		}
-		s, ok := v.(string)
-		if !ok {
-			_, _, err := bad(at, "%s must be a string, not %s", key, show(v))
-			return "", err
-		}
-		return s, nil
-	}
-	var errs []error
-	get := func(dst *string, obj map[string]any, key, at string) {
-		s, err := str(obj, key, at)
-		*dst = s
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	get(&call.Cwd, p, "cwd", "/cwd")
-	get(&call.SessionMode, p, "permission_mode", "/permission_mode")
-	get(&call.Caller, p, "agent_id", "/agent_id")
-	get(&sp.callerType, p, "agent_type", "/agent_type")
-	get(&sp.session, p, "session_id", "/session_id")
-	get(&call.ID, p, "tool_use_id", "/tool_use_id")
-	get(&call.Model, input, "model", "/tool_input/model")
-	if host == agent.Codex {
-		get(&call.Type, input, "agent_type", "/tool_input/agent_type")
-		sp.unreadable = codexUnreadable(input)
-		if sp.unreadable == "" {
-			get(&call.Brief, input, "message", "/tool_input/message")
-		}
-		if sp.unreadable == "" && call.Brief == "" {
-			call.Brief, sp.unreadable = itemsText(input["items"])
-		}
-	} else {
-		get(&call.Type, input, "subagent_type", "/tool_input/subagent_type")
-		get(&call.Brief, input, "prompt", "/tool_input/prompt")
-	}
-	if len(errs) > 0 {
-		return spawn{}, false, errs[0]
-	}
-	if call.Cwd == "" || !filepath.IsAbs(call.Cwd) {
-		return bad("/cwd", "cwd must be the session's absolute working directory, not %s", show(p["cwd"]))
-	}
-	return sp, true, nil
-}
-
-// codexUnreadable says why a Codex spawn's brief cannot be read when any
-// part of its arguments is ciphertext (encrypted_content, which Codex
-// uses for content only the model can read); "" otherwise. The readable
-// rest is not taken for the brief: the part that cannot be read may be
-// the one that matters.
-func codexUnreadable(input map[string]any) string {
-	if carries(input, "encrypted_content") {
-		return "the Codex message is encrypted"
-	}
-	return ""
-}
-
-// carries tells whether v holds key at any depth (bounded by the limits
-// the payload was read under).
-func carries(v any, key string) bool {
-	switch v := v.(type) {
-	case map[string]any:
-		if _, ok := v[key]; ok {
-			return true
-		}
-		for _, e := range v {
-			if carries(e, key) {
-				return true
-			}
-		}
-	case []any:
-		for _, e := range v {
-			if carries(e, key) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// itemsText is the text of a Codex v1 items list, the parts joined, or,
-// when the list holds items and none of them plain text (images, or what
-// the gate cannot read), why the brief cannot be read.
-func itemsText(items any) (string, string) {
-	if items == nil {
-		return "", ""
-	}
-	list, ok := items.([]any)
-	if !ok {
-		return "", "the Codex message's items are not a list"
-	}
-	var parts []string
-	for _, it := range list {
-		obj, _ := it.(map[string]any)
-		if text, ok := obj["text"].(string); ok && text != "" {
-			parts = append(parts, text)
-		}
-	}
-	if len(parts) == 0 && len(list) > 0 {
-		return "", "the Codex message's items carry no plain text"
-	}
-	return strings.Join(parts, "\n\n"), ""
-}
-
-func show(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return "null"
-	case string:
-		if len(v) > 60 {
-			v = v[:60] + "..."
-		}
-		return fmt.Sprintf("%q", v)
-	case map[string]any:
-		return "an object"
-	case []any:
-		return "a list"
-	}
-	return fmt.Sprint(v)
+	return p, nil
 }

@@ -15,9 +15,11 @@ import (
 	"time"
 
 	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/host/claudecode"
+	"github.com/spawngate/spawngate/internal/host/codex"
 	"github.com/spawngate/spawngate/internal/judge"
 	"github.com/spawngate/spawngate/internal/ledger"
-	"github.com/spawngate/spawngate/internal/plan"
+	"github.com/spawngate/spawngate/internal/report"
 )
 
 // write writes files under root, making folders.
@@ -53,8 +55,9 @@ func codexAgent(name, sandbox string, mcp ...string) string {
 	return s
 }
 
-// catalogs writes definitions for both hosts and loads them.
-func catalogs(t *testing.T) (dir string, cc, cx *agent.Catalog) {
+// catalogs writes definitions for both hosts, in dir/cc and dir/cx. (The
+// caller's parent block is the adapters' callerParent, tested there.)
+func catalogs(t *testing.T) (dir string) {
 	dir = t.TempDir()
 	write(t, dir, map[string]string{
 		"cc/lead.md":      claudeAgent("lead", "Read, Grep, Agent"),
@@ -63,74 +66,10 @@ func catalogs(t *testing.T) (dir string, cc, cx *agent.Catalog) {
 		"cc/open-lead.md": claudeAgent("open-lead", ""),
 		"cc/trimmed.md":   "---\nname: trimmed\ndescription: d\ntools: Read, Bash, Grep\ndisallowedTools: Bash\nbudget_tokens: 5000\n---\n",
 		"cx/lead.toml":    codexAgent("lead", "workspace-write", "github"),
-		"cx/root.toml":    codexAgent("root", "danger-full-access"),
 		"cx/ro.toml":      codexAgent("ro", "read-only"),
 		"cx/inherit.toml": codexAgent("inherit", ""),
-		"cx/mcponly.toml": codexAgent("mcponly", "", "slack"),
-		"cx/badmode.toml": codexAgent("badmode", "everything"),
-		"cx/github.toml":  codexAgent("github", "read-only", "github"),
 	})
-	var err error
-	lim := plan.DefaultLimits
-	if cc, err = agent.Load(context.Background(), agent.ClaudeCode, []string{filepath.Join(dir, "cc")}, lim); err != nil {
-		t.Fatal(err)
-	}
-	if cx, err = agent.Load(context.Background(), agent.Codex, []string{filepath.Join(dir, "cx")}, lim); err != nil {
-		t.Fatal(err)
-	}
-	return dir, cc, cx
-}
-
-func asJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-// The caller's own definition, translated like a child's, is the parent
-// block: its tools unless it inherits them (or, for Codex, its sandbox),
-// its budget when the definition states one, depth 1.
-func TestCallerParent(t *testing.T) {
-	_, cc, cx := catalogs(t)
-	for _, tc := range []struct {
-		name    string
-		host    agent.Host
-		typ     string
-		want    string
-		problem string
-	}{
-		{"tools", agent.ClaudeCode, "lead", `{"depth":1,"paths":["/w"],"role":"lead","tools":["Read","Grep","Agent"]}`, ""},
-		{"matched as the host matches", agent.ClaudeCode, "Lead", `{"depth":1,"paths":["/w"],"role":"lead","tools":["Read","Grep","Agent"]}`, ""},
-		{"disallowed removed, budget kept", agent.ClaudeCode, "trimmed", `{"budget_tokens":5000,"depth":1,"paths":["/w"],"role":"trimmed","tools":["Read","Grep"]}`, ""},
-		{"inherits", agent.ClaudeCode, "open-lead", `{"depth":1,"paths":["/w"],"role":"open-lead"}`, ""},
-		{"unknown", agent.ClaudeCode, "ghost", `{"depth":1,"paths":["/w"],"role":"ghost"}`, `the caller's own definition cannot be found (agent_id "a1"): agent type "ghost" is not defined in any agents folder`},
-		{"built in", agent.ClaudeCode, "general-purpose", `{"depth":1,"paths":["/w"],"role":"general-purpose"}`, `the caller's own definition cannot be found (agent_id "a1"): agent type "general-purpose" is built in`},
-		{"no type", agent.ClaudeCode, "", `{"depth":1,"paths":["/w"]}`, `the caller (agent_id "a1") is a sub-agent, and the payload does not name its agent_type`},
-		{"codex sandbox and servers", agent.Codex, "lead", `{"depth":1,"paths":["/w"],"role":"lead","tools":["sandbox:workspace-write","mcp__github"]}`, ""},
-		{"codex full access", agent.Codex, "root", `{"depth":1,"paths":["/w"],"role":"root","tools":["sandbox:danger-full-access"]}`, ""},
-		{"codex read-only", agent.Codex, "ro", `{"depth":1,"paths":["/w"],"role":"ro","tools":["sandbox:read-only"]}`, ""},
-		{"codex inherits the sandbox", agent.Codex, "inherit", `{"depth":1,"paths":["/w"],"role":"inherit"}`, ""},
-		{"codex mcp without sandbox", agent.Codex, "mcponly", `{"depth":1,"paths":["/w"],"role":"mcponly"}`, ""},
-		{"codex unknown sandbox bounds to nothing", agent.Codex, "badmode", `{"depth":1,"paths":["/w"],"role":"badmode","tools":[]}`, ""},
-		{"codex names exactly", agent.Codex, "Lead", `{"depth":1,"paths":["/w"],"role":"Lead"}`, `agent type "Lead" is not defined`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c := cc
-			if tc.host == agent.Codex {
-				c = cx
-			}
-			parent, problem := callerParent(agent.Call{Host: tc.host, Cwd: "/w", Caller: "a1"}, tc.typ, c)
-			if got := asJSON(t, parent); got != tc.want {
-				t.Errorf("parent %s\nwant   %s", got, tc.want)
-			}
-			if (problem == "") != (tc.problem == "") || !strings.Contains(problem, tc.problem) {
-				t.Errorf("problem %q, want it to hold %q", problem, tc.problem)
-			}
-		})
-	}
+	return dir
 }
 
 func newGate(t *testing.T, policy string) *judge.Gate {
@@ -172,9 +111,9 @@ func rules(d Decision) []string {
 // refused at the tool, and a caller whose definition cannot be found is
 // refused, never passed.
 func TestDecideNested(t *testing.T) {
-	dir, _, _ := catalogs(t)
+	dir := catalogs(t)
 	g := newGate(t, ccPolicy)
-	cfg := Config{Host: agent.ClaudeCode, AgentsDirs: []string{filepath.Join(dir, "cc")}, StateDir: filepath.Join(dir, "state")}
+	cfg := Config{Host: claudecode.Adapter{}, AgentsDirs: []string{filepath.Join(dir, "cc")}, StateDir: filepath.Join(dir, "state")}
 	for _, tc := range []struct {
 		name, typ, callerID, callerType string
 		kind                            Kind
@@ -208,51 +147,19 @@ func codexPayload(input string) []byte {
 	return []byte(`{"session_id": "s", "cwd": "/w", "hook_event_name": "PreToolUse", "tool_name": "spawn_agent", "tool_input": ` + input + `}`)
 }
 
-// A Codex brief is the message, else the items' text; what carries
-// ciphertext, or items without any text, is an unreadable brief, with the
-// reason, and no brief.
+// A Codex brief the gate cannot read reaches the judged plan as the
+// reason, in place of a brief. (How the adapter reads a brief is
+// codex.TestCodexBrief.)
 func TestCodexBrief(t *testing.T) {
-	g := newGate(t, ccPolicy)
-	for _, tc := range []struct {
-		name, input, brief, unreadable string
-	}{
-		{"message", `{"message": "Read it."}`, "Read it.", ""},
-		{"items", `{"items": [{"type": "text", "text": "One."}, {"type": "local_image", "path": "/x.png"}, {"type": "text", "text": "Two."}]}`, "One.\n\nTwo.", ""},
-		{"message wins over items", `{"message": "M.", "items": [{"type": "text", "text": "I."}]}`, "M.", ""},
-		{"nothing", `{}`, "", ""},
-		{"empty items", `{"items": []}`, "", ""},
-		{"image only", `{"items": [{"type": "local_image", "path": "/x.png"}]}`, "", "the Codex message's items carry no plain text"},
-		{"empty text only", `{"items": [{"type": "text", "text": ""}]}`, "", "the Codex message's items carry no plain text"},
-		{"items not a list", `{"items": "Do it."}`, "", "the Codex message's items are not a list"},
-		{"encrypted item", `{"items": [{"type": "text", "text": "Visible."}, {"type": "message", "encrypted_content": "gAAAA"}]}`, "", "the Codex message is encrypted"},
-		{"encrypted message object", `{"message": {"encrypted_content": "gAAAA"}}`, "", "the Codex message is encrypted"},
-		{"encrypted beside a message", `{"message": "Visible.", "encrypted_content": "gAAAA"}`, "", "the Codex message is encrypted"},
-		{"deep", `{"items": [{"type": "x", "content": [{"parts": [{"encrypted_content": null}]}]}]}`, "", "the Codex message is encrypted"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			sp, isSpawn, err := readPayload(context.Background(), g, agent.Codex, codexPayload(tc.input))
-			if err != nil || !isSpawn {
-				t.Fatalf("readPayload: %v %v", isSpawn, err)
-			}
-			if sp.call.Brief != tc.brief || sp.unreadable != tc.unreadable {
-				t.Fatalf("brief %q unreadable %q, want %q %q", sp.call.Brief, sp.unreadable, tc.brief, tc.unreadable)
-			}
-		})
-	}
-	// A message that is neither text nor ciphertext cannot be judged.
-	if _, _, err := readPayload(context.Background(), g, agent.Codex, codexPayload(`{"message": 3}`)); err == nil || !strings.Contains(err.Error(), "/tool_input/message") {
-		t.Fatalf("a number message: %v", err)
-	}
-	// Claude Code's prompt is its brief; nothing there is ciphertext.
-	sp, _, err := readPayload(context.Background(), g, agent.ClaudeCode, ccPayload("s", "reader", "", "", "Find it."))
-	if err != nil || sp.call.Brief != "Find it." || sp.unreadable != "" || sp.session != "s" {
-		t.Fatalf("claude code: %+v %v", sp, err)
-	}
-	// The unreadable reason reaches the judged plan in place of a brief.
-	dir, _, _ := catalogs(t)
+	dir := catalogs(t)
 	cg := newGate(t, "allowed_tools: [\"sandbox:read-only\"]\nworkspace_root: /w\nbudget_cap_tokens: 1000\n")
-	d := Decide(context.Background(), cg, Config{Host: agent.Codex, AgentsDirs: []string{filepath.Join(dir, "cx")}}, codexPayload(`{"agent_type": "ro", "items": [{"encrypted_content": "gAAAA"}]}`))
+	cfg := Config{Host: codex.Adapter{}, AgentsDirs: []string{filepath.Join(dir, "cx")}}
+	d := Decide(context.Background(), cg, cfg, codexPayload(`{"agent_type": "ro", "items": [{"encrypted_content": "gAAAA"}]}`))
 	if d.Kind != Pass || !strings.Contains(string(d.Plan), `"brief_unreadable": "the Codex message is encrypted`) || strings.Contains(string(d.Plan), `"brief":`) {
+		t.Fatalf("decided %v (%v):\n%s", d.Kind, d.Err, d.Plan)
+	}
+	d = Decide(context.Background(), cg, cfg, codexPayload(`{"agent_type": "ro", "message": "Read it."}`))
+	if d.Kind != Pass || !strings.Contains(string(d.Plan), `"brief": "Read it."`) || len(d.Children) != 1 {
 		t.Fatalf("decided %v (%v):\n%s", d.Kind, d.Err, d.Plan)
 	}
 }
@@ -349,10 +256,10 @@ func retaskBrief(nonce string) string {
 // call of the same session, through the ledger; another session has its
 // own ledger; a refused spawn hands nothing out.
 func TestLedgerAcrossCalls(t *testing.T) {
-	dir, _, _ := catalogs(t)
+	dir := catalogs(t)
 	g := retaskGate(t, "")
 	state := filepath.Join(dir, "state")
-	cfg := Config{Host: agent.ClaudeCode, AgentsDirs: []string{filepath.Join(dir, "cc")}, StateDir: state}
+	cfg := Config{Host: claudecode.Adapter{}, AgentsDirs: []string{filepath.Join(dir, "cc")}, StateDir: state}
 	decide := func(session, typ, nonce string) Decision {
 		return Decide(context.Background(), g, cfg, ccPayload(session, typ, "", "", retaskBrief(nonce)))
 	}
@@ -395,10 +302,10 @@ func TestLedgerAcrossCalls(t *testing.T) {
 // Hooks racing on one session each keep their nonce, and a nonce two of
 // them race with passes once.
 func TestLedgerRacingHooks(t *testing.T) {
-	dir, _, _ := catalogs(t)
+	dir := catalogs(t)
 	g := retaskGate(t, "")
 	state := filepath.Join(dir, "state")
-	cfg := Config{Host: agent.ClaudeCode, AgentsDirs: []string{filepath.Join(dir, "cc")}, StateDir: state}
+	cfg := Config{Host: claudecode.Adapter{}, AgentsDirs: []string{filepath.Join(dir, "cc")}, StateDir: state}
 	const n = 12
 	kinds := make([]Kind, 2*n)
 	var wg sync.WaitGroup
@@ -428,11 +335,11 @@ func TestLedgerRacingHooks(t *testing.T) {
 // A ledger the hook cannot read, parse or lock in time means the spawn
 // cannot be judged: never a pass. Without brief_retask nothing is read.
 func TestLedgerFailsClosed(t *testing.T) {
-	dir, _, _ := catalogs(t)
+	dir := catalogs(t)
 	state := filepath.Join(dir, "state")
 	file := ledger.Path(state, "s")
 	write(t, dir, map[string]string{strings.TrimPrefix(file, dir+"/"): "{\"nonces_sha256\": [\"R-plain\"]}"})
-	cfg := Config{Host: agent.ClaudeCode, AgentsDirs: []string{filepath.Join(dir, "cc")}, StateDir: state}
+	cfg := Config{Host: claudecode.Adapter{}, AgentsDirs: []string{filepath.Join(dir, "cc")}, StateDir: state}
 	payload := ccPayload("s", "reader", "", "", retaskBrief("R-x"))
 	if d := Decide(context.Background(), newGate(t, ccPolicy), cfg, payload); d.Kind != Pass {
 		t.Fatalf("without brief_retask the ledger was read: %v %v", d.Kind, d.Err)
@@ -445,7 +352,7 @@ func TestLedgerFailsClosed(t *testing.T) {
 	if d := Decide(context.Background(), g, cfg, ccPayload("", "reader", "", "", retaskBrief("R-x"))); d.Kind != Fail || !strings.Contains(d.Err.Error(), "/session_id") {
 		t.Fatalf("no session: %v %v", d.Kind, d.Err)
 	}
-	if d := Decide(context.Background(), g, Config{Host: agent.ClaudeCode, AgentsDirs: cfg.AgentsDirs}, payload); d.Kind != Fail || !strings.Contains(d.Err.Error(), "no state directory") {
+	if d := Decide(context.Background(), g, Config{Host: claudecode.Adapter{}, AgentsDirs: cfg.AgentsDirs}, payload); d.Kind != Fail || !strings.Contains(d.Err.Error(), "no state directory") {
 		t.Fatalf("no state directory: %v %v", d.Kind, d.Err)
 	}
 	// Held by another hook past the deadline.
@@ -464,5 +371,92 @@ func TestLedgerFailsClosed(t *testing.T) {
 	var e *judge.Error
 	if d.Kind != Fail || !errors.As(d.Err, &e) || e.Kind != judge.Timeout {
 		t.Fatalf("a held ledger: %v %v", d.Kind, d.Err)
+	}
+}
+
+// readPayload reads what every host's payload is: a JSON object, within
+// the limits, from a PreToolUse hook.
+func TestReadPayload(t *testing.T) {
+	g := newGate(t, ccPolicy)
+	for _, tc := range []struct {
+		name, payload, err string
+		kind               judge.Kind
+	}{
+		{"a list", `[1]`, "hook payload: the payload must be a JSON object", judge.Document},
+		{"another hook", `{"hook_event_name": "PostToolUse", "tool_name": "Agent"}`, "hook payload: /hook_event_name: the hook runs on \"PostToolUse\", and only a PreToolUse hook can stop a spawn: wire it to PreToolUse", judge.Document},
+		{"an event that is not a string", `{"hook_event_name": 1}`, "hook payload: /hook_event_name: the hook runs on 1, and only a PreToolUse hook can stop a spawn: wire it to PreToolUse", judge.Document},
+		{"not JSON", `{"a": `, "", judge.Document},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := readPayload(context.Background(), g, []byte(tc.payload))
+			var e *judge.Error
+			if !errors.As(judge.AsError(payloadSource, err), &e) || e.Kind != tc.kind || tc.err != "" && e.Error() != tc.err {
+				t.Fatalf("readPayload error %v, want %v %q", err, tc.kind, tc.err)
+			}
+			// Decide says the same, and never passes.
+			if d := Decide(context.Background(), g, Config{Host: claudecode.Adapter{}, AgentsDirs: []string{}}, []byte(tc.payload)); d.Kind != Fail {
+				t.Fatalf("decided %v", d.Kind)
+			}
+		})
+	}
+	obj, err := readPayload(context.Background(), g, []byte(`{"tool_name": "Agent", "n": 1}`))
+	if err != nil || obj["tool_name"] != "Agent" {
+		t.Fatalf("a payload without hook_event_name: %v, %v", obj, err)
+	}
+	opts := judge.DefaultOptions()
+	opts.Limits.MaxBytes = int64(len(ccPolicy))
+	small, err := judge.NewWithPolicy(context.Background(), opts, "policy.yaml", []byte(ccPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = readPayload(context.Background(), small, []byte(`{"tool_name": "Agent", "pad": "`+strings.Repeat("x", len(ccPolicy))+`"}`))
+	var e *judge.Error
+	if !errors.As(err, &e) || e.Kind != judge.Limit || e.Limit != "max-bytes" {
+		t.Fatalf("a payload over the limit: %v", err)
+	}
+}
+
+// Without --agents-dir, Claude Code's adapter needs the environment Claude
+// Code gives its command hooks; without it the spawn cannot be judged,
+// and is blocked.
+func TestDecideClaudeEnvironment(t *testing.T) {
+	g := newGate(t, ccPolicy)
+	d := Decide(context.Background(), g, Config{Host: claudecode.Adapter{}}, ccPayload("s", "reader", "", "", "Do it."))
+	var e *judge.Error
+	if d.Kind != Fail || !errors.As(d.Err, &e) || !strings.Contains(e.Error(), "CLAUDE_PROJECT_DIR is not set") {
+		t.Fatalf("decided %v, %v", d.Kind, d.Err)
+	}
+	// A call that starts no sub-agent is let through before any of it is
+	// needed.
+	p := strings.Replace(string(ccPayload("s", "reader", "", "", "x")), `"tool_name":"Agent"`, `"tool_name":"Bash"`, 1)
+	if d := Decide(context.Background(), g, Config{Host: claudecode.Adapter{}}, []byte(p)); d.Kind != Ignore {
+		t.Fatalf("a Bash call: %v %v", d.Kind, d.Err)
+	}
+}
+
+// The reason of a spawn of several children names each refused child,
+// with its own violations and lines, and leaves out the ones that pass.
+func TestReasonSeveralChildren(t *testing.T) {
+	child := func(role, file string, lines map[string]int) agent.Translation {
+		return agent.Translation{Child: map[string]any{"role": role}, File: file, Lines: lines}
+	}
+	children := []agent.Translation{
+		child("ok", "/a/ok.md", nil),
+		child("wide", "/a/wide.md", map[string]int{"/tools/1": 4}),
+		child("loose", "", nil),
+	}
+	res := report.Result{Children: []report.Child{
+		{Index: 0},
+		{Index: 1, Violations: []report.Violation{{Rule: "tools.allowlist", Path: "/plan/1/tools/1", Message: "tool \"Bash\" is not allowed"}}},
+		{Index: 2, Violations: []report.Violation{{Rule: "agent.definition", Path: "/plan/2", Message: "no definition"}}},
+	}}
+	want := "spawngate refused this sub-agent: wide (/a/wide.md)\n- tools.allowlist /tools/1 (line 4): tool \"Bash\" is not allowed\n\nspawngate refused this sub-agent: loose\n- agent.definition /: no definition"
+	if got := reason(children, res); got != want {
+		t.Errorf("reason =\n%q\nwant\n%q", got, want)
+	}
+	// One child: its line even without violations of its own.
+	one := reason(children[1:2], report.Result{Children: []report.Child{{Index: 0, Violations: []report.Violation{{Rule: "r", Path: "/plan/0/tools/1", Message: "m"}}}}})
+	if one != "spawngate refused this sub-agent: wide (/a/wide.md)\n- r /tools/1 (line 4): m" {
+		t.Errorf("one child: %q", one)
 	}
 }

@@ -18,9 +18,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/spawngate/spawngate/internal/agent"
 	"github.com/spawngate/spawngate/internal/decisionlog"
 	"github.com/spawngate/spawngate/internal/hook"
+	"github.com/spawngate/spawngate/internal/host"
+	"github.com/spawngate/spawngate/internal/hosts"
 	"github.com/spawngate/spawngate/internal/judge"
 	"github.com/spawngate/spawngate/internal/report"
 )
@@ -35,11 +36,12 @@ type Config struct {
 	// MaxConcurrent bounds the decisions evaluated at once; a request that
 	// waits past its timeout for a turn is answered 503.
 	MaxConcurrent int
-	// AgentsDirs, Home, Budget and Getenv are the hooks' (see hook.Config).
+	// AgentsDirs, Home and Budget are the hooks' (see hook.Config). The
+	// environment a hook reads is the session's, which an HTTP hook sends
+	// in headers (sessionEnv), never the server's own.
 	AgentsDirs []string
 	Home       string
 	Budget     json.Number
-	Getenv     func(string) string
 	// Token, when set, must come as "Authorization: Bearer <token>".
 	Token []byte
 	// DecisionLog, when set, gets one JSON line per decision; LogInput adds
@@ -219,8 +221,13 @@ func (s *Server) Drain() { s.draining.Store(true) }
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/v1/check", s.check)
-	mux.HandleFunc("/v1/hooks/claude-code", s.hook(agent.ClaudeCode))
-	mux.HandleFunc("/v1/hooks/codex", s.hook(agent.Codex))
+	for _, a := range hosts.All {
+		mux.HandleFunc("/v1/hooks/"+a.Name(), s.hook(a))
+	}
+	// Any other path under /v1/hooks/ (a typo, a trailing slash, another
+	// case) is still answered as a hook: refused. A 404 would let Claude
+	// Code's HTTP hook spawn the child.
+	mux.HandleFunc("/v1/hooks/", s.unknownHook)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		io.WriteString(w, "ok\n")
@@ -363,10 +370,10 @@ func (s *Server) check(w http.ResponseWriter, r *http.Request) {
 // cannot judge (a bad payload, a missing token, a timeout, shutting
 // down), is the deny JSON, because Claude Code lets the spawn through on
 // an answer that is not 2xx, and Codex on anything but a deny.
-func (s *Server) hook(host agent.Host) http.HandlerFunc {
+func (s *Server) hook(adapter host.Adapter) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		d := decision{path: "/v1/hooks/" + string(host), requestedBy: r.RemoteAddr, policy: s.state.Load().digest, checks: s.state.Load().checks}
+		d := decision{path: "/v1/hooks/" + adapter.Name(), requestedBy: r.RemoteAddr, policy: s.state.Load().digest, checks: s.state.Load().checks}
 		deny := func(kind, reason string) {
 			w.Header().Set("Content-Type", "application/json")
 			w.Write(hook.DenyJSON(reason))
@@ -402,7 +409,7 @@ func (s *Server) hook(host agent.Host) http.HandlerFunc {
 			cannot("busy", "no turn to evaluate came before the request ended")
 			return
 		}
-		cfg := hook.Config{Host: host, AgentsDirs: s.cfg.AgentsDirs, Home: s.cfg.Home, Budget: s.cfg.Budget, Getenv: s.cfg.Getenv}
+		cfg := hook.Config{Host: adapter, AgentsDirs: s.cfg.AgentsDirs, Home: s.cfg.Home, Budget: s.cfg.Budget, Getenv: sessionEnv(r)}
 		dec := hook.Decide(r.Context(), st.gate, cfg, body)
 		done()
 		if dec.Plan != nil {
@@ -428,4 +435,25 @@ func (s *Server) hook(host agent.Host) http.HandlerFunc {
 			cannot(kind, s.cfg.Say(dec.Err))
 		}
 	}
+}
+
+// EnvHeader is the prefix of the headers that carry the session's
+// environment to an HTTP hook: EnvHeader+"CLAUDE_PROJECT_DIR" carries
+// CLAUDE_PROJECT_DIR (Claude Code fills a header from its environment
+// when the hook's allowedEnvVars names the variable).
+const EnvHeader = "X-Spawngate-Env-"
+
+// sessionEnv reads the session's environment from a request's headers.
+func sessionEnv(r *http.Request) func(string) string {
+	return func(name string) string { return r.Header.Get(EnvHeader + name) }
+}
+
+// unknownHook answers a request under /v1/hooks/ that names no host the
+// server knows: refused, in the protocol every host reads as a refusal.
+func (s *Server) unknownHook(w http.ResponseWriter, r *http.Request) {
+	reason := fmt.Sprintf("spawngate could not judge this sub-agent, so it is refused: no hook is served at %s (the hooks are %s)", r.URL.Path, "/v1/hooks/"+strings.Join(hosts.Names(), ", /v1/hooks/"))
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(hook.DenyJSON(reason))
+	s.metrics.observe(string(report.Error), "usage", nil, 0)
+	s.logDecision(decision{path: r.URL.Path, requestedBy: r.RemoteAddr, err: reason, verdict: report.Error, policy: s.state.Load().digest, checks: s.state.Load().checks}, 0)
 }

@@ -1,4 +1,4 @@
-package agent
+package claudecode
 
 import (
 	"bytes"
@@ -9,34 +9,35 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/spawngate/spawngate/internal/agent"
 	"github.com/spawngate/spawngate/internal/mutate"
 	"github.com/spawngate/spawngate/internal/plan"
 )
 
-// The fuzz targets read any bytes as a definition and hold the reader to
+// The fuzz target reads any bytes as a definition and holds the reader to
 // the invariants the rest of the package, and the hook, rely on:
 //
-//   - Reading never panics, and gives a *Definition of the host, of the
-//     file, with a non-nil Lines.
-//   - Every definition is in one of three states, and Resolve tells them
+//   - Reading never panics, and gives a *agent.Definition of the file,
+//     with a non-nil Lines.
+//   - Every definition is in one of three states, and resolve tells them
 //     apart by Skipped and Err alone:
-//     skipped (Skipped != ""): the host loads nothing from the file, and
-//     Resolve passes it over (Claude Code only: ReadCodex never skips);
-//     broken (Skipped == "", Err != nil): Resolve refuses the spawn of its
+//     skipped (Skipped != ""): Claude Code loads nothing from the file,
+//     and resolve passes it over;
+//     broken (Skipped == "", Err != nil): resolve refuses the spawn of its
 //     Name, or of any type while Name is "";
 //     usable (Skipped == "", Err == nil): Fields is not nil, Name is the
-//     non-empty string Fields["name"] and the description is a string
-//     (for Claude Code a non-empty one, and a name without ':' or a
-//     leading '-').
-//   - Claude Code: settings come only from a frontmatter the strict reader
-//     read, so Fields != nil means Err == nil; a broken file that is not
-//     skipped is one the host would load, so it has the Name the lenient
-//     reading found; a file that does not start with "---" is skipped.
-//   - Codex: Fields is nil exactly when the TOML did not parse, and then
-//     no line is known either.
+//     non-empty string Fields["name"], without ':' or a leading '-', and
+//     the description a non-empty string.
+//   - Settings come only from a frontmatter the strict reader read, so
+//     Fields != nil means Err == nil; a broken file that is not skipped is
+//     one the host would load, so it has the Name the lenient reading
+//     found (unless a "---" inside the frontmatter ends it early for the
+//     host: then no name may be found, and the file refuses every type of
+//     its folder); a file that does not start with "---" is skipped.
 //   - Err names the file; ParseProblem is one line.
 //   - Fields is JSON-shaped (maps, lists, strings, booleans, null and
 //     json.Number holding a valid JSON number), so that a child built of
@@ -46,39 +47,26 @@ import (
 //     be robust, as the definition whatever its state) gives Plan() bytes
 //     that are the same on every call, that the gate's strict loader reads
 //     into one child without a document error, and whose facts say what
-//     the definition and the call say. A child with schema issues is fine:
-//     those are refusals. A limit error is fine too: a definition can list
-//     more tools than a child may (max-child-entries), or nest its values
-//     deeper, and the gate then stops with an error, which never passes.
+//     the definition and the call say: every tool comes from the
+//     definition's tools, its memory (Write, Edit), its MCP servers
+//     (mcp__NAME) or its hooks (hooks). A child with schema issues is
+//     fine: those are refusals. A limit error is fine too: a definition
+//     can list more tools than a child may (max-child-entries), or nest
+//     its values deeper, and the gate then stops with an error, which
+//     never passes.
 
 func FuzzReadClaude(f *testing.F) {
 	for _, seed := range claudeSeeds() {
 		f.Add(seed)
 	}
-	f.Fuzz(readProperty(f, ClaudeCode))
-}
-
-func FuzzReadCodex(f *testing.F) {
-	for _, seed := range codexSeeds() {
-		f.Add(seed)
-	}
-	f.Fuzz(readProperty(f, Codex))
+	f.Fuzz(readProperty(f))
 }
 
 // TestFuzzReadClaudeShort runs FuzzReadClaude's property over inputs
 // mutated from its seeds.
 func TestFuzzReadClaudeShort(t *testing.T) {
-	check := readProperty(t, ClaudeCode)
+	check := readProperty(t)
 	for _, in := range mutate.Bytes(claudeSeeds(), 4000, 1) {
-		check(t, in)
-	}
-}
-
-// TestFuzzReadCodexShort runs FuzzReadCodex's property over inputs mutated
-// from its seeds.
-func TestFuzzReadCodexShort(t *testing.T) {
-	check := readProperty(t, Codex)
-	for _, in := range mutate.Bytes(codexSeeds(), 4000, 1) {
 		check(t, in)
 	}
 }
@@ -89,41 +77,21 @@ func claudeSeeds() [][]byte {
 		seeds = append(seeds, []byte(tc.data))
 	}
 	for _, tc := range translateCases {
-		if tc.host == ClaudeCode && tc.def != "" {
+		if tc.def != "" {
 			seeds = append(seeds, []byte(tc.def))
 		}
 	}
-	seeds = append(seeds, exampleSeeds("claude-code", "*.md")...)
+	seeds = append(seeds, exampleSeeds()...)
 	return append(seeds,
 		[]byte(md("tools: mcp__github__get, Bash(git diff:*)\ndisallowedTools: [mcp__github, 'mcp__*', 'mcp__x__*']\npermissionMode: manual\nmodel: inherit\nbudget_tokens: 10\n")),
+		[]byte(md("tools: Read\nmemory: project\nmcpServers: [github, {slack: {command: s}}, 5]\nhooks: {Stop: []}\n")),
 		[]byte("---\r\nname: a\r\ndescription: d\r\ntools:\r\n  - Read\r\n---"),
 	)
 }
 
-func codexSeeds() [][]byte {
-	var seeds [][]byte
-	for _, tc := range codexCases {
-		seeds = append(seeds, []byte(tc.data))
-	}
-	for _, tc := range translateCases {
-		if tc.host == Codex && tc.def != "" {
-			seeds = append(seeds, []byte(tc.def))
-		}
-	}
-	seeds = append(seeds, exampleSeeds("codex", "*.toml")...)
-	return append(seeds,
-		[]byte(codexTOML("sandbox_mode = \"read-only\"\nbudget_tokens = 1\nmodel = \"m\"\n[mcp_servers.a]\ncommand = \"a\"\n[mcp_servers.b.env]\nX = 1\n")),
-		[]byte(codexTOML("mcp_servers = { a = { command = \"a\" }, b = 5 }\nsandbox_mode = [\"read-only\"]\nx = 1979-05-27T07:32:00Z\n")),
-	)
-}
-
-// exampleSeeds reads the example definitions of a host.
-func exampleSeeds(example, pattern string) [][]byte {
-	host := ClaudeCode
-	if example == "codex" {
-		host = Codex
-	}
-	files, _ := filepath.Glob(filepath.Join("..", "..", "examples", example, Folder(host), pattern))
+// exampleSeeds reads the example's definitions.
+func exampleSeeds() [][]byte {
+	files, _ := filepath.Glob(filepath.Join("..", "..", "..", "examples", "claude-code", Folder, "*.md"))
 	var seeds [][]byte
 	for _, f := range files {
 		if data, err := os.ReadFile(f); err == nil {
@@ -133,23 +101,15 @@ func exampleSeeds(example, pattern string) [][]byte {
 	return seeds
 }
 
-func readProperty(tb testing.TB, host Host) func(t *testing.T, data []byte) {
+func readProperty(tb testing.TB) func(t *testing.T, data []byte) {
 	loader, err := plan.NewLoader(plan.DefaultLimits)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	file := "/repo/" + filepath.ToSlash(Folder(host)) + "/agent.md"
-	if host == Codex {
-		file = "/repo/" + filepath.ToSlash(Folder(host)) + "/agent.toml"
-	}
+	file := "/repo/" + filepath.ToSlash(Folder) + "/agent.md"
 	return func(t *testing.T, data []byte) {
-		var d *Definition
-		if host == Codex {
-			d = ReadCodex(file, data)
-		} else {
-			d = ReadClaude(context.Background(), file, data, plan.DefaultLimits)
-		}
-		if err := checkDefinition(d, host, file, data); err != nil {
+		d := ReadClaude(context.Background(), file, data, plan.DefaultLimits)
+		if err := checkDefinition(d, file, data); err != nil {
 			t.Fatalf("%v\ninput %q\nread  %+v", err, data, d)
 		}
 		usable := d.Skipped == "" && d.Err == nil
@@ -158,26 +118,29 @@ func readProperty(tb testing.TB, host Host) func(t *testing.T, data []byte) {
 			why = d.ParseProblem()
 		}
 		lineCount := bytes.Count(data, []byte("\n")) + 1
-		for _, call := range []Call{
-			{Host: host, Type: d.Name, Cwd: "/repo", Budget: "1000"},
-			{Host: host, Cwd: "/repo", SessionMode: "bypassPermissions", Model: "call-model", EnvModel: "env-model", Brief: "b", ID: "id", Caller: "lead"},
+		for _, c := range []call{
+			{Call: agent.Call{Host: Name, Type: d.Name, Paths: []string{"/repo"}, Budget: "1000"}},
+			{Call: agent.Call{Host: Name, Type: DefaultType, Paths: []string{"/repo"}, Brief: "b", ID: "id", Caller: "lead"}, SessionMode: "bypassPermissions", Model: "call-model", EnvModel: "env-model"},
 		} {
+			if c.Type == "" {
+				c.Type = DefaultType // as the adapter asks for a type
+			}
 			if usable {
-				tr := Translate(call, d, "")
-				if err := checkTranslation(loader, tr, call, d, lineCount); err != nil {
+				tr := translate(c, d, "")
+				if err := checkTranslation(loader, tr, c, d, lineCount); err != nil {
 					t.Fatalf("%v\ninput %q\nplan  %s", err, data, tr.Plan())
 				}
 			} else {
-				tr := Translate(call, nil, why)
-				if err := checkTranslation(loader, tr, call, nil, lineCount); err != nil {
+				tr := translate(c, nil, why)
+				if err := checkTranslation(loader, tr, c, nil, lineCount); err != nil {
 					t.Fatalf("%v\ninput %q\nplan  %s", err, data, tr.Plan())
 				}
 				if tr.Child["agent"].(map[string]any)["problem"] != why {
 					t.Fatalf("problem fact %v, want %q", tr.Child["agent"], why)
 				}
-				// Translate is only ever given a usable definition, but
+				// translate is only ever given a usable definition, but
 				// nothing read makes it fail.
-				tr = Translate(call, d, "")
+				tr = translate(c, d, "")
 				if _, err := loadTranslation(loader, tr); err != nil {
 					t.Fatalf("%v\ninput %q\nplan  %s", err, data, tr.Plan())
 				}
@@ -187,12 +150,12 @@ func readProperty(tb testing.TB, host Host) func(t *testing.T, data []byte) {
 }
 
 // checkDefinition checks the invariants of a definition read from data.
-func checkDefinition(d *Definition, host Host, file string, data []byte) error {
+func checkDefinition(d *agent.Definition, file string, data []byte) error {
 	switch {
 	case d == nil:
 		return errors.New("nil definition")
-	case d.Host != host || d.File != file:
-		return fmt.Errorf("Host, File = %q, %q", d.Host, d.File)
+	case d.File != file:
+		return fmt.Errorf("File = %q", d.File)
 	case d.Lines == nil:
 		return errors.New("nil Lines")
 	case d.Err != nil && d.Err.Source != file:
@@ -211,33 +174,23 @@ func checkDefinition(d *Definition, host Host, file string, data []byte) error {
 			return fmt.Errorf("a usable definition named %q, with the name field %v", d.Name, d.Fields["name"])
 		case !isString:
 			return fmt.Errorf("a usable definition with the description %v", d.Fields["description"])
-		case host == ClaudeCode && (desc == "" || strings.Contains(name, ":") || strings.HasPrefix(name, "-")):
+		case desc == "" || strings.Contains(name, ":") || strings.HasPrefix(name, "-"):
 			return fmt.Errorf("Claude Code would skip the definition named %q, described %q", name, desc)
 		}
 	}
-	if host == Codex {
-		switch {
-		case d.Skipped != "":
-			return fmt.Errorf("a Codex definition skipped: %s", d.Skipped)
-		case d.Fields == nil && d.Err == nil:
-			return errors.New("no fields and no error")
-		case d.Fields == nil && len(d.Lines) > 0:
-			return fmt.Errorf("lines %v of a file that does not parse", d.Lines)
-		}
-	} else {
-		starts := bytes.HasPrefix(data, []byte("---\n")) || bytes.HasPrefix(data, []byte("---\r\n"))
-		switch {
-		case d.Fields != nil && d.Err != nil:
-			return fmt.Errorf("fields of a frontmatter that does not parse: %v", d.Err)
-		case d.Err != nil && d.Skipped == "" && d.Name == "":
-			return fmt.Errorf("broken, not skipped, and unnamed: %v", d.Err)
-		case !starts && d.Skipped == "" && !strings.HasPrefix(d.ParseProblem(), "line 1: the frontmatter is written oddly"):
-			// Almost frontmatter (a byte-order mark, spaces after ---) is
-			// refused under its name rather than skipped.
-			return errors.New("no frontmatter, not skipped")
-		case d.Fields == nil && len(d.Lines) > 0:
-			return fmt.Errorf("lines %v without fields", d.Lines)
-		}
+	starts := bytes.HasPrefix(data, []byte("---\n")) || bytes.HasPrefix(data, []byte("---\r\n"))
+	earlyEnd := strings.Contains(d.ParseProblem(), `a "---" inside the frontmatter ends it early`)
+	switch {
+	case d.Fields != nil && d.Err != nil:
+		return fmt.Errorf("fields of a frontmatter that does not parse: %v", d.Err)
+	case d.Err != nil && d.Skipped == "" && d.Name == "" && !earlyEnd:
+		return fmt.Errorf("broken, not skipped, and unnamed: %v", d.Err)
+	case !starts && d.Skipped == "" && !strings.HasPrefix(d.ParseProblem(), "line 1: the frontmatter is written oddly"):
+		// Almost frontmatter (a byte-order mark, spaces after ---) is
+		// refused under its name rather than skipped.
+		return errors.New("no frontmatter, not skipped")
+	case d.Fields == nil && len(d.Lines) > 0:
+		return fmt.Errorf("lines %v without fields", d.Lines)
 	}
 	if d.Fields != nil {
 		if err := jsonShaped(d.Fields); err != nil {
@@ -286,7 +239,7 @@ func jsonShaped(v any) error {
 
 // loadTranslation has the gate's loader read a translation's plan, and
 // says whether it stopped at a limit.
-func loadTranslation(loader *plan.Loader, tr Translation) (limited bool, err error) {
+func loadTranslation(loader *plan.Loader, tr agent.Translation) (limited bool, err error) {
 	b := tr.Plan()
 	if again := tr.Plan(); !bytes.Equal(b, again) {
 		return false, errors.New("Plan() gives other bytes on a second call")
@@ -305,7 +258,7 @@ func loadTranslation(loader *plan.Loader, tr Translation) (limited bool, err err
 }
 
 // checkTranslation checks a translation of a spawn of def (nil for none).
-func checkTranslation(loader *plan.Loader, tr Translation, call Call, def *Definition, lineCount int) error {
+func checkTranslation(loader *plan.Loader, tr agent.Translation, c call, def *agent.Definition, lineCount int) error {
 	if _, err := loadTranslation(loader, tr); err != nil {
 		return err
 	}
@@ -314,7 +267,7 @@ func checkTranslation(loader *plan.Loader, tr Translation, call Call, def *Defin
 		return fmt.Errorf("agent block %v", tr.Child["agent"])
 	}
 	mode, _ := facts["permission_mode"].(string)
-	if unreadableMode(call, def) {
+	if unreadableMode(c, def) {
 		// A mode the gate cannot read is kept as written for the schema
 		// to refuse: it is neither dropped nor read as the default.
 		mode = "as written"
@@ -322,20 +275,16 @@ func checkTranslation(loader *plan.Loader, tr Translation, call Call, def *Defin
 			return fmt.Errorf("permission_mode %v, written %v", facts["permission_mode"], def.Fields["permissionMode"])
 		}
 	}
-	typ := call.Type
-	if typ == "" {
-		typ = DefaultType(call.Host)
-	}
 	switch {
-	case facts["host"] != string(call.Host) || facts["type"] != typ:
+	case facts["host"] != Name || facts["type"] != c.Type:
 		return fmt.Errorf("facts host, type = %v, %v", facts["host"], facts["type"])
 	case mode == "":
 		return fmt.Errorf("permission_mode %v", facts["permission_mode"])
-	case call.SessionMode == "bypassPermissions" && mode != "bypassPermissions":
+	case c.SessionMode == "bypassPermissions" && mode != "bypassPermissions":
 		return fmt.Errorf("a session bypassing permissions, a child in %q", mode)
-	case call.EnvModel != "" && tr.Child["model"] != call.EnvModel:
-		return fmt.Errorf("model %v, forced %q", tr.Child["model"], call.EnvModel)
-	case call.Caller != "" && facts["caller"] != call.Caller:
+	case c.EnvModel != "" && tr.Child["model"] != c.EnvModel:
+		return fmt.Errorf("model %v, forced %q", tr.Child["model"], c.EnvModel)
+	case c.Caller != "" && facts["caller"] != c.Caller:
 		return fmt.Errorf("caller %v", facts["caller"])
 	}
 	for p := range tr.Lines {
@@ -356,30 +305,65 @@ func checkTranslation(loader *plan.Loader, tr Translation, call Call, def *Defin
 		return fmt.Errorf("facts definition %v, File %q, role %v", facts["definition"], tr.File, tr.Child["role"])
 	}
 	tools, listed := tr.Child["tools"].([]any)
-	if def.Host == Codex {
-		if _, set := facts["sandbox_mode"]; !set || !listed {
-			return fmt.Errorf("a Codex child without a sandbox fact or a tools list: %v", tr.Child)
-		}
-		return nil
-	}
 	inherits, _ := facts["inherits_tools"].(bool)
 	_, hasTools := tr.Child["tools"]
 	if inherits == hasTools || hasTools && !listed {
 		return fmt.Errorf("inherits_tools %v with tools %v", facts["inherits_tools"], tr.Child["tools"])
 	}
-	if entries, _ := toolList(def.Fields["tools"], def.Lines, "tools"); len(tools) > len(entries) {
-		return fmt.Errorf("%d tools from %d entries", len(tools), len(entries))
+	granted := grants(def)
+	for _, tool := range tools {
+		if !slices.ContainsFunc(granted, func(g any) bool { return reflect.DeepEqual(g, tool) }) {
+			return fmt.Errorf("tool %v comes from nothing the definition grants (%v)", tool, granted)
+		}
 	}
 	return nil
 }
 
-// unreadableMode says whether def sets a Claude Code permissionMode that is
-// not a string (null included) and the session does not override it.
-func unreadableMode(call Call, def *Definition) bool {
-	if def == nil || call.Host != ClaudeCode {
+// grants lists every tool a definition can give its child: its tools, and
+// what its memory, MCP servers and hooks add.
+func grants(def *agent.Definition) []any {
+	out, _ := toolList(def.Fields["tools"], def.Lines, "tools")
+	if m, ok := def.Fields["memory"]; ok && m != nil && m != false {
+		out = append(out, "Write", "Edit")
+	}
+	var servers func(v any)
+	servers = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for name := range v {
+				out = append(out, "mcp__"+name)
+			}
+		case []any:
+			for _, s := range v {
+				if name, ok := s.(string); ok {
+					out = append(out, "mcp__"+name)
+					continue
+				}
+				if obj, ok := s.(map[string]any); ok {
+					servers(obj)
+					continue
+				}
+				out = append(out, s)
+			}
+		case nil:
+		default:
+			out = append(out, v)
+		}
+	}
+	servers(def.Fields["mcpServers"])
+	if h, ok := def.Fields["hooks"]; ok && h != nil {
+		out = append(out, "hooks")
+	}
+	return out
+}
+
+// unreadableMode says whether def sets a permissionMode that is not a
+// string (null included) and the session does not override it.
+func unreadableMode(c call, def *agent.Definition) bool {
+	if def == nil {
 		return false
 	}
 	raw, set := def.Fields["permissionMode"]
 	_, isString := raw.(string)
-	return set && !isString && sessionMode(call, "") == ""
+	return set && !isString && sessionMode(c, "") == ""
 }

@@ -1,0 +1,199 @@
+package claudecode
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/host"
+)
+
+// Name is Claude Code's name in commands, URLs and plans.
+const Name = "claude-code"
+
+// Adapter is Claude Code.
+type Adapter struct{}
+
+var _ host.Adapter = Adapter{}
+
+// Name implements host.Adapter.
+func (Adapter) Name() string { return Name }
+
+// SpawnTools are the tools under which a Claude Code PreToolUse payload
+// can start a sub-agent: Agent (the payload says Agent even when the model
+// calls it Task, its name before v2.1.63), Skill (a skill with context:
+// fork runs in a sub-agent) and Workflow (a script that starts agents).
+func (Adapter) SpawnTools() []string { return []string{"Agent", "Task", "Skill", "Workflow"} }
+
+// DefinitionsFolder implements host.Adapter.
+func (Adapter) DefinitionsFolder() string { return Folder }
+
+// Spawn implements host.Adapter.
+func (Adapter) Spawn(ctx context.Context, payload map[string]any, env host.Env) (*host.Spawn, error) {
+	p := host.Read(payload)
+	tool, err := p.Tool()
+	if err != nil {
+		return nil, err
+	}
+	switch tool {
+	case "Agent", "Task", "Skill", "Workflow":
+	default:
+		return nil, nil
+	}
+	input, err := p.Input()
+	if err != nil {
+		return nil, err
+	}
+	sp := &host.Spawn{Session: p.String("session_id")}
+	c := call{Call: agent.Call{Host: Name, ID: p.String("tool_use_id"), Caller: p.String("agent_id"), Budget: env.Budget}}
+	c.SessionMode = p.String("permission_mode")
+	callerType := p.String("agent_type")
+	cwd := p.Cwd()
+	var callCwd string
+	if tool == "Agent" || tool == "Task" {
+		// The call's own fields first, so that a payload that is wrong
+		// says so before the session is looked at.
+		c.Type = p.InputString(input, "subagent_type")
+		c.Model = p.InputString(input, "model")
+		c.Brief = p.InputString(input, "prompt")
+		c.Mode = p.InputString(input, "mode")
+		c.Isolation = p.InputString(input, "isolation")
+		callCwd = p.InputString(input, "cwd")
+	}
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	s, err := readSession(env, cwd, env.AgentsDirs != nil)
+	if err != nil {
+		return nil, err
+	}
+	c.Paths = []string{s.project}
+	if cwd != s.project {
+		// The shell's directory has moved since the session started: the
+		// child may work in either.
+		c.Paths = append(c.Paths, cwd)
+	}
+	if env.Getenv != nil {
+		c.EnvModel = env.Getenv("CLAUDE_CODE_SUBAGENT_MODEL")
+	}
+	catalog, err := load(ctx, env, s)
+	if err != nil {
+		return nil, err
+	}
+	switch tool {
+	case "Agent", "Task":
+		if callCwd != "" {
+			// Claude Code drops a call's cwd today; judged all the same, so
+			// that a client that honours it never runs a child elsewhere
+			// unjudged.
+			c.Paths = append(c.Paths, callCwd)
+		}
+		if c.Type == "" {
+			c.Type = DefaultType
+		}
+		def, problem := resolve(catalog, c.Type)
+		sp.Children = []agent.Translation{translate(c, def, problem)}
+	case "Skill":
+		children, err := skillSpawn(ctx, env, s, catalog, c, p, input)
+		if err != nil || children == nil {
+			return nil, err
+		}
+		sp.Children = children
+	case "Workflow":
+		t, err := workflowSpawn(ctx, env, s, c, p, input)
+		if err != nil {
+			return nil, err
+		}
+		sp.Children = []agent.Translation{t}
+	}
+	for _, t := range sp.Children {
+		if b, ok := t.Child["brief"].(string); ok && sp.Brief == "" {
+			sp.Brief = b
+		}
+	}
+	if c.Caller != "" {
+		var problem string
+		sp.Parent, problem = callerParent(c, callerType, catalog)
+		if problem != "" {
+			for _, t := range sp.Children {
+				host.RefuseCaller(t, problem)
+			}
+		}
+	}
+	return sp, nil
+}
+
+// callerParent is the plan's parent block for a spawn whose caller is
+// itself a sub-agent: its own definition translated like a child's, at
+// depth 1. It says why, when that definition cannot be found (or the
+// payload does not say the caller's type); the block then bounds nothing
+// but the depth and the paths.
+func callerParent(c call, typ string, catalog *agent.Catalog) (map[string]any, string) {
+	paths := make([]any, len(c.Paths))
+	for i, p := range c.Paths {
+		paths[i] = p
+	}
+	parent := map[string]any{"depth": 1, "paths": paths}
+	if typ == "" {
+		return parent, fmt.Sprintf("the caller (agent_id %q) is a sub-agent, and the payload does not name its agent_type, so its own definition cannot be found: the gate cannot bound what it hands on", c.Caller)
+	}
+	parent["role"] = typ
+	def, problem := resolve(catalog, typ)
+	if def == nil {
+		return parent, fmt.Sprintf("the caller's own definition cannot be found (agent_id %q): %s", c.Caller, problem)
+	}
+	caller := call{Call: agent.Call{Host: Name, Type: typ, Paths: c.Paths}, SessionMode: c.SessionMode}
+	ct := translate(caller, def, "")
+	parent["role"] = ct.Child["role"]
+	if b, ok := ct.Child["budget_tokens"]; ok {
+		parent["budget_tokens"] = b
+	}
+	facts, _ := ct.Child["agent"].(map[string]any)
+	if facts["inherits_tools"] != true {
+		// As the definition gives them. A caller without tools holds
+		// whatever its own parent gave it, which the hook cannot see; the
+		// operator policy still bounds the child.
+		parent["tools"] = ct.Child["tools"]
+	}
+	return parent, ""
+}
+
+// Audit implements host.Adapter: each definition in the folder judged as
+// a spawn of its own name would be, working in env.Cwd.
+func (Adapter) Audit(ctx context.Context, folder string, env host.Env) ([]host.Audited, error) {
+	env.AgentsDirs = []string{folder}
+	catalog, err := load(ctx, env, session{})
+	if err != nil {
+		return nil, err
+	}
+	var out []host.Audited
+	for _, def := range catalog.Definitions() {
+		c := call{Call: agent.Call{Host: Name, Type: def.Name, Paths: []string{env.Cwd}, Budget: env.Budget}}
+		var problem string
+		resolved := def
+		switch {
+		case def.Skipped != "":
+			resolved, problem = nil, fmt.Sprintf("%s defines no agent: %s", def.File, def.Skipped)
+			c.Type = strings.TrimSuffix(filepath.Base(def.File), filepath.Ext(def.File))
+		case def.Err != nil:
+			resolved, problem = nil, "the definition does not parse: "+def.ParseProblem()
+			if def.Name == "" {
+				c.Type = strings.TrimSuffix(filepath.Base(def.File), filepath.Ext(def.File))
+			}
+		default:
+			// As a spawn of its name would resolve it: a second definition
+			// of the name, or an error in this one, is a refusal.
+			if r, why := resolve(catalog, def.Name); r != def {
+				resolved, problem = nil, why
+			}
+		}
+		a := host.Audited{File: def.File, Translation: translate(c, resolved, problem)}
+		if def.Err != nil {
+			a.Line = def.Err.Line
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}

@@ -1,0 +1,216 @@
+package claudecode
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/host"
+	"github.com/spawngate/spawngate/internal/plan"
+)
+
+// Folder is where Claude Code keeps agent definitions, relative to a
+// project or a home directory.
+var Folder = filepath.Join(".claude", "agents")
+
+// managedAgents is the machine-wide folder of definitions that outrank
+// every other, under the managed settings' folder.
+var managedAgents = filepath.Join("etc", "claude-code", ".claude", "agents")
+
+// Builtin lists the agent types Claude Code brings without a definition
+// file (fork is accepted by the Agent tool without being listed). Each
+// inherits every tool of its parent, or a fixed set the gate does not
+// read, unless a definition of the exact name replaces it.
+var Builtin = []string{"claude", "Explore", "general-purpose", "Plan", "statusline-setup", "fork"}
+
+// DefaultType is the type a spawn that names none asks for.
+const DefaultType = "general-purpose"
+
+// sources lists the places Claude Code takes definitions from, highest
+// precedence first: the managed folder, --agents on the command line, the
+// project's folders from the start folder up to the repository root
+// (closest first), the --add-dir folders, the user's folder. A level
+// named "--agents" holds the command line's definitions.
+func sources(env host.Env, s session) []string {
+	var dirs []string
+	if env.AgentsDirs == nil {
+		dirs = append(dirs, filepath.Join(rootOf(env), managedAgents))
+	}
+	if len(s.agents) > 0 {
+		dirs = append(dirs, agentsLevel)
+	}
+	if env.AgentsDirs != nil {
+		return append(dirs, env.AgentsDirs...)
+	}
+	if s.loads("project") {
+		for _, d := range agent.UpToRoot(s.project) {
+			dirs = append(dirs, filepath.Join(d, Folder))
+		}
+		for _, d := range s.addDirs {
+			if !filepath.IsAbs(d) {
+				d = filepath.Join(s.project, d)
+			}
+			dirs = append(dirs, filepath.Join(d, Folder))
+		}
+	}
+	if s.loads("user") && env.Home != "" {
+		dirs = append(dirs, filepath.Join(env.Home, Folder))
+	}
+	return dirs
+}
+
+// agentsLevel names the definitions given with --agents.
+const agentsLevel = "--agents on Claude Code's command line"
+
+func rootOf(env host.Env) string {
+	if env.Root != "" {
+		return env.Root
+	}
+	return string(filepath.Separator)
+}
+
+// load reads the definitions of every source: Markdown files in each
+// folder and its subfolders (links followed), and the JSON of --agents.
+func load(ctx context.Context, env host.Env, s session) (*agent.Catalog, error) {
+	var c agent.Catalog
+	for _, dir := range sources(env, s) {
+		if dir == agentsLevel {
+			f, err := commandLineAgents(s)
+			if err != nil {
+				return nil, err
+			}
+			c.Folders = append(c.Folders, f)
+			continue
+		}
+		one, err := agent.Load(ctx, []string{dir}, ".md", true, env.Limits, func(ctx context.Context, file string, data []byte) *agent.Definition {
+			return ReadClaude(ctx, file, data, env.Limits)
+		})
+		if err != nil {
+			return nil, err
+		}
+		c.Folders = append(c.Folders, one.Folders...)
+	}
+	return &c, nil
+}
+
+// commandLineAgents reads the definitions given with --agents: a JSON
+// object of definitions by name (each with the frontmatter's settings and
+// a prompt), or the name of a file holding one. A later --agents adds to
+// an earlier one, and wins for a name given twice.
+func commandLineAgents(s session) (agent.Folder, error) {
+	f := agent.Folder{Dir: agentsLevel}
+	byName := map[string]*agent.Definition{}
+	for _, a := range s.agents {
+		text, source := []byte(a.value), agentsLevel
+		if t := bytes.TrimSpace(text); len(t) == 0 || t[0] != '{' {
+			file := a.value
+			if !filepath.IsAbs(file) {
+				file = filepath.Join(s.project, file)
+			}
+			data, err := plan.ReadFile(file, 4<<20)
+			if err != nil {
+				return f, &plan.Error{Source: file, Msg: "the --agents file of Claude Code's command line cannot be read: " + plan.OneLine(err.Error())}
+			}
+			text, source = data, file
+		}
+		var defs map[string]any
+		dec := json.NewDecoder(bytes.NewReader(text))
+		dec.UseNumber()
+		if err := dec.Decode(&defs); err != nil {
+			return f, &plan.Error{Source: source, Msg: "the --agents definitions of Claude Code's command line are not a JSON object: " + plan.OneLine(err.Error())}
+		}
+		for name, v := range defs {
+			fields, ok := v.(map[string]any)
+			d := &agent.Definition{File: source, Name: name, Lines: map[string]int{}}
+			if !ok {
+				d.Err = &plan.Error{Source: source, Pointer: "/" + name, Msg: "a definition given with --agents is not an object"}
+			} else {
+				fields["name"] = name
+				d.Fields = fields
+			}
+			byName[name] = d
+		}
+	}
+	names := make([]string, 0, len(byName))
+	for n := range byName {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		f.Defs = append(f.Defs, byName[n])
+	}
+	return f, nil
+}
+
+// resolve finds the definition an agent type names as Claude Code does:
+// a definition or built-in of exactly that name first (where definitions
+// of one name meet, the higher source wins); only when none has it, a
+// match with case, spaces, '-' and '_' set aside, used when exactly one
+// name matches so. It says why none can be judged: built in, ambiguous,
+// unknown, or a definition that does not parse.
+func resolve(c *agent.Catalog, typ string) (*agent.Definition, string) {
+	key := loose(typ)
+	maybe := func(d *agent.Definition) bool { return loose(d.Name) == key }
+	if def, problem, found := c.Find(typ, maybe); found {
+		return def, problem
+	}
+	for _, b := range Builtin {
+		if b == typ {
+			return nil, fmt.Sprintf("agent type %q is built in and no agents folder defines it, so it would inherit every tool: define %s in an agents folder with the tools it may use", typ, typ)
+		}
+	}
+	if !ascii(typ) {
+		return nil, fmt.Sprintf("agent type %q is not plain ASCII, and Claude Code matches such a name after Unicode normalisation: name the type exactly as its definition does", typ)
+	}
+	var matches []string
+	for _, n := range append(c.Names(), Builtin...) {
+		if loose(n) == key && !slices.Contains(matches, n) {
+			matches = append(matches, n)
+		}
+	}
+	switch len(matches) {
+	case 0:
+		return nil, fmt.Sprintf("agent type %q is not defined in any agents folder (looked in %s)", typ, strings.Join(c.Dirs(), ", "))
+	case 1:
+		return resolve(c, matches[0])
+	}
+	sort.Strings(matches)
+	return nil, fmt.Sprintf("agent type %q matches %s once case, spaces, '-' and '_' are set aside, and Claude Code refuses such a spawn as ambiguous: name one exactly", typ, strings.Join(quoted(matches), " and "))
+}
+
+// loose is a name as Claude Code compares it when no name matches
+// exactly: lower case, without spaces, '-' or '_'.
+func loose(name string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(name) {
+		switch r {
+		case ' ', '\t', '\n', '\r', '-', '_':
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func ascii(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+func quoted(list []string) []string {
+	out := make([]string, len(list))
+	for i, s := range list {
+		out[i] = fmt.Sprintf("%q", s)
+	}
+	return out
+}

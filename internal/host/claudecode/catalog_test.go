@@ -1,0 +1,554 @@
+package claudecode
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/host"
+	"github.com/spawngate/spawngate/internal/plan"
+)
+
+// writeTree writes files under root: a path ending in "/" is a folder, a
+// content starting with "->" a symbolic link to what follows.
+func writeTree(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		path := filepath.Join(root, filepath.FromSlash(name))
+		if strings.HasSuffix(name, "/") {
+			if err := os.MkdirAll(path, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		if target, ok := strings.CutPrefix(content, "->"); ok {
+			err = os.Symlink(target, path)
+		} else {
+			err = os.WriteFile(path, []byte(content), 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// outsideRepo returns a temporary directory that no .git lies above, or
+// skips the test.
+func outsideRepo(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if root := agent.RepoRoot(dir); root != dir {
+		t.Skipf("the temporary directory %s lies in a repository at %s", dir, root)
+	}
+	return dir
+}
+
+// dirsEnv is the environment of a test that names its folders of
+// definitions itself.
+func dirsEnv(dirs ...string) host.Env {
+	return host.Env{AgentsDirs: dirs, Limits: plan.DefaultLimits}
+}
+
+func TestSearchDirs(t *testing.T) {
+	base := outsideRepo(t)
+	writeTree(t, base, map[string]string{
+		"repo/.git/":         "",
+		"repo/a/b/":          "",
+		"worktree/.git":      "gitdir: ../repo/.git/worktrees/w\n", // a worktree's .git is a file
+		"worktree/src/":      "",
+		"plain/a/":           "",
+		"repo/a/b/sub/.git/": "", // a repository nested inside another
+	})
+	j := filepath.Join
+	root := j(base, "root")
+	managed := j(root, "etc/claude-code/.claude/agents")
+	for _, tc := range []struct {
+		name string
+		env  host.Env
+		s    session
+		want []string
+	}{
+		{
+			name: "managed, then from the start folder up to the repository root, then home",
+			env:  host.Env{Root: root, Home: j(base, "home")},
+			s:    session{project: j(base, "repo/a/b")},
+			want: []string{managed, j(base, "repo/a/b/.claude/agents"), j(base, "repo/a/.claude/agents"), j(base, "repo/.claude/agents"), j(base, "home/.claude/agents")},
+		},
+		{
+			name: "at the repository root",
+			env:  host.Env{Root: root, Home: j(base, "home")},
+			s:    session{project: j(base, "repo")},
+			want: []string{managed, j(base, "repo/.claude/agents"), j(base, "home/.claude/agents")},
+		},
+		{
+			name: "a .git file marks the root too",
+			env:  host.Env{Root: root},
+			s:    session{project: j(base, "worktree/src")},
+			want: []string{managed, j(base, "worktree/src/.claude/agents"), j(base, "worktree/.claude/agents")},
+		},
+		{
+			name: "the closest repository is the root",
+			env:  host.Env{Root: root},
+			s:    session{project: j(base, "repo/a/b/sub")},
+			want: []string{managed, j(base, "repo/a/b/sub/.claude/agents")},
+		},
+		{
+			name: "outside a repository: the start folder alone, then home",
+			env:  host.Env{Root: root, Home: j(base, "home")},
+			s:    session{project: j(base, "plain/a")},
+			want: []string{managed, j(base, "plain/a/.claude/agents"), j(base, "home/.claude/agents")},
+		},
+		{
+			name: "--agents after managed; --add-dir after the project, relative to it",
+			env:  host.Env{Root: root, Home: j(base, "home")},
+			s:    session{project: j(base, "plain/a"), agents: []agentsFlag{{"{}"}}, addDirs: []string{"../x", "/abs"}},
+			want: []string{managed, agentsLevel, j(base, "plain/a/.claude/agents"), j(base, "plain/x/.claude/agents"), "/abs/.claude/agents", j(base, "home/.claude/agents")},
+		},
+		{
+			name: "--setting-sources user: no project folder, --add-dir's neither",
+			env:  host.Env{Root: root, Home: j(base, "home")},
+			s:    session{project: j(base, "plain/a"), addDirs: []string{"/abs"}, sources: []string{"user"}},
+			want: []string{managed, j(base, "home/.claude/agents")},
+		},
+		{
+			name: "--setting-sources project: no user folder",
+			env:  host.Env{Root: root, Home: j(base, "home")},
+			s:    session{project: j(base, "plain/a"), sources: []string{"project", "local"}},
+			want: []string{managed, j(base, "plain/a/.claude/agents")},
+		},
+		{
+			name: "folders given replace all but --agents",
+			env:  host.Env{Root: root, Home: j(base, "home"), AgentsDirs: []string{"/one", "/two"}},
+			s:    session{project: j(base, "plain/a"), agents: []agentsFlag{{"{}"}}},
+			want: []string{agentsLevel, "/one", "/two"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := sources(tc.env, tc.s); !slices.Equal(got, tc.want) {
+				t.Errorf("sources = %q\nwant      %q", got, tc.want)
+			}
+		})
+	}
+	if got := sources(host.Env{}, session{project: "/p"}); got[0] != filepath.Join("/", managedAgents) {
+		t.Errorf("without Root, the managed folder is %q", got[0])
+	}
+}
+
+func TestLoose(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"code-reviewer", "codereviewer"},
+		{"Code Reviewer", "codereviewer"},
+		{"CODE_REVIEWER", "codereviewer"},
+		{"  code - _reviewer  ", "codereviewer"},
+		{"-code-reviewer-", "codereviewer"},
+		{"codeReviewer", "codereviewer"},
+		{"code\treviewer\n", "codereviewer"},
+		{"code.reviewer", "code.reviewer"},
+		{"Ünïcode", "ünïcode"},
+		{"", ""},
+	} {
+		if got := loose(tc.in); got != tc.want {
+			t.Errorf("loose(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestResolve(t *testing.T) {
+	md := func(name, extra string) string {
+		return "---\nname: " + name + "\ndescription: d\n" + extra + "---\nbody\n"
+	}
+	for _, tc := range []struct {
+		name    string
+		files   map[string]string
+		dirs    []string
+		typ     string
+		want    string // the file of the definition found, relative to the tree
+		problem string // the problem, with {a} for the tree's folder a; "" when one is found
+	}{
+		{
+			name:  "the first folder that defines the type wins",
+			files: map[string]string{"a/r.md": md("reviewer", "tools: Read\n"), "b/r.md": md("reviewer", "")},
+			dirs:  []string{"a", "b"}, typ: "reviewer", want: "a/r.md",
+		},
+		{
+			name:  "a later folder when the first does not define it",
+			files: map[string]string{"a/o.md": md("other", ""), "b/r.md": md("reviewer", "")},
+			dirs:  []string{"a", "b"}, typ: "reviewer", want: "b/r.md",
+		},
+		{
+			name:  "the file's name does not matter, its frontmatter name does",
+			files: map[string]string{"a/reviewer.md": md("other", ""), "a/x.md": md("reviewer", "")},
+			dirs:  []string{"a"}, typ: "reviewer", want: "a/x.md",
+		},
+		{
+			name:  "a missing folder is passed over",
+			files: map[string]string{"b/r.md": md("reviewer", "")},
+			dirs:  []string{"missing", "b"}, typ: "reviewer", want: "b/r.md",
+		},
+		{
+			name:  "no exact match: case and separators set aside",
+			files: map[string]string{"a/cr.md": md("code-reviewer", "")},
+			dirs:  []string{"a"}, typ: "Code Reviewer", want: "a/cr.md",
+		},
+		{
+			name:  "no exact match: a definition's name is matched loosely too",
+			files: map[string]string{"a/cr.md": md("Code_Reviewer", "")},
+			dirs:  []string{"a"}, typ: "code-reviewer", want: "a/cr.md",
+		},
+		{
+			name:  "a loose match when exactly one name matches",
+			files: map[string]string{"a/cr.md": md("code-reviewer", ""), "a/o.md": md("other", "")},
+			dirs:  []string{"a"}, typ: "codereviewer", want: "a/cr.md",
+		},
+		{
+			name:  "a loose match found in a lower folder",
+			files: map[string]string{"a/o.md": md("other", ""), "b/cr.md": md("code-reviewer", "")},
+			dirs:  []string{"a", "b"}, typ: "CodeReviewer", want: "b/cr.md",
+		},
+		{
+			name:  "an exact match beats a loose one in a higher folder",
+			files: map[string]string{"a/cr.md": md("code_reviewer", ""), "b/cr.md": md("code-reviewer", "tools: Read\n")},
+			dirs:  []string{"a", "b"}, typ: "code-reviewer", want: "b/cr.md",
+		},
+		{
+			name:  "an exact match beats a loose one in the same folder",
+			files: map[string]string{"a/one.md": md("code_reviewer", ""), "a/two.md": md("code-reviewer", "tools: Read\n")},
+			dirs:  []string{"a"}, typ: "code_reviewer", want: "a/one.md",
+		},
+		{
+			name:  "two names that match loosely are ambiguous",
+			files: map[string]string{"a/one.md": md("code_reviewer", ""), "a/two.md": md("code-reviewer", "")},
+			dirs:  []string{"a"}, typ: "Code Reviewer",
+			problem: `agent type "Code Reviewer" matches "code-reviewer" and "code_reviewer" once case, spaces, '-' and '_' are set aside, and Claude Code refuses such a spawn as ambiguous: name one exactly`,
+		},
+		{
+			name:  "ambiguous across folders too",
+			files: map[string]string{"a/one.md": md("Code Reviewer", ""), "b/two.md": md("code_reviewer", "")},
+			dirs:  []string{"a", "b"}, typ: "code-reviewer",
+			problem: `agent type "code-reviewer" matches "Code Reviewer" and "code_reviewer" once case, spaces, '-' and '_' are set aside, and Claude Code refuses such a spawn as ambiguous: name one exactly`,
+		},
+		{
+			name:  "one name defined in two folders is one match, the higher one",
+			files: map[string]string{"a/cr.md": md("code-reviewer", "tools: Read\n"), "b/cr.md": md("code-reviewer", "")},
+			dirs:  []string{"a", "b"}, typ: "Code Reviewer", want: "a/cr.md",
+		},
+		{
+			name:  "a loose name matching a built-in is the built-in",
+			files: map[string]string{"a/o.md": md("other", "")},
+			dirs:  []string{"a"}, typ: "explore",
+			problem: `agent type "Explore" is built in and no agents folder defines it, so it would inherit every tool: define Explore in an agents folder with the tools it may use`,
+		},
+		{
+			name:  "a built-in's exact name beats a definition's loose one",
+			files: map[string]string{"a/gp.md": md("general_purpose", "tools: Read\n")},
+			dirs:  []string{"a"}, typ: "general-purpose",
+			problem: `agent type "general-purpose" is built in and no agents folder defines it, so it would inherit every tool: define general-purpose in an agents folder with the tools it may use`,
+		},
+		{
+			name:  "a name outside ASCII is not matched loosely",
+			files: map[string]string{"a/r.md": md("révieweur", "")},
+			dirs:  []string{"a"}, typ: "Révieweur",
+			problem: `agent type "Révieweur" is not plain ASCII, and Claude Code matches such a name after Unicode normalisation: name the type exactly as its definition does`,
+		},
+		{
+			name:  "defined twice in the winning folder",
+			files: map[string]string{"a/one.md": md("reviewer", ""), "a/team/two.md": md("reviewer", ""), "b/r.md": md("reviewer", "")},
+			dirs:  []string{"a", "b"}, typ: "reviewer",
+			problem: `agent type "reviewer" is defined twice in {a} ({a}/one.md and {a}/team/two.md): the host would pick one by file order; keep one`,
+		},
+		{
+			name:  "the definition does not parse",
+			files: map[string]string{"a/r.md": "---\nname: reviewer\ndescription: yes\n---\n", "b/r.md": md("reviewer", "")},
+			dirs:  []string{"a", "b"}, typ: "reviewer",
+			problem: `the definition of agent type "reviewer" in {a}/r.md does not parse: line 3, column 14: /description: unquoted "yes" is a boolean to YAML 1.1 parsers: quote it`,
+		},
+		{
+			name:  "a broken definition whose name matches loosely may be the one",
+			files: map[string]string{"a/r.md": "---\nname: Code_Reviewer\ndescription: yes\n---\n", "b/r.md": md("code-reviewer", "")},
+			dirs:  []string{"a", "b"}, typ: "code-reviewer",
+			problem: `agent type "code-reviewer" may be defined by {a}/r.md, which does not parse: line 3, column 14: /description: unquoted "yes" is a boolean to YAML 1.1 parsers: quote it`,
+		},
+		{
+			name:  "a definition of another name that does not parse is no problem",
+			files: map[string]string{"a/o.md": "---\nname: other\ndescription: yes\n---\n", "a/r.md": md("reviewer", "")},
+			dirs:  []string{"a"}, typ: "reviewer", want: "a/r.md",
+		},
+		{
+			name:  "an unreadable file in the folder of the match",
+			files: map[string]string{"a/gone.md": "->nowhere.md", "a/r.md": md("reviewer", "")},
+			dirs:  []string{"a"}, typ: "reviewer",
+			problem: `agent type "reviewer" may be defined by {a}/gone.md, which does not parse: `,
+		},
+		{
+			name: "files Claude Code skips define nothing",
+			files: map[string]string{
+				"a/nodesc.md":  "---\nname: reviewer\n---\n",
+				"a/colon.md":   md("'reviewer:x'", ""),
+				"a/nofront.md": "name: reviewer\n",
+				"a/notyaml.md": "---\nname: [reviewer\n---\n",
+				"a/noname.md":  "---\ndescription: yes\n---\n",
+				"b/r.md":       md("reviewer", ""),
+			},
+			dirs: []string{"a", "b"}, typ: "reviewer", want: "b/r.md",
+		},
+		{
+			name:  "a built-in type",
+			files: map[string]string{"a/r.md": md("reviewer", "")},
+			dirs:  []string{"a"}, typ: "general-purpose",
+			problem: `agent type "general-purpose" is built in and no agents folder defines it, so it would inherit every tool: define general-purpose in an agents folder with the tools it may use`,
+		},
+		{
+			name: "a built-in type with capitals",
+			dirs: []string{"a"}, typ: "Explore",
+			problem: `agent type "Explore" is built in and no agents folder defines it, so it would inherit every tool: define Explore in an agents folder with the tools it may use`,
+		},
+		{
+			name:  "a folder may define a built-in type",
+			files: map[string]string{"a/gp.md": md("general-purpose", "tools: Read\n")},
+			dirs:  []string{"a"}, typ: "general-purpose", want: "a/gp.md",
+		},
+		{
+			name:  "an unknown type",
+			files: map[string]string{"a/r.md": md("reviewer", "")},
+			dirs:  []string{"a", "b"}, typ: "nope",
+			problem: `agent type "nope" is not defined in any agents folder (looked in {a}, {b})`,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			writeTree(t, root, tc.files)
+			var dirs []string
+			for _, d := range tc.dirs {
+				dirs = append(dirs, filepath.Join(root, d))
+			}
+			c, err := load(context.Background(), dirsEnv(dirs...), session{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			def, problem := resolve(c, tc.typ)
+			want := strings.NewReplacer("{a}", filepath.Join(root, "a"), "{b}", filepath.Join(root, "b")).Replace(tc.problem)
+			switch {
+			case tc.want != "":
+				if def == nil || def.File != filepath.Join(root, filepath.FromSlash(tc.want)) || problem != "" {
+					t.Fatalf("resolve = %v, %q; want %s", def, problem, tc.want)
+				}
+				if def.Err != nil || def.Skipped != "" {
+					t.Errorf("resolved to a definition with Err %v, Skipped %q", def.Err, def.Skipped)
+				}
+			case def != nil:
+				t.Fatalf("resolve found %s, want the problem %q", def.File, want)
+			case strings.HasSuffix(want, ": ") && strings.HasPrefix(problem, want):
+			case problem != want:
+				t.Errorf("problem = %q\nwant      %q", problem, want)
+			}
+		})
+	}
+}
+
+func TestBuiltinAndDefault(t *testing.T) {
+	if !slices.Contains(Builtin, DefaultType) {
+		t.Errorf("the default type %q is not built in", DefaultType)
+	}
+	want := []string{"claude", "Explore", "general-purpose", "Plan", "statusline-setup", "fork"}
+	if !slices.Equal(Builtin, want) {
+		t.Errorf("Builtin = %q, want %q", Builtin, want)
+	}
+	c := &agent.Catalog{}
+	for _, b := range Builtin {
+		if def, problem := resolve(c, b); def != nil || !strings.Contains(problem, "is built in") {
+			t.Errorf("resolve(%q) = %v, %q", b, def, problem)
+		}
+	}
+	if Folder != filepath.Join(".claude", "agents") || (Adapter{}).DefinitionsFolder() != Folder {
+		t.Errorf("Folder = %q", Folder)
+	}
+}
+
+// sessionSpawn has the adapter translate a spawn of typ in a session that
+// started in project, with Claude Code's environment and command line,
+// and returns the definition file the child was judged by ("" for none)
+// and the problem, when there is one.
+func sessionSpawn(t *testing.T, env host.Env, project string, args []string, typ string) (file, problem string) {
+	t.Helper()
+	env.Limits = plan.DefaultLimits
+	if env.Getenv == nil {
+		env.Getenv = func(k string) string {
+			return map[string]string{"CLAUDE_PROJECT_DIR": project, "CLAUDE_PID": "4242"}[k]
+		}
+	}
+	env.CommandLine = func(pid int) ([]string, error) {
+		if pid != 4242 {
+			t.Errorf("the command line of pid %d was read", pid)
+		}
+		return args, nil
+	}
+	payload := map[string]any{"cwd": project, "tool_name": "Agent", "tool_input": map[string]any{"subagent_type": typ, "prompt": "p"}}
+	sp, err := Adapter{}.Spawn(context.Background(), payload, env)
+	if err != nil {
+		t.Fatalf("Spawn: %v", err)
+	}
+	if sp == nil || len(sp.Children) != 1 {
+		t.Fatalf("Spawn = %+v", sp)
+	}
+	facts := sp.Children[0].Child["agent"].(map[string]any)
+	file, _ = facts["definition"].(string)
+	problem, _ = facts["problem"].(string)
+	return file, problem
+}
+
+// TestResolveLevels holds the order of Claude Code's sources of
+// definitions, read as a session reads them: managed, --agents, the
+// project's folders closest first, --add-dir, the user's.
+func TestResolveLevels(t *testing.T) {
+	md := func(name, tools string) string {
+		return "---\nname: " + name + "\ndescription: d\ntools: " + tools + "\n---\nbody\n"
+	}
+	base := outsideRepo(t)
+	writeTree(t, base, map[string]string{
+		"repo/.git/":                                     "",
+		"repo/.claude/agents/r.md":                       md("reviewer", "Read, Bash"),
+		"repo/.claude/agents/top.md":                     md("top", "Read"),
+		"repo/a/.claude/agents/r.md":                     md("reviewer", "Read"),
+		"repo/a/.claude/agents/cr.md":                    md("code_reviewer", "Bash"),
+		"home/.claude/agents/cr.md":                      md("code-reviewer", "Read"),
+		"home/.claude/agents/mine.md":                    md("mine", "Read"),
+		"home/.claude/agents/top.md":                     md("top", "Bash"),
+		"extra/.claude/agents/e.md":                      md("extra-agent", "Read"),
+		"extra/.claude/agents/top.md":                    md("top", "Bash"),
+		"root/etc/claude-code/.claude/agents/managed.md": md("reviewer", "Grep"),
+	})
+	j := filepath.Join
+	project := j(base, "repo/a")
+	home := j(base, "home")
+	root := j(base, "root")
+	empty := j(base, "empty-root")
+	claude := []string{"/usr/bin/claude"}
+	for _, tc := range []struct {
+		name    string
+		root    string
+		args    []string
+		typ     string
+		want    string // the definition file, relative to base; or the start of the problem
+		problem bool
+	}{
+		{name: "the closest project folder wins", root: empty, args: claude, typ: "reviewer", want: "repo/a/.claude/agents/r.md"},
+		{name: "a farther project folder before the user's", root: empty, args: claude, typ: "top", want: "repo/.claude/agents/top.md"},
+		{name: "the managed folder outranks the project", root: root, args: claude, typ: "reviewer", want: "root/etc/claude-code/.claude/agents/managed.md"},
+		{name: "an exact name in the user's folder beats a loose one in the project's", root: empty, args: claude, typ: "code-reviewer", want: "home/.claude/agents/cr.md"},
+		{name: "the user's folder", root: empty, args: claude, typ: "mine", want: "home/.claude/agents/mine.md"},
+		{
+			name: "--agents outranks the project's file", root: empty,
+			args: []string{"claude", "--agents", `{"reviewer": {"description": "d", "prompt": "p", "tools": ["Read"]}}`},
+			typ:  "reviewer", want: agentsLevel,
+		},
+		{
+			name: "--agents= outranks the project's file too", root: empty,
+			args: []string{"claude", `--agents={"reviewer": {"description": "d", "prompt": "p"}}`},
+			typ:  "reviewer", want: agentsLevel,
+		},
+		{
+			name: "the managed folder outranks --agents", root: root,
+			args: []string{"claude", "--agents", `{"reviewer": {"description": "d", "prompt": "p"}}`},
+			typ:  "reviewer", want: "root/etc/claude-code/.claude/agents/managed.md",
+		},
+		{
+			name: "--setting-sources user drops the project's definitions", root: empty,
+			args: []string{"claude", "--setting-sources", "user"},
+			typ:  "top", want: "home/.claude/agents/top.md",
+		},
+		{
+			name: "--setting-sources user: a type only the project defines is unknown", root: empty,
+			args: []string{"claude", "--setting-sources", "user"},
+			typ:  "reviewer", want: `agent type "reviewer" is not defined in any agents folder`, problem: true,
+		},
+		{
+			name: "--add-dir adds a folder's definitions", root: empty,
+			args: []string{"claude", "--add-dir", "../../extra", "--model", "x"},
+			typ:  "extra-agent", want: "extra/.claude/agents/e.md",
+		},
+		{
+			name: "--add-dir comes after the project's folders", root: empty,
+			args: []string{"claude", "--add-dir", j(base, "extra")},
+			typ:  "top", want: "repo/.claude/agents/top.md",
+		},
+		{
+			name: "--add-dir comes before the user's folder", root: empty,
+			args: []string{"claude", "--add-dir=" + j(base, "extra"), "--setting-sources", "project,user"},
+			typ:  "extra-agent", want: "extra/.claude/agents/e.md",
+		},
+		{
+			name: "without --add-dir its folder is not read", root: empty, args: claude,
+			typ: "extra-agent", want: `agent type "extra-agent" is not defined in any agents folder`, problem: true,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file, problem := sessionSpawn(t, host.Env{Root: tc.root, Home: home}, project, tc.args, tc.typ)
+			switch {
+			case tc.problem:
+				if file != "" || !strings.HasPrefix(problem, tc.want) {
+					t.Errorf("definition %q, problem %q; want the problem %q", file, problem, tc.want)
+				}
+			case tc.want == agentsLevel:
+				if file != agentsLevel || problem != "" {
+					t.Errorf("definition %q, problem %q; want --agents's", file, problem)
+				}
+			default:
+				if file != j(base, filepath.FromSlash(tc.want)) || problem != "" {
+					t.Errorf("definition %q, problem %q; want %s", file, problem, tc.want)
+				}
+			}
+		})
+	}
+}
+
+// TestCommandLineAgents: the definitions --agents gives are translated as
+// a file's would be, and a later --agents wins for a name given twice.
+func TestCommandLineAgents(t *testing.T) {
+	base := outsideRepo(t)
+	writeTree(t, base, map[string]string{
+		"p/.claude/agents/r.md": "---\nname: reviewer\ndescription: d\ntools: Bash\n---\n",
+		"p/agents.json":         `{"reviewer": {"description": "d", "prompt": "p", "tools": "Grep"}}`,
+	})
+	project := filepath.Join(base, "p")
+	payload := map[string]any{"cwd": project, "tool_name": "Agent", "tool_input": map[string]any{"subagent_type": "reviewer"}}
+	spawn := func(args ...string) (*host.Spawn, error) {
+		env := host.Env{Root: filepath.Join(base, "none"), Limits: plan.DefaultLimits,
+			Getenv:      func(k string) string { return map[string]string{"CLAUDE_PROJECT_DIR": project, "CLAUDE_PID": "7"}[k] },
+			CommandLine: func(int) ([]string, error) { return append([]string{"claude"}, args...), nil },
+		}
+		return Adapter{}.Spawn(context.Background(), payload, env)
+	}
+	tools := func(sp *host.Spawn) string { return canonical(t, sp.Children[0].Child["tools"]) }
+	sp, err := spawn("--agents", `{"reviewer": {"description": "d", "prompt": "p", "tools": ["Read"]}}`)
+	if err != nil || tools(sp) != `["Read"]` {
+		t.Fatalf("--agents JSON: %v, %v", sp, err)
+	}
+	sp, err = spawn("--agents", `{"reviewer": {"description": "d", "tools": ["Read"]}}`, "--agents", `{"reviewer": {"description": "d", "tools": ["Glob"]}}`)
+	if err != nil || tools(sp) != `["Glob"]` {
+		t.Fatalf("a later --agents: %v, %v", sp, err)
+	}
+	sp, err = spawn("--agents", "agents.json")
+	if err != nil || tools(sp) != `["Grep"]` || sp.Children[0].File != filepath.Join(project, "agents.json") {
+		t.Fatalf("--agents FILE: %v, %v", sp, err)
+	}
+	sp, err = spawn("--agents", `{"reviewer": 5}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := sp.Children[0].Child["agent"].(map[string]any)["problem"].(string); !strings.Contains(p, "a definition given with --agents is not an object") {
+		t.Errorf("a definition that is not an object: %q", p)
+	}
+	for _, args := range [][]string{{"--agents", "[1]"}, {"--agents", "missing.json"}, {"--agents"}} {
+		if _, err := spawn(args...); err == nil {
+			t.Errorf("%q: no error", args)
+		}
+	}
+}

@@ -1,0 +1,197 @@
+package claudecode
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/plan"
+)
+
+// ReadClaude reads a Claude Code agent definition: Markdown with YAML
+// frontmatter. The frontmatter is read with the gate's strict YAML reader,
+// so that nothing in it means one thing to the gate and another to Claude
+// Code; a file the strict reader refuses is a definition that does not
+// parse. A file Claude Code would skip (no frontmatter, no name, YAML it
+// cannot read) defines nothing, and says why in Skipped.
+func ReadClaude(ctx context.Context, file string, data []byte, lim plan.Limits) *agent.Definition {
+	d := &agent.Definition{File: file, Lines: map[string]int{}}
+	front, ok := frontmatter(data)
+	hf, _, hok := hostFrontmatter(data)
+	if !ok && !hok {
+		d.Skipped = "it does not start with YAML frontmatter between --- lines, so Claude Code does not load it"
+		return d
+	}
+	if !ok || !hok || !sameFront(hf, front) {
+		// Claude Code reads frontmatter more loosely than the gate: after a
+		// byte-order mark, with spaces after a ---, and up to the first
+		// "---" after the opening one wherever it stands (a---b in a value,
+		// a closing ----). It would read other settings than the gate, so
+		// the definition is refused, under the name the host's reading
+		// finds, so that a definition of the same name further down is not
+		// taken for it.
+		if _, lok := frontmatter(leniently(data)); lok && !ok {
+			d.Err = &plan.Error{Source: file, Line: 1, Msg: "the frontmatter is written oddly (a byte-order mark, or spaces after ---): hosts may read it differently; write it plainly"}
+		} else {
+			d.Err = &plan.Error{Source: file, Line: earlyEnd(data), Msg: "Claude Code ends this frontmatter at another \"---\" (inside a value, or a line of more dashes) and would read other settings than these: take the --- out of the value and close the frontmatter with a line of exactly ---"}
+		}
+		var fields map[string]any
+		if hok && yaml.Unmarshal(hf, &fields) == nil {
+			d.Name, _ = fields["name"].(string)
+		}
+		if d.Name == "" && ok && yaml.Unmarshal(front, &fields) == nil {
+			// Where the host's reading finds no name, the host skips the
+			// file; refusing under the name the gate reads is the cautious
+			// answer.
+			d.Name, _ = fields["name"].(string)
+		}
+		if d.Name == "" {
+			d.Err, d.Skipped = nil, "its frontmatter, as Claude Code reads it, has no name, so Claude Code does not load it"
+		}
+		return d
+	}
+	// The frontmatter starts on the file's second line.
+	v, err := plan.Decode(ctx, file, front, plan.YAML, lim)
+	if err != nil {
+		var pe *plan.Error
+		if !errors.As(err, &pe) {
+			d.Err = &plan.Error{Source: file, Msg: plan.OneLine(err.Error())}
+			return d
+		}
+		shifted := *pe
+		if shifted.Line > 0 {
+			shifted.Line++
+		}
+		d.Err = &shifted
+		// Claude Code reads YAML more leniently than the gate. If a lenient
+		// reading finds a name, the host would load the file under it, so
+		// the name is kept: a spawn of that type is refused, not passed.
+		var loose map[string]any
+		if yaml.Unmarshal(front, &loose) != nil {
+			d.Skipped = "its frontmatter is not YAML, so Claude Code does not load it"
+			return d
+		}
+		d.Name, _ = loose["name"].(string)
+		if d.Name == "" {
+			d.Skipped = "its frontmatter has no name, so Claude Code does not load it"
+		}
+		return d
+	}
+	fields, ok := v.(map[string]any)
+	if !ok {
+		d.Skipped = "its frontmatter is not a mapping, so Claude Code does not load it"
+		return d
+	}
+	d.Fields = fields
+	keyLines(front, 1, d.Lines)
+	name, _ := fields["name"].(string)
+	switch {
+	case name == "":
+		d.Skipped = "its frontmatter has no name, so Claude Code does not load it"
+	case strings.Contains(name, ":") || strings.HasPrefix(name, "-"):
+		d.Skipped = fmt.Sprintf("its name %q has a ':' or starts with '-', so Claude Code does not load it", name)
+	case !agent.IsString(fields["description"]) || fields["description"] == "":
+		d.Skipped = "its frontmatter has no description, so Claude Code does not load it"
+	}
+	d.Name = name
+	return d
+}
+
+// frontmatter returns the text between a first line "---" and the next
+// line "---".
+func frontmatter(data []byte) ([]byte, bool) {
+	data = bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
+	if !bytes.HasPrefix(data, []byte("---\n")) {
+		return nil, false
+	}
+	rest := data[4:]
+	if bytes.HasPrefix(rest, []byte("---\n")) || bytes.Equal(rest, []byte("---")) {
+		return []byte{}, true
+	}
+	end := bytes.Index(rest, []byte("\n---\n"))
+	if end < 0 {
+		if !bytes.HasSuffix(rest, []byte("\n---")) {
+			return nil, false
+		}
+		end = len(rest) - 4
+	}
+	return rest[:end+1], true
+}
+
+// hostFront is how Claude Code finds frontmatter: from a first "---" to
+// the first "---" after it, wherever that stands, even inside a value.
+var hostFront = regexp.MustCompile(`^---\s*\n([\s\S]*?)---\s*\n?`)
+
+// hostFrontmatter is the frontmatter, and the body after it, as Claude
+// Code reads a file (after a byte-order mark).
+func hostFrontmatter(data []byte) (front, body []byte, ok bool) {
+	data = bytes.TrimPrefix(data, []byte{0xEF, 0xBB, 0xBF})
+	if len(data) < 3 || !bytes.Contains(data[3:], []byte("---")) {
+		return nil, data, false
+	}
+	m := hostFront.FindSubmatchIndex(data)
+	if m == nil {
+		return nil, data, false
+	}
+	return data[m[2]:m[3]], data[m[1]:], true
+}
+
+// sameFront tells whether two readings of frontmatter hold the same text,
+// line ends and blank lines before it aside.
+func sameFront(a, b []byte) bool {
+	norm := func(x []byte) []byte {
+		x = bytes.ReplaceAll(x, []byte("\r\n"), []byte("\n"))
+		return bytes.TrimRight(bytes.TrimLeft(x, " \t\r\n"), " \t\r\n")
+	}
+	return bytes.Equal(norm(a), norm(b))
+}
+
+// earlyEnd is the line where Claude Code's reading of the frontmatter
+// ends, 0 when it finds none.
+func earlyEnd(data []byte) int {
+	data = bytes.TrimPrefix(data, []byte{0xEF, 0xBB, 0xBF})
+	m := hostFront.FindIndex(data)
+	if m == nil {
+		return 0
+	}
+	end := bytes.LastIndex(data[:m[1]], []byte("---"))
+	return bytes.Count(data[:end], []byte("\n")) + 1
+}
+
+// leniently undoes what a lenient reader of frontmatter forgives: a
+// byte-order mark, and spaces or tabs after a --- line.
+func leniently(data []byte) []byte {
+	data = bytes.TrimPrefix(data, []byte{0xEF, 0xBB, 0xBF})
+	lines := bytes.Split(data, []byte("\n"))
+	for i, l := range lines {
+		if t := bytes.TrimRight(l, " \t\r"); bytes.Equal(t, []byte("---")) {
+			lines[i] = t
+		}
+	}
+	return bytes.Join(lines, []byte("\n"))
+}
+
+// keyLines records the line of each top-level key of a YAML mapping, and of
+// each entry of a block list under one, shifted by offset lines.
+func keyLines(front []byte, offset int, lines map[string]int) {
+	var doc yaml.Node
+	if yaml.Unmarshal(front, &doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return
+	}
+	m := doc.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		lines[k.Value] = k.Line + offset
+		if v.Kind == yaml.SequenceNode {
+			for j, item := range v.Content {
+				lines[fmt.Sprintf("%s/%d", k.Value, j)] = item.Line + offset
+			}
+		}
+	}
+}

@@ -1,0 +1,173 @@
+package claudecode
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/spawngate/spawngate/internal/host"
+	"github.com/spawngate/spawngate/internal/plan"
+)
+
+// session is what the hook learns of the Claude Code session beside the
+// payload: where it started, and what its command line adds to the
+// definitions it resolves.
+type session struct {
+	// project is the folder the session started in (CLAUDE_PROJECT_DIR):
+	// Claude Code finds agents and skills from there, whatever the shell's
+	// current directory (the payload's cwd) has become since.
+	project string
+	// agents are the definitions given with --agents, as JSON text or a
+	// file, in the order given; nil when none.
+	agents []agentsFlag
+	// addDirs are the folders given with --add-dir, whose .claude/agents
+	// the session also loads.
+	addDirs []string
+	// sources are the --setting-sources given (user, project, local), nil
+	// when the flag is absent (every source).
+	sources []string
+	// read says whether the command line was read; with --agents-dir it
+	// need not be.
+	read bool
+}
+
+// agentsFlag is one --agents value: JSON, or the name of a file of JSON.
+type agentsFlag struct {
+	value string
+}
+
+// readSession finds the session's project folder and reads the command
+// line Claude Code was started with (the process CLAUDE_PID names, which
+// Claude Code sets in every hook's environment). Without either the hook
+// cannot know which definitions the session runs, and says so; with
+// dirs given (--agents-dir, for trying payloads by hand) they are not
+// needed.
+func readSession(env host.Env, cwd string, dirsGiven bool) (session, error) {
+	var s session
+	getenv := env.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	s.project = getenv("CLAUDE_PROJECT_DIR")
+	pid := getenv("CLAUDE_PID")
+	if dirsGiven {
+		if s.project == "" {
+			s.project = cwd
+		}
+		if pid == "" {
+			return s, nil
+		}
+	}
+	switch {
+	case s.project == "":
+		return s, &plan.Error{Source: "hook environment", Msg: "CLAUDE_PROJECT_DIR is not set, so the folder the session started in (where Claude Code finds its agents) is not known: run spawngate hook claude-code as Claude Code's command hook, which sets it"}
+	case !filepath.IsAbs(s.project):
+		return s, &plan.Error{Source: "hook environment", Msg: fmt.Sprintf("CLAUDE_PROJECT_DIR %q is not an absolute path", s.project)}
+	case pid == "":
+		return s, &plan.Error{Source: "hook environment", Msg: "CLAUDE_PID is not set, so the command line Claude Code was started with (where --agents and --add-dir add definitions) cannot be read: run spawngate hook claude-code as Claude Code's command hook, which sets it"}
+	}
+	n, err := strconv.Atoi(pid)
+	if err != nil || n <= 0 {
+		return s, &plan.Error{Source: "hook environment", Msg: fmt.Sprintf("CLAUDE_PID %q is not a process id", pid)}
+	}
+	read := env.CommandLine
+	if read == nil {
+		read = commandLine
+	}
+	args, err := read(n)
+	if err != nil {
+		return s, &plan.Error{Source: "hook environment", Msg: fmt.Sprintf("the command line of Claude Code (CLAUDE_PID %d) cannot be read: %s; without it the definitions given with --agents cannot be seen", n, plan.OneLine(err.Error()))}
+	}
+	s.read = true
+	return s, s.parse(args)
+}
+
+// commandLine reads a process's arguments from /proc. Elsewhere the hook
+// cannot see them, and says so.
+func commandLine(pid int) ([]string, error) {
+	if runtime.GOOS != "linux" {
+		return nil, fmt.Errorf("reading another process's arguments is supported on Linux only (this is %s)", runtime.GOOS)
+	}
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	if err != nil {
+		return nil, errors.New(plan.Reason(err))
+	}
+	if len(b) == 0 {
+		return nil, errors.New("it is empty (the process has ended?)")
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00"), nil
+}
+
+// parse reads the flags of Claude Code's command line that change which
+// definitions a session resolves: --agents, --add-dir, --setting-sources.
+// Each takes its value as the next argument or after "="; --add-dir takes
+// every following argument up to the next flag.
+func (s *session) parse(args []string) error {
+	if len(args) > 0 {
+		args = args[1:] // the program
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return nil
+		}
+		name, value, inline := strings.Cut(a, "=")
+		next := func() (string, error) {
+			if inline {
+				return value, nil
+			}
+			if i+1 >= len(args) {
+				return "", fmt.Errorf("%s has no value", name)
+			}
+			i++
+			return args[i], nil
+		}
+		switch name {
+		case "--agents":
+			v, err := next()
+			if err != nil {
+				return &plan.Error{Source: "Claude Code's command line", Msg: err.Error()}
+			}
+			s.agents = append(s.agents, agentsFlag{v})
+		case "--add-dir":
+			if inline {
+				s.addDirs = append(s.addDirs, value)
+				continue
+			}
+			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				i++
+				s.addDirs = append(s.addDirs, args[i])
+			}
+		case "--setting-sources":
+			v, err := next()
+			if err != nil {
+				return &plan.Error{Source: "Claude Code's command line", Msg: err.Error()}
+			}
+			s.sources = []string{}
+			for _, src := range strings.Split(v, ",") {
+				if src = strings.TrimSpace(src); src != "" {
+					s.sources = append(s.sources, src)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// loads tells whether the session loads definitions from a source of
+// settings (user, project).
+func (s *session) loads(source string) bool {
+	if s.sources == nil {
+		return true
+	}
+	for _, src := range s.sources {
+		if src == source {
+			return true
+		}
+	}
+	return false
+}

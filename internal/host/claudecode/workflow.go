@@ -1,0 +1,70 @@
+package claudecode
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/host"
+)
+
+// workflowSpawn translates a Workflow call. A workflow is a script that
+// starts agents of any type as it runs (agent('...', {agentType: ...})),
+// and none of them reaches the hook: what it starts cannot be read from
+// the call. The child stands for the script: it holds the tool Workflow,
+// its definition is the workflow's file, and check agent.launch refuses it
+// unless every policy names the workflow in allowed_workflows. A script
+// written into the call, or read from a path, has no name and no
+// definition the gate can hold it to, and agent.definition refuses it.
+func workflowSpawn(_ context.Context, env host.Env, s session, c call, p *host.Payload, input map[string]any) (agent.Translation, error) {
+	name := p.InputString(input, "name")
+	if err := p.Err(); err != nil {
+		return agent.Translation{}, err
+	}
+	_, script := input["script"]
+	_, path := input["scriptPath"]
+	c.Type, c.Launch = "workflow", "workflow"
+	var def *agent.Definition
+	problem := "the workflow script is written into the call (or read from a path), so the agents it starts cannot be judged: run a named workflow that the policy lists in allowed_workflows"
+	if name != "" && !script && !path {
+		c.Type = "workflow:" + name
+		if file := workflowFile(env, s, name); file != "" {
+			def = &agent.Definition{File: file, Name: c.Type, Fields: map[string]any{}, Lines: map[string]int{}}
+		} else {
+			problem = fmt.Sprintf("workflow %q is not found in a .claude/workflows folder the gate reads, so what it runs cannot be known", name)
+		}
+	}
+	t, facts := agent.Start(c.Call, def, problem)
+	facts["launch"] = "workflow"
+	facts["workflow"] = nil
+	if name != "" && !script && !path {
+		facts["workflow"] = name
+	}
+	facts["permission_mode"] = sessionMode(c, "default")
+	t.Child["tools"] = []any{"Workflow"}
+	return t, nil
+}
+
+// workflowFile finds a named workflow's script where Claude Code looks:
+// .claude/workflows/NAME.js in the project's folders from the start
+// folder up to the repository root, then the user's; "" when none has it.
+func workflowFile(env host.Env, s session, name string) string {
+	var bases []string
+	if s.loads("project") {
+		for _, d := range agent.UpToRoot(s.project) {
+			bases = append(bases, filepath.Join(d, ".claude"))
+		}
+	}
+	if s.loads("user") && env.Home != "" {
+		bases = append(bases, filepath.Join(env.Home, ".claude"))
+	}
+	for _, b := range bases {
+		f := filepath.Join(b, "workflows", name+".js")
+		if info, err := os.Stat(f); err == nil && info.Mode().IsRegular() {
+			return f
+		}
+	}
+	return ""
+}

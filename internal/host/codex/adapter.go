@@ -1,0 +1,223 @@
+package codex
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/host"
+)
+
+// Name is Codex's name in commands, URLs and plans.
+const Name = "codex"
+
+// Adapter is the Codex CLI.
+type Adapter struct{}
+
+var _ host.Adapter = Adapter{}
+
+// Name implements host.Adapter.
+func (Adapter) Name() string { return Name }
+
+// SpawnTools are the tools under which a Codex PreToolUse payload can
+// start a sub-agent.
+func (Adapter) SpawnTools() []string {
+	return []string{"spawn_agent", "collaboration.spawn_agent", "Agent"}
+}
+
+// DefinitionsFolder implements host.Adapter.
+func (Adapter) DefinitionsFolder() string { return Folder }
+
+// Spawn implements host.Adapter.
+func (a Adapter) Spawn(ctx context.Context, payload map[string]any, env host.Env) (*host.Spawn, error) {
+	p := host.Read(payload)
+	tool, err := p.Tool()
+	if err != nil {
+		return nil, err
+	}
+	spawns := false
+	for _, t := range a.SpawnTools() {
+		spawns = spawns || t == tool
+	}
+	if !spawns {
+		return nil, nil
+	}
+	input, err := p.Input()
+	if err != nil {
+		return nil, err
+	}
+	sp := &host.Spawn{Session: p.String("session_id")}
+	c := call{Call: agent.Call{Host: Name, ID: p.String("tool_use_id"), Caller: p.String("agent_id"), Budget: env.Budget}}
+	c.SessionMode = p.String("permission_mode")
+	callerType := p.String("agent_type")
+	cwd := p.Cwd()
+	c.Paths = []string{cwd}
+	c.Model = p.InputString(input, "model")
+	c.Type = p.InputString(input, "agent_type")
+	unreadable := codexUnreadable(input)
+	if unreadable == "" {
+		c.Brief = p.InputString(input, "message")
+	}
+	if unreadable == "" && c.Brief == "" {
+		c.Brief, unreadable = itemsText(input["items"])
+	}
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	if c.Type == "" {
+		c.Type = DefaultType
+	}
+	catalog, err := load(ctx, env, searchDirs(env, cwd))
+	if err != nil {
+		return nil, err
+	}
+	def, problem := resolve(catalog, c.Type)
+	t := translate(c, def, problem)
+	if unreadable != "" {
+		t.Child["brief_unreadable"] = unreadable
+	}
+	sp.Children = []agent.Translation{t}
+	sp.Brief = c.Brief
+	if c.Caller != "" {
+		var problem string
+		sp.Parent, problem = callerParent(c, callerType, catalog)
+		if problem != "" {
+			host.RefuseCaller(t, problem)
+		}
+	}
+	return sp, nil
+}
+
+// callerParent is the plan's parent block for a spawn whose caller is
+// itself a sub-agent: its own definition translated like a child's, at
+// depth 1. It says why, when that definition cannot be found (or the
+// payload does not say the caller's type); the block then bounds nothing
+// but the depth and the paths.
+func callerParent(c call, typ string, catalog *agent.Catalog) (map[string]any, string) {
+	paths := make([]any, len(c.Paths))
+	for i, p := range c.Paths {
+		paths[i] = p
+	}
+	parent := map[string]any{"depth": 1, "paths": paths}
+	if typ == "" {
+		return parent, fmt.Sprintf("the caller (agent_id %q) is a sub-agent, and the payload does not name its agent_type, so its own definition cannot be found: the gate cannot bound what it hands on", c.Caller)
+	}
+	parent["role"] = typ
+	def, problem := resolve(catalog, typ)
+	if def == nil {
+		return parent, fmt.Sprintf("the caller's own definition cannot be found (agent_id %q): %s", c.Caller, problem)
+	}
+	caller := call{Call: agent.Call{Host: Name, Type: typ, Paths: c.Paths}, SessionMode: c.SessionMode}
+	ct := translate(caller, def, "")
+	parent["role"] = ct.Child["role"]
+	if b, ok := ct.Child["budget_tokens"]; ok {
+		parent["budget_tokens"] = b
+	}
+	facts, _ := ct.Child["agent"].(map[string]any)
+	if facts["sandbox_mode"] != nil {
+		// As the definition gives them: tree.tools knows that a sandbox
+		// holds every narrower one. A caller without sandbox_mode runs in
+		// the session's sandbox, which the hook cannot see.
+		parent["tools"] = ct.Child["tools"]
+	}
+	return parent, ""
+}
+
+// Audit implements host.Adapter: each definition in the folder judged as
+// a spawn of its own name would be, working in env.Cwd.
+func (Adapter) Audit(ctx context.Context, folder string, env host.Env) ([]host.Audited, error) {
+	catalog, err := load(ctx, env, []string{folder})
+	if err != nil {
+		return nil, err
+	}
+	var out []host.Audited
+	for _, def := range catalog.Definitions() {
+		c := call{Call: agent.Call{Host: Name, Type: def.Name, Paths: []string{env.Cwd}, Budget: env.Budget}}
+		var problem string
+		resolved := def
+		switch {
+		case def.Err != nil:
+			resolved, problem = nil, "the definition does not parse: "+def.ParseProblem()
+			if def.Name == "" {
+				c.Type = fileType(def.File)
+			}
+		default:
+			if r, why := resolve(catalog, def.Name); r != def {
+				resolved, problem = nil, why
+			}
+		}
+		a := host.Audited{File: def.File, Translation: translate(c, resolved, problem)}
+		if def.Err != nil {
+			a.Line = def.Err.Line
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// fileType is the type a definition without a readable name is reported
+// under: its file's name.
+func fileType(file string) string {
+	base := file[strings.LastIndexByte(file, '/')+1:]
+	return strings.TrimSuffix(base, ".toml")
+}
+
+// codexUnreadable says why a Codex spawn's brief cannot be read when any
+// part of its arguments is ciphertext (encrypted_content, which Codex
+// uses for content only the model can read); "" otherwise. The readable
+// rest is not taken for the brief: the part that cannot be read may be
+// the one that matters.
+func codexUnreadable(input map[string]any) string {
+	if carries(input, "encrypted_content") {
+		return "the Codex message is encrypted"
+	}
+	return ""
+}
+
+// carries tells whether v holds key at any depth (bounded by the limits
+// the payload was read under).
+func carries(v any, key string) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		if _, ok := v[key]; ok {
+			return true
+		}
+		for _, e := range v {
+			if carries(e, key) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range v {
+			if carries(e, key) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// itemsText is the text of a Codex v1 items list, the parts joined, or,
+// when the list holds items and none of them plain text (images, or what
+// the gate cannot read), why the brief cannot be read.
+func itemsText(items any) (string, string) {
+	if items == nil {
+		return "", ""
+	}
+	list, ok := items.([]any)
+	if !ok {
+		return "", "the Codex message's items are not a list"
+	}
+	var parts []string
+	for _, it := range list {
+		obj, _ := it.(map[string]any)
+		if text, ok := obj["text"].(string); ok && text != "" {
+			parts = append(parts, text)
+		}
+	}
+	if len(parts) == 0 && len(list) > 0 {
+		return "", "the Codex message's items carry no plain text"
+	}
+	return strings.Join(parts, "\n\n"), ""
+}

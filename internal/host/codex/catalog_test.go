@@ -1,0 +1,278 @@
+package codex
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/host"
+	"github.com/spawngate/spawngate/internal/plan"
+)
+
+// writeTree writes files under root: a path ending in "/" is a folder, a
+// content starting with "->" a symbolic link to what follows.
+func writeTree(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		path := filepath.Join(root, filepath.FromSlash(name))
+		if strings.HasSuffix(name, "/") {
+			if err := os.MkdirAll(path, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		if target, ok := strings.CutPrefix(content, "->"); ok {
+			err = os.Symlink(target, path)
+		} else {
+			err = os.WriteFile(path, []byte(content), 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// outsideRepo returns a temporary directory that no .git lies above, or
+// skips the test.
+func outsideRepo(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if root := agent.RepoRoot(dir); root != dir {
+		t.Skipf("the temporary directory %s lies in a repository at %s", dir, root)
+	}
+	return dir
+}
+
+var testEnv = host.Env{Limits: plan.DefaultLimits}
+
+func TestSearchDirs(t *testing.T) {
+	base := outsideRepo(t)
+	writeTree(t, base, map[string]string{
+		"repo/.git/":         "",
+		"repo/a/b/":          "",
+		"repo/a/b/sub/.git/": "", // a repository nested inside another
+		"plain/a/":           "",
+	})
+	j := filepath.Join
+	for _, tc := range []struct {
+		name string
+		env  host.Env
+		cwd  string
+		want []string
+	}{
+		{
+			name: "from a subfolder up to the repository root, then home",
+			env:  host.Env{Home: j(base, "home")}, cwd: j(base, "repo/a"),
+			want: []string{j(base, "repo/a/.codex/agents"), j(base, "repo/.codex/agents"), j(base, "home/.codex/agents")},
+		},
+		{
+			name: "the closest repository is the root",
+			cwd:  j(base, "repo/a/b/sub"),
+			want: []string{j(base, "repo/a/b/sub/.codex/agents")},
+		},
+		{
+			name: "outside a repository, no home: cwd alone",
+			cwd:  j(base, "plain/a"),
+			want: []string{j(base, "plain/a/.codex/agents")},
+		},
+		{
+			name: "folders given replace them",
+			env:  host.Env{Home: j(base, "home"), AgentsDirs: []string{"/one", "/two"}}, cwd: j(base, "repo/a"),
+			want: []string{"/one", "/two"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := searchDirs(tc.env, tc.cwd); !slices.Equal(got, tc.want) {
+				t.Errorf("searchDirs = %q\nwant         %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestLoad: Codex reads the *.toml files at the top of each folder, not
+// in subfolders.
+func TestLoad(t *testing.T) {
+	const toml = "name = \"a\"\ndescription = \"d\"\n"
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"agents/b.toml": toml, "agents/a.toml": toml, "agents/team/c.toml": toml,
+		"agents/x.md": "---\nname: a\ndescription: d\n---\n", "agents/dir.toml/": "", "agents/a.toml.bak": toml,
+		"agents/linked.toml": "->../elsewhere/l.toml", "elsewhere/l.toml": toml,
+	})
+	c, err := load(context.Background(), testEnv, []string{filepath.Join(root, "agents")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range c.Definitions() {
+		r, _ := filepath.Rel(root, d.File)
+		got = append(got, filepath.ToSlash(r))
+		if d.Err != nil || d.Name != "a" {
+			t.Errorf("%s: Name %q, Err %v", r, d.Name, d.Err)
+		}
+	}
+	if want := []string{"agents/a.toml", "agents/b.toml", "agents/linked.toml"}; !slices.Equal(got, want) {
+		t.Errorf("files read = %q\nwant         %q", got, want)
+	}
+}
+
+func TestResolve(t *testing.T) {
+	toml := func(name string) string {
+		return "name = \"" + name + "\"\ndescription = \"d\"\nsandbox_mode = \"read-only\"\n"
+	}
+	for _, tc := range []struct {
+		name    string
+		files   map[string]string
+		dirs    []string
+		typ     string
+		want    string // the file of the definition found, relative to the tree
+		problem string // the problem, with {a} for the tree's folder a; "" when one is found
+	}{
+		{
+			name:  "the first folder that defines the type wins",
+			files: map[string]string{"a/r.toml": toml("reader"), "b/r.toml": toml("reader")},
+			dirs:  []string{"a", "b"}, typ: "reader", want: "a/r.toml",
+		},
+		{
+			name:  "a missing folder is passed over",
+			files: map[string]string{"b/r.toml": toml("reader")},
+			dirs:  []string{"missing", "b"}, typ: "reader", want: "b/r.toml",
+		},
+		{
+			name:  "Codex matches names exactly",
+			files: map[string]string{"a/r.toml": toml("reader")},
+			dirs:  []string{"a"}, typ: "Reader",
+			problem: `agent type "Reader" is not defined in any agents folder (looked in {a})`,
+		},
+		{
+			name:  "no loose match either",
+			files: map[string]string{"a/r.toml": toml("code-reader")},
+			dirs:  []string{"a"}, typ: "code_reader",
+			problem: `agent type "code_reader" is not defined in any agents folder (looked in {a})`,
+		},
+		{
+			name:  "defined twice in Codex",
+			files: map[string]string{"a/one.toml": toml("reader"), "a/two.toml": toml("reader")},
+			dirs:  []string{"a"}, typ: "reader",
+			problem: `agent type "reader" is defined twice in {a} ({a}/one.toml and {a}/two.toml): the host would pick one by file order; keep one`,
+		},
+		{
+			name:  "once in each of two folders is no problem",
+			files: map[string]string{"a/r.toml": toml("reader"), "b/r.toml": toml("reader")},
+			dirs:  []string{"b", "a"}, typ: "reader", want: "b/r.toml",
+		},
+		{
+			name:  "a Codex definition with a key written twice does not parse",
+			files: map[string]string{"a/r.toml": toml("reader") + "sandbox_mode = \"danger-full-access\"\n"},
+			dirs:  []string{"a"}, typ: "reader",
+			problem: `the definition of agent type "reader" in {a}/r.toml does not parse: line 4, column 1: key sandbox_mode is already defined`,
+		},
+		{
+			name:  "a Codex definition without a description does not parse",
+			files: map[string]string{"a/r.toml": "name = \"reader\"\n"},
+			dirs:  []string{"a"}, typ: "reader",
+			problem: `the definition of agent type "reader" in {a}/r.toml does not parse: the definition has no description, which Codex requires`,
+		},
+		{
+			name:  "an unnamed broken file in a folder before the match",
+			files: map[string]string{"a/bad.toml": "x = \nname = \"reader\"\n", "b/r.toml": toml("reader")},
+			dirs:  []string{"a", "b"}, typ: "reader",
+			problem: `agent type "reader" may be defined by {a}/bad.toml, which does not parse: line 1, column 5: unexpected character U+000A at start of value`,
+		},
+		{
+			name:  "an unnamed broken file in the folder of the match",
+			files: map[string]string{"a/bad.toml": "x = \nname = \"reader\"\n", "a/r.toml": toml("reader")},
+			dirs:  []string{"a"}, typ: "reader",
+			problem: `agent type "reader" may be defined by {a}/bad.toml, which does not parse: line 1, column 5: unexpected character U+000A at start of value`,
+		},
+		{
+			name:  "a Codex file without a name may define any type",
+			files: map[string]string{"a/noname.toml": "description = \"d\"\n", "a/r.toml": toml("reader")},
+			dirs:  []string{"a"}, typ: "reader",
+			problem: `agent type "reader" may be defined by {a}/noname.toml, which does not parse: the definition has no name, which Codex knows an agent by`,
+		},
+		{
+			name:  "a broken file named for another type is no problem",
+			files: map[string]string{"a/o.toml": "name = \"other\"\n", "a/r.toml": toml("reader")},
+			dirs:  []string{"a"}, typ: "reader", want: "a/r.toml",
+		},
+		{
+			name:  "an unnamed broken file after the match is no problem",
+			files: map[string]string{"a/r.toml": toml("reader"), "b/bad.toml": "x = \n"},
+			dirs:  []string{"a", "b"}, typ: "reader", want: "a/r.toml",
+		},
+		{
+			name:  "an unnamed broken file refuses an unknown type too",
+			files: map[string]string{"a/bad.toml": "x = \n"},
+			dirs:  []string{"a"}, typ: "nope",
+			problem: `agent type "nope" may be defined by {a}/bad.toml, which does not parse: line 1, column 5: unexpected character U+000A at start of value`,
+		},
+		{
+			name: "a Codex built-in type",
+			dirs: []string{"a"}, typ: "worker",
+			problem: `agent type "worker" is built in and no agents folder defines it, so it would inherit every tool: define worker in an agents folder with the tools it may use`,
+		},
+		{
+			name:  "a folder may define a built-in type",
+			files: map[string]string{"a/d.toml": toml("default")},
+			dirs:  []string{"a"}, typ: "default", want: "a/d.toml",
+		},
+		{
+			name:  "an unknown type",
+			files: map[string]string{"a/r.toml": toml("reader")},
+			dirs:  []string{"a", "b"}, typ: "nope",
+			problem: `agent type "nope" is not defined in any agents folder (looked in {a}, {b})`,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			writeTree(t, root, tc.files)
+			var dirs []string
+			for _, d := range tc.dirs {
+				dirs = append(dirs, filepath.Join(root, d))
+			}
+			c, err := load(context.Background(), testEnv, dirs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			def, problem := resolve(c, tc.typ)
+			want := strings.NewReplacer("{a}", filepath.Join(root, "a"), "{b}", filepath.Join(root, "b")).Replace(tc.problem)
+			switch {
+			case tc.want != "":
+				if def == nil || def.File != filepath.Join(root, filepath.FromSlash(tc.want)) || problem != "" {
+					t.Fatalf("resolve = %v, %q; want %s", def, problem, tc.want)
+				}
+				if def.Err != nil || def.Skipped != "" {
+					t.Errorf("resolved to a definition with Err %v, Skipped %q", def.Err, def.Skipped)
+				}
+			case def != nil:
+				t.Fatalf("resolve found %s, want the problem %q", def.File, want)
+			case problem != want:
+				t.Errorf("problem = %q\nwant      %q", problem, want)
+			}
+		})
+	}
+}
+
+func TestBuiltinAndDefault(t *testing.T) {
+	if !slices.Contains(Builtin, DefaultType) {
+		t.Errorf("the default type %q is not built in", DefaultType)
+	}
+	c := &agent.Catalog{}
+	for _, b := range Builtin {
+		if def, problem := resolve(c, b); def != nil || !strings.Contains(problem, "is built in") {
+			t.Errorf("resolve(%q) = %v, %q", b, def, problem)
+		}
+	}
+	if Folder != filepath.Join(".codex", "agents") || (Adapter{}).DefinitionsFolder() != Folder {
+		t.Errorf("Folder = %q", Folder)
+	}
+}
