@@ -139,6 +139,8 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runServe(ctx, args[1:], stdout, stderr)
 	case "verify":
 		return runVerify(ctx, args[1:], stdout, stderr)
+	case "doctor":
+		return runDoctor(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		return runVersion(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
@@ -192,6 +194,8 @@ Usage:
                                     both hooks), with metrics and reload
   spawngate verify [DIR...]         run the Rego tests of your own checks, with
                                     their coverage (for CI)
+  spawngate doctor claude-code      report every way Claude Code's settings
+                                    let a spawn past the hook
   spawngate version                 the version, OPA's, and the checks' digest
   spawngate rules                   list the rules a refusal can cite
   spawngate help [COMMAND]          show this help, or a command's

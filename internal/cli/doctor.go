@@ -1,0 +1,316 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spawngate/spawngate/internal/host"
+	"github.com/spawngate/spawngate/internal/hosts"
+	"github.com/spawngate/spawngate/internal/report"
+)
+
+// doctorFor is the doctor of the host named, when that host has one.
+func doctorFor(name string) (host.Doctor, bool) {
+	a, ok := hosts.Lookup(name)
+	if !ok {
+		return nil, false
+	}
+	d, ok := a.(host.Doctor)
+	return d, ok
+}
+
+// doctorHostNames are the hosts that have a doctor, in hosts' order.
+func doctorHostNames() []string {
+	var names []string
+	for _, a := range hosts.All {
+		if _, ok := a.(host.Doctor); ok {
+			names = append(names, a.Name())
+		}
+	}
+	return names
+}
+
+// doctorOptions are the flags of spawngate doctor HOST.
+type doctorOptions struct {
+	host                string
+	project, home, root string
+	format              doctorFormat
+}
+
+// doctorFormat is one way to write a diagnosis. Every format says the
+// same; the exit code comes from the diagnosis, never from the format.
+type doctorFormat struct {
+	Name, Help string
+	Render     func(w io.Writer, hostName string, d *host.Diagnosis)
+}
+
+// doctorFormats are doctor's formats, the first the default; the table
+// also feeds --help.
+var doctorFormats = []doctorFormat{
+	{"text", "one line per finding, FILE:LINE: problem; fix: ..., then the verdict", writeDoctorText},
+	{"json", "one JSON document on stdout, also on errors", writeDoctorJSON},
+}
+
+// runDoctor is spawngate doctor HOST: it reads the host's settings the
+// way the host does and reports every way they let a spawn start without
+// spawngate judging it. 0: nothing does; 1: at least one finding; 2: it
+// could not evaluate (usage, a settings file it cannot read).
+func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	opts, err := parseDoctor(args, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitPass
+	}
+	fail := func(msg, see string) int {
+		fmt.Fprintf(stderr, "spawngate: %s%s\n", report.Clean(oneLine(msg)), see)
+		if opts != nil && opts.format.Name == "json" {
+			writeDoctorJSONError(stdout, opts.host, msg)
+		}
+		return exitError
+	}
+	if err != nil {
+		return fail(err.Error(), " (see spawngate doctor -h)")
+	}
+	d, _ := doctorFor(opts.host)
+	diag, err := d.Doctor(ctx, host.DoctorOptions{
+		Project: opts.project, Home: opts.home, Root: opts.root, ReadHook: readHookLine,
+	})
+	if err != nil {
+		var de *host.DoctorError
+		if !errors.As(err, &de) {
+			return fail("internal error: "+err.Error(), "")
+		}
+		return fail(err.Error(), "")
+	}
+	opts.format.Render(stdout, opts.host, diag)
+	if diag.Holds() {
+		return exitPass
+	}
+	return exitBlock
+}
+
+func parseDoctor(args []string, help io.Writer) (*doctorOptions, error) {
+	opts := &doctorOptions{format: doctorFormats[0], root: string(filepath.Separator)}
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		printDoctorHelp(help, nil)
+		return nil, flag.ErrHelp
+	}
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		// The format is read all the same, so that a usage error is JSON
+		// when JSON was asked for.
+		c := newDoctorCommand(opts)
+		c.parse(args, io.Discard)
+		return opts, &usageError{"doctor needs the host it inspects: spawngate doctor claude-code"}
+	}
+	opts.host = args[0]
+	c := newDoctorCommand(opts)
+	rest, err := c.parse(args[1:], help)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil, err
+	}
+	if err != nil {
+		return opts, err
+	}
+	if _, ok := doctorFor(opts.host); !ok {
+		what := "unknown host"
+		if _, known := hosts.Lookup(opts.host); known {
+			what = "no doctor yet for host"
+		}
+		return opts, &usageError{fmt.Sprintf("doctor: %s %q: choose %s", what, opts.host, strings.Join(doctorHostNames(), " or "))}
+	}
+	if len(rest) > 0 {
+		return opts, &usageError{fmt.Sprintf("doctor takes no arguments but the host, only flags (got %q)", rest[0])}
+	}
+	if opts.project == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return opts, &usageError{"the current folder cannot be found (" + err.Error() + "): give --project DIR"}
+		}
+		opts.project = wd
+	}
+	if opts.home == "" {
+		opts.home = os.Getenv("HOME")
+		if opts.home == "" {
+			return opts, &usageError{"HOME is not set: give --home DIR, the home folder of the user who runs Claude Code"}
+		}
+	}
+	for _, f := range []struct{ flag, dir string }{{"--project", opts.project}, {"--home", opts.home}, {"--root", opts.root}} {
+		if info, err := os.Stat(f.dir); err != nil || !info.IsDir() {
+			return opts, &usageError{fmt.Sprintf("%s %q: not a folder", f.flag, f.dir)}
+		}
+	}
+	return opts, nil
+}
+
+func newDoctorCommand(opts *doctorOptions) *command {
+	c := newCommand("spawngate doctor", printDoctorHelp)
+	c.fs.Var(fileFlag{&opts.project, "the folder Claude Code sessions start in"}, "project", "the `DIR` Claude Code sessions start in, whose .claude/settings.json and .claude/settings.local.json are read (default: the current folder)")
+	c.fs.Var(fileFlag{&opts.home, "the user's home folder"}, "home", "the home `DIR` of the user who runs Claude Code, whose .claude/settings.json is read (default: $HOME)")
+	c.fs.Var(fileFlag{&opts.root, "the folder standing in for /"}, "root", "the `DIR` that stands in for / in the managed settings' paths (/etc/claude-code/...)")
+	c.fs.Var(doctorFormatFlag{&opts.format}, "format", "output `format`: "+doctorFormatHelp())
+	return c
+}
+
+// readHookLine is host.DoctorOptions.ReadHook: a spawngate hook's command
+// line read by the hook's own flag parser, and its gate built by the
+// reader check and the hook use, relative files read against dir.
+func readHookLine(ctx context.Context, hostName string, args []string, dir string) (host.HookLine, error) {
+	adapter, ok := hosts.Lookup(hostName)
+	if !ok {
+		return host.HookLine{}, fmt.Errorf("spawngate hook has no host %q", hostName)
+	}
+	opts, err := parseHook(adapter, args, io.Discard)
+	if errors.Is(err, flag.ErrHelp) {
+		return host.HookLine{}, errors.New("-h: the hook prints its help and exits 2")
+	}
+	if err != nil {
+		return host.HookLine{}, err
+	}
+	line := host.HookLine{Timeout: opts.gate.Timeout, Policy: opts.policy}
+	abs := func(p string) string {
+		if p == "" || filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(dir, p)
+	}
+	opts.policy, opts.gate.Bundle = abs(opts.policy), abs(opts.gate.Bundle)
+	for i, c := range opts.gate.Checks {
+		opts.gate.Checks[i] = abs(c)
+	}
+	g, err := newGate(ctx, opts.gate, opts.policy)
+	if err == nil {
+		err = needOperator(g, "hook")
+	}
+	return line, err
+}
+
+// writeDoctorText writes one line per finding, the file first, then the
+// verdict; an installation that holds is one line naming its hooks.
+func writeDoctorText(w io.Writer, hostName string, d *host.Diagnosis) {
+	if d.Holds() {
+		var gates []string
+		for _, g := range d.Gates {
+			gates = append(gates, filePlace(g.File, g.Line))
+		}
+		fmt.Fprintf(w, "verdict: PASS, the installation holds: every spawn goes through spawngate hook %s, in %s\n",
+			report.Clean(hostName), strings.Join(gates, " and "))
+		return
+	}
+	files := map[string]bool{}
+	for _, f := range d.Findings {
+		files[f.File] = true
+		fmt.Fprintf(w, "%s: %s; fix: %s\n", filePlace(f.File, f.Line), report.Clean(oneLine(f.Problem)), report.Clean(oneLine(f.Fix)))
+	}
+	fmt.Fprintf(w, "\nverdict: FAIL, %s in %s\n", plural(len(d.Findings), "finding", "findings"), plural(len(files), "file", "files"))
+}
+
+func filePlace(file string, line int) string {
+	if line > 0 {
+		return fmt.Sprintf("%s:%d", report.Clean(file), line)
+	}
+	return report.Clean(file)
+}
+
+type doctorJSON struct {
+	Host     string         `json:"host"`
+	Verdict  string         `json:"verdict"`
+	Error    string         `json:"error,omitempty"`
+	Findings []host.Finding `json:"findings"`
+	Gates    []host.Place   `json:"gates"`
+}
+
+// writeDoctorJSON writes doctor's one JSON document: the verdict (pass,
+// fail), the findings and the hooks that gate.
+func writeDoctorJSON(w io.Writer, hostName string, d *host.Diagnosis) {
+	doc := doctorJSON{Host: hostName, Verdict: "fail", Findings: d.Findings, Gates: d.Gates}
+	if d.Holds() {
+		doc.Verdict = "pass"
+	}
+	encodeDoctorJSON(w, doc)
+}
+
+func writeDoctorJSONError(w io.Writer, hostName, msg string) {
+	encodeDoctorJSON(w, doctorJSON{Host: hostName, Verdict: "error", Error: msg})
+}
+
+func encodeDoctorJSON(w io.Writer, doc doctorJSON) {
+	if doc.Findings == nil {
+		doc.Findings = []host.Finding{}
+	}
+	if doc.Gates == nil {
+		doc.Gates = []host.Place{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(doc)
+}
+
+// doctorFormatFlag is doctor's --format, chosen from doctorFormats.
+type doctorFormatFlag struct{ value *doctorFormat }
+
+func (f doctorFormatFlag) String() string {
+	if f.value == nil {
+		return doctorFormats[0].Name
+	}
+	return f.value.Name
+}
+
+func (f doctorFormatFlag) Set(s string) error {
+	var names []string
+	for _, format := range doctorFormats {
+		if format.Name == s {
+			*f.value = format
+			return nil
+		}
+		names = append(names, format.Name)
+	}
+	return fmt.Errorf("not a format: choose %s", strings.Join(names, " or "))
+}
+
+func doctorFormatHelp() string {
+	parts := make([]string, len(doctorFormats))
+	for i, f := range doctorFormats {
+		parts[i] = f.Name + " (" + f.Help + ")"
+	}
+	return strings.Join(parts, "; ")
+}
+
+func printDoctorHelp(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprint(w, `Usage: spawngate doctor claude-code [--project DIR] [--home DIR] [--root DIR] [--format text|json]
+
+Reads Claude Code's settings files the way Claude Code does: managed
+settings (/etc/claude-code/managed-settings.json and managed-settings.d/),
+~/.claude/settings.json, and the .claude/settings.json and
+.claude/settings.local.json of the folder sessions start in (not of a
+folder above it). It reports every way they let a sub-agent start without
+spawngate hook claude-code judging it, one line per finding with the file
+and the fix: no such hook; a hook that project settings can turn off
+(disableAllHooks), or that is not alone (allowManagedHooksOnly); a matcher
+that misses Agent, Skill or Workflow; a command that may not run or may
+not be spawngate; a timeout that ends the hook before spawngate answers;
+an http hook; a policy that does not load, so that every spawn would be
+refused; a settings file that does not parse.
+
+It reads files and runs nothing. Settings given on Claude Code's command
+line (--settings, whose disableAllHooks turns off every hook but managed
+ones) are not files it can see.
+
+Exit codes: 0 nothing lets a spawn through; 1 at least one finding; 2 it
+could not evaluate (a usage error, a settings file it cannot read).
+
+Flags:
+`)
+	if fs == nil {
+		fs = newDoctorCommand(&doctorOptions{root: string(filepath.Separator), format: doctorFormats[0]}).fs
+	}
+	printFlags(w, fs)
+	fmt.Fprint(w, "\nExamples:\n"+
+		"  spawngate doctor claude-code --project ~/src/repo\n"+
+		"  spawngate doctor claude-code --format json\n")
+}

@@ -1,0 +1,621 @@
+package claudecode
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spawngate/spawngate/internal/host"
+)
+
+// The folders of an installation under test, relative to its base:
+// managed settings under root, user settings under home, project
+// settings under proj.
+const (
+	managedJSON = "root/etc/claude-code/managed-settings.json"
+	dropIn      = "root/etc/claude-code/managed-settings.d/"
+	userJSON    = "home/.claude/settings.json"
+	projectJSON = "proj/.claude/settings.json"
+	localJSON   = "proj/.claude/settings.local.json"
+)
+
+// goodCommand is the README's command with absolute paths: {{BIN}} is an
+// executable outside the project, {{POLICY}} a policy file beside it.
+const goodCommand = `{{BIN}} hook claude-code --policy {{POLICY}} --timeout 20s`
+
+// withHook is a settings file holding one PreToolUse group; top adds
+// top-level settings (`"allowManagedHooksOnly": true, `).
+func withHook(top, matcher, handler string) string {
+	return `{` + top + `
+  "hooks": {
+    "PreToolUse": [
+      {
+        "matcher": ` + fmt.Sprintf("%q", matcher) + `,
+        "hooks": [
+          ` + handler + `
+        ]
+      }
+    ]
+  }
+}
+`
+}
+
+// command is a command handler.
+func command(cmd string, timeout string) string {
+	h := `{"type": "command", "command": ` + fmt.Sprintf("%q", cmd)
+	if timeout != "" {
+		h += `, "timeout": ` + timeout
+	}
+	return h + `}`
+}
+
+const only = `"allowManagedHooksOnly": true,`
+
+// goodManaged is a managed installation that holds.
+var goodManaged = withHook(only, "Agent|Task|Skill|Workflow", command(goodCommand, "30"))
+
+// readHookFake reads a hook's --policy and --timeout as the hook's flags
+// do, and fails as the hook would when the policy cannot be read.
+func readHookFake(_ context.Context, hostName string, args []string, dir string) (host.HookLine, error) {
+	if hostName != Name {
+		return host.HookLine{}, fmt.Errorf("asked for host %q", hostName)
+	}
+	fs := flag.NewFlagSet("hook", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	policy := fs.String("policy", "", "")
+	timeout := fs.Duration("timeout", 30*time.Second, "")
+	if err := fs.Parse(args); err != nil {
+		return host.HookLine{}, err
+	}
+	if fs.NArg() > 0 {
+		return host.HookLine{}, fmt.Errorf("hook takes no arguments (got %q)", fs.Arg(0))
+	}
+	line := host.HookLine{Timeout: *timeout, Policy: *policy}
+	p := *policy
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	if _, err := os.Stat(p); err != nil {
+		return line, fmt.Errorf("--policy %s: cannot read", p)
+	}
+	return line, nil
+}
+
+// install writes files under a fresh base folder, with root, home, proj,
+// an executable bin/spawngate and a policy.yaml, and fills in
+// {{BIN}}, {{POLICY}}, {{BASE}} and {{PROJECT}}.
+func install(t *testing.T, files map[string]string) string {
+	t.Helper()
+	base := t.TempDir()
+	for _, d := range []string{"root", "home", "proj", "bin"} {
+		must(t, os.MkdirAll(filepath.Join(base, d), 0o755))
+	}
+	must(t, os.WriteFile(filepath.Join(base, "bin", "spawngate"), []byte("#!/bin/sh\n"), 0o755))
+	must(t, os.WriteFile(filepath.Join(base, "policy.yaml"), []byte("allowed_tools: [Read]\n"), 0o644))
+	r := strings.NewReplacer("{{BIN}}", filepath.Join(base, "bin", "spawngate"), "{{POLICY}}", filepath.Join(base, "policy.yaml"),
+		"{{BASE}}", base, "{{PROJECT}}", filepath.Join(base, "proj"))
+	for name, text := range files {
+		p := filepath.Join(base, name)
+		if strings.HasSuffix(name, "/") {
+			must(t, os.MkdirAll(p, 0o755))
+			continue
+		}
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, []byte(r.Replace(text)), 0o644))
+	}
+	return base
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func diagnose(t *testing.T, base, project string) *host.Diagnosis {
+	t.Helper()
+	if project == "" {
+		project = "proj"
+	}
+	d, err := Adapter{}.Doctor(context.Background(), host.DoctorOptions{
+		Project: filepath.Join(base, project), Home: filepath.Join(base, "home"), Root: filepath.Join(base, "root"), ReadHook: readHookFake,
+	})
+	if err != nil {
+		t.Fatalf("Doctor: %v", err)
+	}
+	return d
+}
+
+// brief is a finding as the table states it: its ID, the file relative
+// to the base, and the pointer.
+func brief(base string, f host.Finding) string {
+	rel, _ := filepath.Rel(base, f.File)
+	return f.ID + " " + filepath.ToSlash(rel) + " " + f.Pointer
+}
+
+func TestDoctor(t *testing.T) {
+	const h0 = "/hooks/PreToolUse/0/hooks/0"
+	for _, tc := range []struct {
+		name    string
+		files   map[string]string
+		project string // the folder sessions start in, under the base; "" is proj
+		want    []string
+		// problem, when set, must be in the first finding's problem, and
+		// notProblem must not.
+		problem, notProblem string
+	}{{
+		name:  "managed-holds",
+		files: map[string]string{managedJSON: goodManaged},
+	}, {
+		name:  "managed-holds-despite-project-disableAllHooks",
+		files: map[string]string{managedJSON: goodManaged, localJSON: `{"disableAllHooks": true}`, projectJSON: `{"disableAllHooks": true}`, userJSON: `{"disableAllHooks": true}`},
+	}, {
+		name: "managed-hook-in-drop-in-holds",
+		files: map[string]string{managedJSON: `{"allowManagedHooksOnly": true}`,
+			dropIn + "10-spawngate.json": withHook("", "Agent|Task|Skill|Workflow", command(goodCommand, "30"))},
+	}, {
+		name:    "nothing-at-all",
+		want:    []string{"hook.absent " + managedJSON + " /hooks/PreToolUse"},
+		problem: "no PreToolUse hook in any settings Claude Code reads here runs spawngate",
+	}, {
+		name:  "other-hooks-only",
+		files: map[string]string{projectJSON: withHook("", "Bash", command("/usr/bin/true", ""))},
+		want:  []string{"hook.absent " + managedJSON + " /hooks/PreToolUse"},
+	}, {
+		name:    "project-hook-can-be-turned-off",
+		files:   map[string]string{projectJSON: withHook("", "Agent|Task|Skill|Workflow", command(goodCommand, "30"))},
+		want:    []string{"hook.unmanaged " + projectJSON + " " + h0},
+		problem: "a session started in a subfolder does not read it",
+	}, {
+		name:    "user-hook-can-be-turned-off",
+		files:   map[string]string{userJSON: withHook("", "Agent|Task|Skill|Workflow", command(goodCommand, "30"))},
+		want:    []string{"hook.unmanaged " + userJSON + " " + h0},
+		problem: `the spawngate hook is in user settings, which a session can turn off: "disableAllHooks": true in`,
+		// a session reads user settings wherever it starts
+		notProblem: "subfolder",
+	}, {
+		name:  "allowManagedHooksOnly-outside-managed-is-ignored",
+		files: map[string]string{projectJSON: withHook(only, "Agent|Task|Skill|Workflow", command(goodCommand, "30"))},
+		want:  []string{"hook.unmanaged " + projectJSON + " " + h0},
+	}, {
+		name: "local-disableAllHooks-turns-off-project-hook",
+		files: map[string]string{projectJSON: withHook("", "Agent|Task|Skill|Workflow", command(goodCommand, "30")),
+			localJSON: `{"disableAllHooks": true}`},
+		want: []string{
+			"hook.disabled " + localJSON + " /disableAllHooks",
+			"hook.absent " + managedJSON + " /hooks/PreToolUse",
+		},
+		problem: `"disableAllHooks": true in local project settings turns off the spawngate hook in `,
+	}, {
+		name: "user-disableAllHooks-turns-off-project-hook",
+		files: map[string]string{projectJSON: withHook("", "Agent|Task|Skill|Workflow", command(goodCommand, "30")),
+			userJSON: `{"disableAllHooks": true}`},
+		want: []string{
+			"hook.disabled " + userJSON + " /disableAllHooks",
+			"hook.absent " + managedJSON + " /hooks/PreToolUse",
+		},
+	}, {
+		name:  "managed-disableAllHooks-turns-off-managed-hook",
+		files: map[string]string{managedJSON: withHook(only+` "disableAllHooks": true,`, "Agent|Task|Skill|Workflow", command(goodCommand, "30"))},
+		want: []string{
+			"hook.disabled " + managedJSON + " /disableAllHooks",
+			"hook.absent " + managedJSON + " /hooks/PreToolUse",
+		},
+		problem: "turns off every hook",
+	}, {
+		name: "managed-allowManagedHooksOnly-drops-project-hook",
+		files: map[string]string{managedJSON: `{"allowManagedHooksOnly": true}`,
+			projectJSON: withHook("", "Agent|Task|Skill|Workflow", command(goodCommand, "30"))},
+		want:    []string{"hook.absent " + managedJSON + " /hooks/PreToolUse"},
+		problem: `turned off by "allowManagedHooksOnly": true in`,
+	}, {
+		name:  "managed-hook-not-alone",
+		files: map[string]string{managedJSON: withHook("", "Agent|Task|Skill|Workflow", command(goodCommand, "30"))},
+		want:  []string{"hooks.unrestricted " + managedJSON + " /allowManagedHooksOnly"},
+	}, {
+		name: "drop-in-turns-allowManagedHooksOnly-off",
+		files: map[string]string{managedJSON: goodManaged,
+			dropIn + "20-off.json": `{"allowManagedHooksOnly": false}`},
+		want: []string{"hooks.unrestricted " + dropIn + "20-off.json /allowManagedHooksOnly"},
+	}, {
+		name:  "drop-in-not-json-is-not-read",
+		files: map[string]string{managedJSON: goodManaged, dropIn + "20-off.json.bak": `{"allowManagedHooksOnly": false}`},
+	}, {
+		name:  "project-settings-above-the-start-folder-are-not-read",
+		files: map[string]string{projectJSON: withHook("", "*", command(goodCommand, "30")), "proj/pkg/": ""},
+		// The session starts in proj/pkg: proj's settings are not its own.
+		project: "proj/pkg",
+		want:    []string{"hook.absent " + managedJSON + " /hooks/PreToolUse"},
+	}, {
+		name:    "matcher-misses-skill-and-workflow",
+		files:   map[string]string{managedJSON: withHook(only, "Agent|Task", command(goodCommand, "30"))},
+		want:    []string{"hook.matcher " + managedJSON + " /hooks/PreToolUse/0/matcher"},
+		problem: `"matcher": "Agent|Task" does not select Skill or Workflow`,
+	}, {
+		name:    "matcher-Task-alone",
+		files:   map[string]string{managedJSON: withHook(only, "Task", command(goodCommand, "30"))},
+		want:    []string{"hook.matcher " + managedJSON + " /hooks/PreToolUse/0/matcher"},
+		problem: "does not select Agent, Skill or Workflow",
+	}, {
+		name:  "matcher-star",
+		files: map[string]string{managedJSON: withHook(only, "*", command(goodCommand, "30"))},
+	}, {
+		name:  "matcher-empty",
+		files: map[string]string{managedJSON: withHook(only, "", command(goodCommand, "30"))},
+	}, {
+		name: "matcher-omitted",
+		files: map[string]string{managedJSON: `{"allowManagedHooksOnly": true, "hooks": {"PreToolUse": [{"hooks": [` +
+			command(goodCommand, "30") + `]}]}}`},
+	}, {
+		name:  "matcher-comma-list-with-spaces",
+		files: map[string]string{managedJSON: withHook(only, "Agent, Skill ,Workflow", command(goodCommand, "30"))},
+	}, {
+		name:  "matcher-regex",
+		files: map[string]string{managedJSON: withHook(only, "^(Agent|Skill|Workflow)$", command(goodCommand, "30"))},
+	}, {
+		name:    "matcher-regex-that-misses",
+		files:   map[string]string{managedJSON: withHook(only, "^A.*", command(goodCommand, "30"))},
+		want:    []string{"hook.matcher " + managedJSON + " /hooks/PreToolUse/0/matcher"},
+		problem: "does not select Skill or Workflow",
+	}, {
+		name:    "matcher-regex-go-cannot-read",
+		files:   map[string]string{managedJSON: withHook(only, "(?=Agent)", command(goodCommand, "30"))},
+		want:    []string{"hook.matcher " + managedJSON + " /hooks/PreToolUse/0/matcher"},
+		problem: "cannot be checked",
+	}, {
+		name: "matchers-of-two-hooks-together-cover",
+		files: map[string]string{managedJSON: `{"allowManagedHooksOnly": true, "hooks": {"PreToolUse": [` +
+			`{"matcher": "Agent", "hooks": [` + command(goodCommand, "30") + `]},` +
+			`{"matcher": "Skill|Workflow", "hooks": [` + command(goodCommand, "30") + `]}]}}`},
+	}, {
+		name: "a-turned-off-hook-covers-nothing",
+		files: map[string]string{managedJSON: withHook(only, "Agent", command(goodCommand, "30")),
+			projectJSON: withHook("", "Skill|Workflow", command(goodCommand, "30"))},
+		want: []string{"hook.matcher " + managedJSON + " /hooks/PreToolUse/0/matcher"},
+	}, {
+		name:    "command-found-on-PATH",
+		files:   map[string]string{managedJSON: withHook(only, "*", command("spawngate hook claude-code --policy {{POLICY}} --timeout 20s", "30"))},
+		want:    []string{"hook.command " + managedJSON + " " + h0 + "/command"},
+		problem: `the command runs "spawngate", which is looked for when the hook runs`,
+	}, {
+		name:  "command-relative-path",
+		files: map[string]string{managedJSON: withHook(only, "*", command("bin/spawngate hook claude-code --policy {{POLICY}} --timeout 20s", "30"))},
+		want:  []string{"hook.command " + managedJSON + " " + h0 + "/command"},
+	}, {
+		name:    "command-missing",
+		files:   map[string]string{managedJSON: withHook(only, "*", command("{{BASE}}/nowhere/spawngate hook claude-code --policy {{POLICY}} --timeout 20s", "30"))},
+		want:    []string{"hook.command " + managedJSON + " " + h0 + "/command"},
+		problem: "does not exist",
+	}, {
+		name: "command-not-executable",
+		files: map[string]string{managedJSON: withHook(only, "*", command("{{BASE}}/other/spawngate hook claude-code --policy {{POLICY}} --timeout 20s", "30")),
+			"other/spawngate": "#!/bin/sh\n"},
+		want:    []string{"hook.command " + managedJSON + " " + h0 + "/command"},
+		problem: "is not executable",
+	}, {
+		name: "command-is-a-folder",
+		files: map[string]string{managedJSON: withHook(only, "*", command("{{BASE}}/other/spawngate hook claude-code --policy {{POLICY}} --timeout 20s", "30")),
+			"other/spawngate/": ""},
+		want:    []string{"hook.command " + managedJSON + " " + h0 + "/command"},
+		problem: "is a folder",
+	}, {
+		name:    "command-runs-check",
+		files:   map[string]string{managedJSON: withHook(only, "*", command("{{BIN}} check --policy {{POLICY}}", "30"))},
+		want:    []string{"hook.command " + managedJSON + " " + h0 + "/command"},
+		problem: `the command runs "spawngate check", not spawngate hook claude-code`,
+	}, {
+		name:    "command-answers-for-codex",
+		files:   map[string]string{managedJSON: withHook(only, "*", command("{{BIN}} hook codex --policy {{POLICY}}", "30"))},
+		want:    []string{"hook.command " + managedJSON + " " + h0 + "/command"},
+		problem: `"spawngate hook codex"`,
+	}, {
+		name:    "command-or-true",
+		files:   map[string]string{managedJSON: withHook(only, "*", command(goodCommand+" || true", "30"))},
+		want:    []string{"hook.command " + managedJSON + " " + h0 + "/command"},
+		problem: `(it holds "||")`,
+	}, {
+		name:    "command-through-a-variable",
+		files:   map[string]string{managedJSON: withHook(only, "*", command("$SPAWNGATE hook claude-code --policy {{POLICY}}", "30"))},
+		want:    []string{"hook.command " + managedJSON + " " + h0 + "/command"},
+		problem: "uses $SPAWNGATE, which doctor cannot know",
+	}, {
+		name:    "command-through-a-wrapper",
+		files:   map[string]string{managedJSON: withHook(only, "*", command("/bin/sh -c 'spawngate hook claude-code'", "30"))},
+		want:    []string{"hook.command " + managedJSON + " " + h0 + "/command"},
+		problem: `does not run it directly (it runs "/bin/sh")`,
+	}, {
+		name: "command-in-home-through-HOME-and-tilde",
+		files: map[string]string{managedJSON: withHook(only, "*", command(`"$HOME/bin/spawngate" hook claude-code --policy ~/policy.yaml --timeout 20s`, "30")),
+			"home/bin/spawngate": "", "home/policy.yaml": "allowed_tools: [Read]\n"},
+		want: []string{"hook.command " + managedJSON + " " + h0 + "/command"},
+		// written without the executable bit by install
+		problem: "/home/bin/spawngate is not executable",
+	}, {
+		name: "command-exec-form",
+		files: map[string]string{managedJSON: withHook(only, "*",
+			`{"type": "command", "command": "{{BIN}}", "args": ["hook", "claude-code", "--policy", "{{POLICY}}", "--timeout", "20s"], "timeout": 30}`)},
+	}, {
+		name: "command-exec-form-not-a-hook",
+		files: map[string]string{managedJSON: withHook(only, "*",
+			`{"type": "command", "command": "{{BIN}}", "args": ["check", "--policy", "{{POLICY}}"], "timeout": 30}`)},
+		want: []string{"hook.command " + managedJSON + " " + h0 + "/command"},
+	}, {
+		name: "command-inside-the-project",
+		files: map[string]string{managedJSON: withHook(only, "*", command("${CLAUDE_PROJECT_DIR}/tools/spawngate hook claude-code --policy {{POLICY}} --timeout 20s", "30")),
+			"proj/tools/spawngate": ""},
+		want: []string{
+			"hook.command " + managedJSON + " " + h0 + "/command",
+			"hook.writable " + managedJSON + " " + h0 + "/command",
+		},
+	}, {
+		name:    "timeout-equal-to-spawngate's",
+		files:   map[string]string{managedJSON: withHook(only, "*", command(goodCommand, "20"))},
+		want:    []string{"hook.timeout " + managedJSON + " " + h0 + "/timeout"},
+		problem: `"timeout": 20 is not above spawngate's own --timeout of 20s`,
+	}, {
+		name:    "timeout-against-spawngate's-default",
+		files:   map[string]string{managedJSON: withHook(only, "*", command("{{BIN}} hook claude-code --policy {{POLICY}}", "30"))},
+		want:    []string{"hook.timeout " + managedJSON + " " + h0 + "/timeout"},
+		problem: "--timeout of 30s",
+	}, {
+		name:  "timeout-above-spawngate's-default",
+		files: map[string]string{managedJSON: withHook(only, "*", command("{{BIN}} hook claude-code --policy {{POLICY}}", "30.5"))},
+	}, {
+		name:  "timeout-unset-is-600-seconds",
+		files: map[string]string{managedJSON: withHook(only, "*", command("{{BIN}} hook claude-code --policy {{POLICY}} --timeout 9m59s", ""))},
+	}, {
+		name:    "timeout-unset-against-10-minutes",
+		files:   map[string]string{managedJSON: withHook(only, "*", command("{{BIN}} hook claude-code --policy {{POLICY}} --timeout 10m", ""))},
+		want:    []string{"hook.timeout " + managedJSON + " " + h0},
+		problem: `no "timeout" (Claude Code's default, 600 s)`,
+	}, {
+		name:  "timeout-in-minutes",
+		files: map[string]string{managedJSON: withHook(only, "*", command("{{BIN}} hook claude-code --policy {{POLICY}} --timeout 1m", "61"))},
+	}, {
+		name: "timeout-not-a-number",
+		files: map[string]string{managedJSON: withHook(only, "*",
+			`{"type": "command", "command": "{{BIN}} hook claude-code --policy {{POLICY}} --timeout 20s", "timeout": "30"}`)},
+		want: []string{"settings.invalid " + managedJSON + " " + h0 + "/timeout"},
+	}, {
+		name: "http-hook",
+		files: map[string]string{managedJSON: withHook(only, "*",
+			`{"type": "http", "url": "http://127.0.0.1:8321/v1/hooks/claude-code", "timeout": 30}`)},
+		want:    []string{"hook.http " + managedJSON + " " + h0 + "/url"},
+		problem: "when that server is down",
+	}, {
+		name: "other-http-hook-is-not-spawngate",
+		files: map[string]string{managedJSON: goodManaged,
+			projectJSON: withHook("", "*", `{"type": "http", "url": "http://127.0.0.1:9000/audit"}`)},
+	}, {
+		name:    "policy-missing",
+		files:   map[string]string{managedJSON: withHook(only, "*", command("{{BIN}} hook claude-code --policy {{BASE}}/nowhere.yaml --timeout 20s", "30"))},
+		want:    []string{"hook.policy " + managedJSON + " " + h0 + "/command"},
+		problem: "every spawn would be refused",
+	}, {
+		name:  "policy-relative",
+		files: map[string]string{managedJSON: withHook(only, "*", command("{{BIN}} hook claude-code --policy policy.yaml --timeout 20s", "30")), "proj/policy.yaml": "x: 1\n"},
+		want:  []string{"hook.policy " + managedJSON + " " + h0 + "/command"},
+		// found, read against the project, and still relative
+		problem: `--policy "policy.yaml" is a relative path`,
+	}, {
+		name: "policy-inside-the-project",
+		files: map[string]string{managedJSON: withHook(only, "*", command("{{BIN}} hook claude-code --policy {{PROJECT}}/.claude/policy.yaml --timeout 20s", "30")),
+			"proj/.claude/policy.yaml": "x: 1\n"},
+		want: []string{"hook.writable " + managedJSON + " " + h0 + "/command"},
+	}, {
+		name:    "hook-flags-the-hook-refuses",
+		files:   map[string]string{managedJSON: withHook(only, "*", command(goodCommand+" --format json", "30"))},
+		want:    []string{"hook.policy " + managedJSON + " " + h0 + "/command"},
+		problem: "the hook cannot start",
+	}, {
+		name:    "managed-not-json",
+		files:   map[string]string{managedJSON: "{\n  \"allowManagedHooksOnly\": true,\n}\n"},
+		want:    []string{"hook.absent " + managedJSON + " /hooks/PreToolUse", "settings.invalid " + managedJSON + " "},
+		problem: "no PreToolUse hook in any settings",
+	}, {
+		name:  "local-not-json-is-ignored-with-its-disableAllHooks",
+		files: map[string]string{managedJSON: goodManaged, localJSON: `{"disableAllHooks": tru}`},
+		want:  []string{"settings.invalid " + localJSON + " "},
+	}, {
+		name:  "managed-not-an-object",
+		files: map[string]string{managedJSON: `[]`},
+		want:  []string{"hook.absent " + managedJSON + " /hooks/PreToolUse", "settings.invalid " + managedJSON + " "},
+	}, {
+		name:  "empty-file-is-no-settings",
+		files: map[string]string{managedJSON: goodManaged, localJSON: "\n"},
+	}, {
+		name: "hooks-in-the-wrong-shape-beside-spawngate",
+		files: map[string]string{managedJSON: `{"allowManagedHooksOnly": true, "hooks": {"PreToolUse": [` +
+			`{"matcher": "*", "hooks": [` + command(goodCommand, "30") + `]}, {"matcher": 3, "hooks": []}]}}`},
+		want: []string{"settings.invalid " + managedJSON + " /hooks/PreToolUse/1/matcher"},
+	}, {
+		name:  "hooks-in-the-wrong-shape-without-spawngate-are-not-ours",
+		files: map[string]string{managedJSON: goodManaged, userJSON: `{"hooks": {"PreToolUse": {"matcher": "*"}}}`},
+	}, {
+		name:  "disableAllHooks-not-a-boolean",
+		files: map[string]string{managedJSON: withHook(only+` "disableAllHooks": "true",`, "*", command(goodCommand, "30"))},
+		want:  []string{"settings.invalid " + managedJSON + " /disableAllHooks"},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := install(t, tc.files)
+			d := diagnose(t, base, tc.project)
+			var got []string
+			for _, f := range d.Findings {
+				got = append(got, brief(base, f))
+				if f.Problem == "" || f.Fix == "" {
+					t.Errorf("finding without a problem or a fix: %+v", f)
+				}
+			}
+			want := slices.Clone(tc.want)
+			slices.Sort(want)
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Fatalf("findings:\n got %q\nwant %q\n%s", got, want, show(d))
+			}
+			if d.Holds() != (len(tc.want) == 0) {
+				t.Errorf("Holds() = %v with %d findings", d.Holds(), len(d.Findings))
+			}
+			if tc.problem != "" && !strings.Contains(d.Findings[0].Problem, tc.problem) {
+				t.Errorf("problem %q does not say %q", d.Findings[0].Problem, tc.problem)
+			}
+			if tc.notProblem != "" && strings.Contains(d.Findings[0].Problem, tc.notProblem) {
+				t.Errorf("problem %q says %q", d.Findings[0].Problem, tc.notProblem)
+			}
+		})
+	}
+}
+
+func show(d *host.Diagnosis) string {
+	var b strings.Builder
+	for _, f := range d.Findings {
+		fmt.Fprintf(&b, "  %s:%d %s: %s; fix: %s\n", f.File, f.Line, f.ID, f.Problem, f.Fix)
+	}
+	return b.String()
+}
+
+// TestDoctorPlaces holds the lines and the order of what is reported:
+// each finding at the line of its setting, in the order of the file, and
+// the gate that holds at its handler.
+func TestDoctorPlaces(t *testing.T) {
+	lower := withHook("", "Agent", command("spawngate hook claude-code --policy {{POLICY}}", ""))
+	base := install(t, map[string]string{managedJSON: goodManaged, projectJSON: lower})
+	d := diagnose(t, base, "")
+	// allowManagedHooksOnly drops the project's hook: nothing of it is
+	// reported, and the managed one gates.
+	if len(d.Findings) != 0 || !d.Holds() {
+		t.Fatalf("findings of a hook that does not run:\n%s", show(d))
+	}
+	if want := (host.Place{File: filepath.Join(base, managedJSON), Line: 7, Pointer: "/hooks/PreToolUse/0/hooks/0"}); !slices.Equal(d.Gates, []host.Place{want}) {
+		t.Fatalf("gates: %+v, want %+v", d.Gates, want)
+	}
+
+	base = install(t, map[string]string{projectJSON: lower, localJSON: "{\n  \"permissions\": {}\n}\n"})
+	d = diagnose(t, base, "")
+	var got []string
+	for _, f := range d.Findings {
+		rel, _ := filepath.Rel(base, f.File)
+		got = append(got, fmt.Sprintf("%s:%d %s", filepath.ToSlash(rel), f.Line, f.ID))
+	}
+	want := []string{
+		projectJSON + ":5 hook.matcher",
+		projectJSON + ":7 hook.unmanaged",
+		projectJSON + ":7 hook.command",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("findings in order: got %q, want %q\n%s", got, want, show(d))
+	}
+}
+
+// TestDoctorCannotEvaluate: a settings file (or the drop-in folder) that
+// exists and cannot be read is an error, never a finding or a pass.
+func TestDoctorCannotEvaluate(t *testing.T) {
+	for _, tc := range []struct{ name, folder, file string }{
+		{name: "managed-is-a-folder", folder: managedJSON},
+		{name: "user-is-a-folder", folder: userJSON},
+		{name: "local-is-a-folder", folder: localJSON},
+		{name: "drop-ins-are-a-file", file: strings.TrimSuffix(dropIn, "/")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := install(t, map[string]string{managedJSON: goodManaged})
+			if tc.folder != "" {
+				must(t, os.RemoveAll(filepath.Join(base, tc.folder)))
+				must(t, os.MkdirAll(filepath.Join(base, tc.folder), 0o755))
+			} else {
+				must(t, os.WriteFile(filepath.Join(base, tc.file), nil, 0o644))
+			}
+			_, err := Adapter{}.Doctor(context.Background(), host.DoctorOptions{
+				Project: filepath.Join(base, "proj"), Home: filepath.Join(base, "home"), Root: filepath.Join(base, "root"), ReadHook: readHookFake,
+			})
+			var de *host.DoctorError
+			if !errors.As(err, &de) {
+				t.Fatalf("got %v, want a *host.DoctorError", err)
+			}
+		})
+	}
+}
+
+func TestMatcherMatches(t *testing.T) {
+	for _, tc := range []struct {
+		matcher, tool string
+		want          bool
+	}{
+		{"", "Skill", true},
+		{"*", "Workflow", true},
+		{"Agent", "Agent", true},
+		{"Agent", "AgentX", false},   // a name is exact...
+		{"Agen", "Agent", false},     // ... not a prefix
+		{"Agent|Task", "Task", true}, // a list
+		{"Agent,Skill", "Skill", true},
+		{"Agent | Skill", "Skill", true},
+		{"agent", "Agent", false},
+		{"Ag.nt", "Agent", true},     // a regular expression, unanchored
+		{"gen", "Agent", false},      // letters only: an exact name
+		{"^Work", "Workflow", true},  // unanchored at the end
+		{"Skill$", "Skills", false},  // anchored
+		{"mcp__.*", "Agent", false},  // another tool's
+		{"Agent-1", "Agent-1", true}, // hyphens are exact
+	} {
+		got, err := matcherMatches(tc.matcher, tc.tool)
+		if err != nil || got != tc.want {
+			t.Errorf("matcherMatches(%q, %q) = %v, %v; want %v", tc.matcher, tc.tool, got, err, tc.want)
+		}
+	}
+	if _, err := matcherMatches("(?!Agent)", "Agent"); err == nil {
+		t.Error("a lookahead, which Go's regexp does not read, was read")
+	}
+}
+
+func TestShellWords(t *testing.T) {
+	vars := map[string]string{"CLAUDE_PROJECT_DIR": "/p q", "HOME": "/h"}
+	for _, tc := range []struct {
+		in    string
+		words []string
+		op    string
+		err   string
+	}{
+		{in: "spawngate hook claude-code", words: []string{"spawngate", "hook", "claude-code"}},
+		{in: "  /bin/spawngate\t'a b' \"c d\" e\\ f  ", words: []string{"/bin/spawngate", "a b", "c d", "e f"}},
+		{in: `"$CLAUDE_PROJECT_DIR"/bin/x`, words: []string{"/p q/bin/x"}},
+		{in: `$CLAUDE_PROJECT_DIR/bin/x`, words: []string{"/p", "q/bin/x"}}, // unquoted: split where it has blanks
+		{in: `${HOME}/bin/x ~/p.yaml a~`, words: []string{"/h/bin/x", "/h/p.yaml", "a~"}},
+		{in: `x "" ''`, words: []string{"x", "", ""}},
+		{in: `x "a\"b\$c"`, words: []string{"x", `a"b$c`}},
+		{in: `x $ y`, words: []string{"x", "$", "y"}},
+		{in: "x # a comment", words: []string{"x"}},
+		{in: "x\n", words: []string{"x"}},
+		{in: "x || true", words: []string{"x"}, op: "||"},
+		{in: "x; exit 0", words: []string{"x"}, op: ";"},
+		{in: "x 2>/dev/null", words: []string{"x", "2"}, op: ">"},
+		{in: "x | y", words: []string{"x"}, op: "|"},
+		{in: "x &", words: []string{"x"}, op: "&"},
+		{in: "x\ny", words: []string{"x"}, op: "a line break"},
+		{in: "$BIN x", err: "uses $BIN, which doctor cannot know"},
+		{in: "${BIN:-x} y", err: "uses ${BIN:-x}"},
+		{in: "$(which spawngate) x", err: "command substitution"},
+		{in: "`which spawngate` x", err: "command substitution"},
+		{in: `"$(x)"`, err: "command substitution"},
+		{in: "'x", err: "unclosed quote"},
+		{in: `"x`, err: "unclosed quote"},
+		{in: "$1", err: "uses $1"},
+	} {
+		words, op, err := shellWords(tc.in, vars, "/h")
+		switch {
+		case tc.err != "":
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("shellWords(%q): error %v, want one saying %q", tc.in, err, tc.err)
+			}
+		case err != nil || op != tc.op || !slices.Equal(words, tc.words):
+			t.Errorf("shellWords(%q) = %q, %q, %v; want %q, %q", tc.in, words, op, err, tc.words, tc.op)
+		}
+	}
+}

@@ -1,0 +1,103 @@
+package host
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"time"
+)
+
+// Doctor is a host whose installation spawngate can inspect: it reads the
+// host's own configuration the way the host does and reports every way
+// that configuration lets a sub-agent start without spawngate's hook
+// judging it. It reads files and runs nothing.
+type Doctor interface {
+	Doctor(ctx context.Context, o DoctorOptions) (*Diagnosis, error)
+}
+
+// DoctorOptions say which installation a doctor reads.
+type DoctorOptions struct {
+	// Project is the folder sessions start in: the host reads project
+	// settings from there, and only there.
+	Project string
+	// Home is the user's home directory.
+	Home string
+	// Root is prepended to the machine-wide paths (/etc/...), so that a
+	// test can stand a folder in for them; "" or "/" is the real root.
+	Root string
+	// ReadHook reads the arguments of a spawngate hook command (what
+	// follows "spawngate hook HOST") the way that command reads them,
+	// relative file names against dir, and builds the gate they ask for.
+	// An error is what the hook would say before exiting 2 on every
+	// call. It is the front end's, so that a doctor never reimplements the
+	// hook's flags or the policy reader; nil skips the check.
+	ReadHook func(ctx context.Context, host string, args []string, dir string) (HookLine, error)
+}
+
+// HookLine is what a spawngate hook's command line sets, as the hook
+// itself reads it.
+type HookLine struct {
+	// Timeout is the longest the hook takes to judge a spawn (--timeout,
+	// or its default).
+	Timeout time.Duration
+	// Policy is the operator policy file as the command line names it, ""
+	// when a bundle carries the policy.
+	Policy string
+}
+
+// Finding is one way an installation fails: a spawn it lets through
+// unjudged, or a hook that cannot run. A finding always names the file to
+// change and how.
+type Finding struct {
+	// ID names the kind of finding (hook.absent, hook.matcher ...), stable
+	// for machines.
+	ID string `json:"id"`
+	// File is the file to change: the one at fault, or where the fix goes.
+	File string `json:"file"`
+	// Line is where in File, 0 when the finding is about the whole file
+	// or a file that does not exist.
+	Line int `json:"line,omitempty"`
+	// Pointer is the JSON pointer of the setting at fault, "" for none.
+	Pointer string `json:"pointer,omitempty"`
+	// Problem says what fails and how a spawn gets through; Fix says what
+	// to change.
+	Problem string `json:"problem"`
+	Fix     string `json:"fix"`
+}
+
+// Place is where a setting is written.
+type Place struct {
+	File    string `json:"file"`
+	Line    int    `json:"line,omitempty"`
+	Pointer string `json:"pointer,omitempty"`
+}
+
+// Diagnosis is what a doctor found. The installation holds when there is
+// no finding.
+type Diagnosis struct {
+	Findings []Finding
+	// Gates are the spawngate hooks the host runs on a spawn, in the order
+	// of the files that hold them.
+	Gates []Place
+}
+
+// Holds tells whether every spawn goes through spawngate.
+func (d *Diagnosis) Holds() bool { return len(d.Findings) == 0 && len(d.Gates) > 0 }
+
+// Sort puts the findings in one order, whatever order the files were read
+// in: by file, place and kind.
+func (d *Diagnosis) Sort() {
+	slices.SortStableFunc(d.Findings, func(a, b Finding) int {
+		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line),
+			cmp.Compare(a.Pointer, b.Pointer), cmp.Compare(a.ID, b.ID), cmp.Compare(a.Problem, b.Problem))
+	})
+}
+
+// DoctorError is a file a doctor must read and cannot (it exists and is
+// not readable, or is not a file): the installation cannot be judged.
+type DoctorError struct {
+	File string
+	Msg  string
+}
+
+func (e *DoctorError) Error() string { return e.File + ": " + e.Msg }
