@@ -1,0 +1,175 @@
+package claudecode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Environment the suite reads.
+const (
+	envClient  = "SPAWNGATE_E2E_CLAUDE" // path of the installed client binary
+	envRequire = "SPAWNGATE_E2E"        // "require": a missing client fails the suite
+	envKeep    = "SPAWNGATE_E2E_KEEP"   // a folder to copy every scenario's evidence into
+	// A spawngate binary to test instead of building one from this module
+	// (a release, say); TestMain also hands its build to its re-run this way.
+	envSpawngate = "SPAWNGATE_E2E_SPAWNGATE"
+	// Set by TestMain for its own re-run inside the network namespace.
+	envInNetns = "SPAWNGATE_E2E_IN_NETNS"
+)
+
+const installHint = "the Claude Code client is not installed: run internal/e2e/claudecode/install.sh " +
+	"and set " + envClient + " to the path it prints"
+
+// spawngateBin is the spawngate built once for this test binary.
+var spawngateBin string
+
+// inNetns says the suite runs in a network namespace of its own.
+var inNetns bool
+
+func TestMain(m *testing.M) { os.Exit(testMain(m)) }
+
+func testMain(m *testing.M) int {
+	if log := os.Getenv(envMCPServer); log != "" {
+		return serveMCP(log)
+	}
+	if os.Getenv(envClient) == "" {
+		// Nothing to drive: the tests skip or fail by themselves.
+		return m.Run()
+	}
+	if os.Getenv(envInNetns) != "" {
+		inNetns = true
+		spawngateBin = os.Getenv(envSpawngate)
+		if err := loopbackUp(); err != nil {
+			fmt.Fprintf(os.Stderr, "e2e: bringing up loopback in the network namespace: %v\n", err)
+			return 1
+		}
+		return m.Run()
+	}
+
+	if p := os.Getenv(envSpawngate); p != "" {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+			return 1
+		}
+		spawngateBin = abs
+	} else {
+		// Built here, before any namespace, since the build may need the
+		// module proxy and the namespace has no network.
+		dir, err := os.MkdirTemp("", "spawngate-e2e-bin-")
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		spawngateBin = filepath.Join(dir, "spawngate")
+		if err := buildSpawngate(spawngateBin); err != nil {
+			fmt.Fprintf(os.Stderr, "e2e: building spawngate: %v\n", err)
+			return 1
+		}
+	}
+
+	if unshare := netnsCommand(); unshare != nil {
+		return reexecIn(unshare)
+	}
+	fmt.Fprintln(os.Stderr, "e2e: unshare -n is not available: running without a network namespace "+
+		"(the client still talks only to the scripted API on 127.0.0.1)")
+	return m.Run()
+}
+
+// moduleRoot finds the module the test is built from: `go env GOMOD`, else
+// four folders above this file.
+func moduleRoot() (string, error) {
+	if out, err := exec.Command("go", "env", "GOMOD").Output(); err == nil {
+		if gomod := strings.TrimSpace(string(out)); gomod != "" && gomod != os.DevNull {
+			return filepath.Dir(gomod), nil
+		}
+	}
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return "", errors.New("cannot find the module root")
+	}
+	return filepath.Join(filepath.Dir(file), "..", "..", ".."), nil
+}
+
+func buildSpawngate(out string) error {
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/spawngate")
+	cmd.Dir = root
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%v\n%s", err, b)
+	}
+	return nil
+}
+
+// netnsCommand is the unshare invocation that works here, or nil: plain
+// `unshare -n` as root, else one that maps the user to root in a new user
+// namespace first.
+func netnsCommand() []string {
+	path, err := exec.LookPath("unshare")
+	if err != nil {
+		return nil
+	}
+	for _, args := range [][]string{{path, "-n"}, {path, "-r", "-n"}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := exec.CommandContext(ctx, args[0], append(args[1:], "true")...).Run()
+		cancel()
+		if err == nil {
+			return args
+		}
+	}
+	return nil
+}
+
+// reexecIn runs this test binary again, with the same flags, inside a new
+// network namespace, and returns its exit code.
+func reexecIn(unshare []string) int {
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		return 1
+	}
+	args := append(append(unshare[1:], "--", self), os.Args[1:]...)
+	cmd := exec.Command(unshare[0], args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Env = append(os.Environ(), envInNetns+"=1", envSpawngate+"="+spawngateBin)
+	if err := cmd.Run(); err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return exit.ExitCode()
+		}
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// clientPath is the installed client, or the test stops: a skip normally, a
+// failure when the suite is required.
+func clientPath(t *testing.T) string {
+	t.Helper()
+	p := os.Getenv(envClient)
+	if p == "" {
+		if os.Getenv(envRequire) == "require" {
+			t.Fatal(installHint)
+		}
+		t.Skip(installHint)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("%s=%s: %v", envClient, p, err)
+	}
+	return p
+}
