@@ -90,7 +90,7 @@ func (g *Gate) Hook(ctx context.Context, host Host, payload []byte, opts ...Hook
 	case hook.Pass:
 		a.Decision = HookPass
 	case hook.Deny:
-		a.Decision, a.Body = HookDeny, hook.DenyJSON(d.Reason)
+		a.Decision, a.Body = HookDeny, adapter.Deny(d.Event, d.Reason)
 	default:
 		return HookAnswer{Plan: d.Plan}, d.Err
 	}

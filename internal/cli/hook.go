@@ -136,7 +136,7 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	case hook.Ignore, hook.Pass:
 		return exitPass
 	case hook.Deny:
-		if _, err := stdout.Write(hook.DenyJSON(d.Reason)); err != nil {
+		if _, err := stdout.Write(adapter.Deny(d.Event, d.Reason)); err != nil {
 			return fail("writing the answer: " + err.Error())
 		}
 		return exitPass

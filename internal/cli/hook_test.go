@@ -75,6 +75,33 @@ func denyReason(t testing.TB, stdout string) string {
 	return o.PermissionDecisionReason
 }
 
+// blockReason reads the answer that refuses on every other event than
+// PreToolUse ({"decision": "block"}), failing when stdout is anything
+// else.
+func blockReason(t testing.TB, stdout string) string {
+	t.Helper()
+	var answer struct {
+		Decision string `json:"decision"`
+		Reason   string `json:"reason"`
+	}
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&answer); err != nil || dec.More() || answer.Decision != "block" || answer.Reason == "" {
+		t.Fatalf("stdout is not one block answer: %v\n%s", err, stdout)
+	}
+	return answer.Reason
+}
+
+// refusalReason reads either refusal: PreToolUse's deny, or the block of
+// another event.
+func refusalReason(t testing.TB, stdout string) string {
+	t.Helper()
+	if strings.HasPrefix(stdout, `{"decision"`) {
+		return blockReason(t, stdout)
+	}
+	return denyReason(t, stdout)
+}
+
 // checkHookProtocol holds an answer to what both hosts' protocols make
 // safe: exit 0 with nothing (pass) or one deny answer (refused), or exit 2
 // with one line on stderr and nothing on stdout (cannot judge). Never exit
@@ -84,7 +111,7 @@ func checkHookProtocol(t testing.TB, a hookAnswer) {
 	switch a.code {
 	case exitPass:
 		if a.stdout != "" {
-			denyReason(t, a.stdout)
+			refusalReason(t, a.stdout)
 		}
 		if a.stderr != "" {
 			t.Fatalf("exit 0 with stderr %q", a.stderr)
@@ -287,6 +314,62 @@ func TestHookFindsDefinitionsWhereTheHostDoes(t *testing.T) {
 	a := runHookOn(t, []string{"hook", "claude-code", "--policy", restricted}, payload("lister"))
 	if !strings.Contains(a.stdout, `model \"opus\" is not allowed`) {
 		t.Fatalf("the model the environment forces was not judged: %+v", a)
+	}
+}
+
+// A prompt's /command on a skill with context: fork starts its agent
+// with no tool call: the hook on UserPromptExpansion judges it, and
+// refuses in that event's protocol ({"decision": "block"} on exit 0).
+func TestHookJudgesPromptExpansion(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the hook reads Claude Code's command line from /proc, on Linux only")
+	}
+	root := t.TempDir()
+	repo := filepath.Join(root, "repo")
+	files := map[string]string{
+		".claude/agents/reader.md":     "---\nname: reader\ndescription: d\ntools: Read\nmodel: sonnet\n---\n",
+		".claude/agents/writer.md":     "---\nname: writer\ndescription: d\ntools: Read, Write\nmodel: sonnet\n---\n",
+		".claude/skills/fix/SKILL.md":  "---\ndescription: d\ncontext: fork\nagent: writer\n---\nFix it.\n",
+		".claude/skills/look/SKILL.md": "---\ndescription: d\ncontext: fork\nagent: reader\n---\nLook.\n",
+		".claude/commands/tidy.md":     "Tidy up.\n",
+		"../policy.yaml":               "allowed_tools: [Read]\nworkspace_root: " + repo + "\nbudget_cap_tokens: 1000\n",
+	}
+	for name, content := range files {
+		path := filepath.Join(repo, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("HOME", filepath.Join(root, "home"))
+	t.Setenv("CLAUDE_PROJECT_DIR", repo)
+	t.Setenv("CLAUDE_PID", strconv.Itoa(os.Getpid()))
+	args := []string{"hook", "claude-code", "--policy", filepath.Join(root, "policy.yaml")}
+	payload := func(kind, name string) []byte {
+		return []byte(fmt.Sprintf(`{"session_id": "s", "cwd": %q, "hook_event_name": "UserPromptExpansion", "expansion_type": %q, "command_name": %q, "command_args": "", "prompt": "/x"}`, repo, kind, name))
+	}
+	a := runHookOn(t, args, payload("slash_command", "fix"))
+	checkHookProtocol(t, a)
+	if reason := blockReason(t, a.stdout); !strings.HasPrefix(reason, "spawngate refused this sub-agent: writer") || !strings.Contains(reason, "tools.allowlist /tools/1") {
+		t.Errorf("fix: %q", reason)
+	}
+	for _, tc := range [][2]string{{"slash_command", "look"}, {"slash_command", "tidy"}, {"slash_command", "init"}, {"mcp_prompt", "fix"}} {
+		if a := runHookOn(t, args, payload(tc[0], tc[1])); a.code != exitPass || a.stdout != "" || a.stderr != "" {
+			t.Errorf("%s %s: %+v", tc[0], tc[1], a)
+		}
+	}
+	a = runHookOn(t, args, payload("macro", "fix"))
+	checkHookProtocol(t, a)
+	if a.code != exitError || !strings.Contains(a.stderr, "/expansion_type") {
+		t.Errorf("an expansion the gate does not know: %+v", a)
+	}
+	// Codex has no such event: its hook cannot judge the payload.
+	a = runHookOn(t, []string{"hook", "codex", "--policy", filepath.Join(root, "policy.yaml")}, payload("slash_command", "fix"))
+	checkHookProtocol(t, a)
+	if a.code != exitError || !strings.Contains(a.stderr, "only PreToolUse can stop a spawn in codex") {
+		t.Errorf("codex: %+v", a)
 	}
 }
 

@@ -95,7 +95,7 @@ var (
 	refChildKey = map[string]bool{"role": true, "tools": true, "paths": true, "budget_tokens": true, "id": true, "brief": true, "model": true, "agent": true, "metadata": true, "children": true,
 		"task_id": true, "bindings": true, "env": true, "brief_unreadable": true}
 	refAgentKey = map[string]bool{"host": true, "type": true, "definition": true, "problem": true, "inherits_tools": true, "permission_mode": true, "sandbox_mode": true, "caller": true,
-		"launch": true, "skill": true, "workflow": true, "isolation": true}
+		"launch": true, "skill": true, "workflow": true, "isolation": true, "observes": true}
 
 	// Tools that write whatever a policy's write_tools say: Claude Code's
 	// editing, shell and worktree tools and the Codex sandboxes that write.
@@ -572,7 +572,7 @@ func refJudgeTree(policies []refPolicy, children []any, tree *refTree) [][]findi
 						bad("/agent/" + k)
 					}
 				}
-				for _, k := range []string{"problem", "permission_mode", "caller", "skill", "isolation"} {
+				for _, k := range []string{"problem", "permission_mode", "caller", "skill", "isolation", "observes"} {
 					if v, present := agent[k]; present && !isString(v) {
 						bad("/agent/" + k)
 					}
@@ -580,7 +580,7 @@ func refJudgeTree(policies []refPolicy, children []any, tree *refTree) [][]findi
 				if v, present := agent["workflow"]; present && v != nil && !isString(v) {
 					bad("/agent/workflow")
 				}
-				if v, present := agent["launch"]; present && v != "skill" && v != "workflow" {
+				if v, present := agent["launch"]; present && v != "skill" && v != "workflow" && v != "observer" {
 					bad("/agent/launch")
 				}
 				// agent.launch: a named workflow every policy must list; a
@@ -1745,14 +1745,15 @@ var (
 		"permission_mode": {absent, "bypassPermissions", "auto", "Auto", "bypasspermissions", "default", lit("1"), nil},
 		"sandbox_mode":    {absent, nil, "yolo", "Read-Only", "read-only ", "read-only", "danger-full-access", lit("1"), true},
 		"caller":          {absent, "lead", lit("2"), nil},
-		"launch":          {absent, absent, absent, "workflow", "workflow", "skill", "Workflow", lit("1")},
+		"launch":          {absent, absent, absent, "workflow", "workflow", "skill", "observer", "Workflow", lit("1")},
+		"observes":        {absent, absent, "reader", lit("1")},
 		"workflow":        {absent, absent, "nightly", "weekly", nil, "", lit("3")},
 		"skill":           {absent, absent, "fixit", lit("1")},
 		"isolation":       {absent, absent, "worktree", "remote", "Remote", lit("1")},
 		"tools":           {[]any{"fs.read"}},
 		"model":           {"sonnet"},
 	}
-	hostileAgentKeys = []string{"host", "type", "definition", "problem", "inherits_tools", "permission_mode", "sandbox_mode", "caller", "launch", "workflow", "skill", "isolation", "tools", "model"}
+	hostileAgentKeys = []string{"host", "type", "definition", "problem", "inherits_tools", "permission_mode", "sandbox_mode", "caller", "launch", "workflow", "skill", "isolation", "observes", "tools", "model"}
 	hostileAgents    = []any{"reviewer", nil, []any{}, lit("1"), true, []any{map[string]any{"host": "codex", "type": "w"}}}
 )
 

@@ -16,12 +16,12 @@
 package hook
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -52,6 +52,9 @@ const (
 // Decision is a hook's answer to one payload.
 type Decision struct {
 	Kind Kind
+	// Event is the hook event the payload came from ("" when the payload
+	// could not be read that far): the host's answer depends on it.
+	Event string
 	// Reason is the permissionDecisionReason of a Deny.
 	Reason string
 	// Err is why a Fail could not judge: a *judge.Error, for the front end
@@ -107,9 +110,9 @@ func Decide(ctx context.Context, g *judge.Gate, cfg Config, payload []byte) Deci
 }
 
 func decide(ctx context.Context, g *judge.Gate, cfg Config, payload []byte) Decision {
-	obj, err := readPayload(ctx, g, payload)
+	obj, event, err := readPayload(ctx, g, cfg.Host, payload)
 	if err != nil {
-		return Decision{Kind: Fail, Err: err}
+		return Decision{Kind: Fail, Event: event, Err: err}
 	}
 	env := host.Env{Getenv: cfg.Getenv, Home: cfg.Home, AgentsDirs: cfg.AgentsDirs, Budget: cfg.Budget, Limits: g.Options().Limits, CommandLine: cfg.CommandLine, Root: cfg.Root}
 	if env.Budget == "" && g.Operator() != nil {
@@ -117,26 +120,26 @@ func decide(ctx context.Context, g *judge.Gate, cfg Config, payload []byte) Deci
 	}
 	sp, err := cfg.Host.Spawn(ctx, obj, env)
 	if err != nil {
-		return Decision{Kind: Fail, Err: judge.AsError(payloadSource, err)}
+		return Decision{Kind: Fail, Event: event, Err: judge.AsError(payloadSource, err)}
 	}
 	if sp == nil {
-		return Decision{Kind: Ignore}
+		return Decision{Kind: Ignore, Event: event}
 	}
 	if g.Operator() == nil {
-		return Decision{Kind: Fail, Err: &judge.Error{Kind: judge.NoPolicy, Source: payloadSource, Msg: "no policy applies"}}
+		return Decision{Kind: Fail, Event: event, Err: &judge.Error{Kind: judge.NoPolicy, Source: payloadSource, Msg: "no policy applies"}}
 	}
 	if len(sp.Children) == 0 {
-		return Decision{Kind: Fail, Err: &judge.Error{Kind: judge.Internal, Source: payloadSource, Msg: "internal error: a spawn was translated into no child"}}
+		return Decision{Kind: Fail, Event: event, Err: &judge.Error{Kind: judge.Internal, Source: payloadSource, Msg: "internal error: a spawn was translated into no child"}}
 	}
 	parent := sp.Parent
 	var led *ledger.Ledger
 	var nonce *regexp.Regexp
 	if retask, on := g.Operator()["brief_retask"]; on {
 		if nonce, err = noncePattern(g.Sources().Policy, retask); err != nil {
-			return Decision{Kind: Fail, Err: err}
+			return Decision{Kind: Fail, Event: event, Err: err}
 		}
 		if led, err = openLedger(ctx, g, cfg, sp.Session); err != nil {
-			return Decision{Kind: Fail, Err: err}
+			return Decision{Kind: Fail, Event: event, Err: err}
 		}
 		defer led.Close()
 		if parent == nil {
@@ -144,7 +147,7 @@ func decide(ctx context.Context, g *judge.Gate, cfg Config, payload []byte) Deci
 		}
 		parent["session_nonces_sha256"] = led.Hashes()
 	}
-	d := Decision{Plan: agent.Plan(sp.Children, parent), Children: sp.Children}
+	d := Decision{Event: event, Plan: agent.Plan(sp.Children, parent), Children: sp.Children}
 	res, err := g.JudgeSpawn(ctx, spawnSource, d.Plan, maxReasons)
 	if err != nil {
 		d.Kind, d.Err = Fail, err
@@ -301,40 +304,29 @@ func reason(children []agent.Translation, res report.Result) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// DenyJSON is the answer that refuses a tool call in both hosts' protocol
-// (Claude Code reads it on any exit code, Codex only on exit 0): one JSON
-// object on stdout.
-func DenyJSON(reason string) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.Encode(map[string]any{"hookSpecificOutput": map[string]any{
-		"hookEventName":            "PreToolUse",
-		"permissionDecision":       "deny",
-		"permissionDecisionReason": reason,
-	}})
-	return b.Bytes()
-}
-
 // readPayload reads a payload strictly: a JSON object, within the limits,
-// from a PreToolUse hook.
-func readPayload(ctx context.Context, g *judge.Gate, data []byte) (map[string]any, error) {
+// from one of the host's hook events (PreToolUse when the payload does not
+// say, as one typed by hand).
+func readPayload(ctx context.Context, g *judge.Gate, h host.Adapter, data []byte) (map[string]any, string, error) {
 	lim := g.Options().Limits
 	if int64(len(data)) > lim.MaxBytes {
-		return nil, &judge.Error{Kind: judge.Limit, Source: payloadSource, Msg: fmt.Sprintf("payload is larger than %d bytes", lim.MaxBytes), Limit: "max-bytes"}
+		return nil, "", &judge.Error{Kind: judge.Limit, Source: payloadSource, Msg: fmt.Sprintf("payload is larger than %d bytes", lim.MaxBytes), Limit: "max-bytes"}
 	}
 	v, err := plan.Decode(ctx, payloadSource, data, plan.JSON, lim)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	p, ok := v.(map[string]any)
 	if !ok {
-		return nil, judge.AsError(payloadSource, host.Bad("", "the payload must be a JSON object"))
+		return nil, "", judge.AsError(payloadSource, host.Bad("", "the payload must be a JSON object"))
 	}
-	if ev, present := p["hook_event_name"]; present {
-		if s, ok := ev.(string); !ok || s != "PreToolUse" {
-			return nil, judge.AsError(payloadSource, host.Bad("/hook_event_name", "the hook runs on %s, and only a PreToolUse hook can stop a spawn: wire it to PreToolUse", host.Show(ev)))
-		}
+	events := h.Events()
+	ev, present := p["hook_event_name"]
+	if !present {
+		return p, events[0], nil
 	}
-	return p, nil
+	if s, ok := ev.(string); ok && slices.Contains(events, s) {
+		return p, s, nil
+	}
+	return nil, "", judge.AsError(payloadSource, host.Bad("/hook_event_name", "the hook runs on %s, and only %s can stop a spawn in %s: wire it to those", host.Show(ev), strings.Join(events, " and "), h.Name()))
 }

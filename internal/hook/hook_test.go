@@ -383,12 +383,12 @@ func TestReadPayload(t *testing.T) {
 		kind               judge.Kind
 	}{
 		{"a list", `[1]`, "hook payload: the payload must be a JSON object", judge.Document},
-		{"another hook", `{"hook_event_name": "PostToolUse", "tool_name": "Agent"}`, "hook payload: /hook_event_name: the hook runs on \"PostToolUse\", and only a PreToolUse hook can stop a spawn: wire it to PreToolUse", judge.Document},
-		{"an event that is not a string", `{"hook_event_name": 1}`, "hook payload: /hook_event_name: the hook runs on 1, and only a PreToolUse hook can stop a spawn: wire it to PreToolUse", judge.Document},
+		{"another hook", `{"hook_event_name": "PostToolUse", "tool_name": "Agent"}`, "hook payload: /hook_event_name: the hook runs on \"PostToolUse\", and only PreToolUse and UserPromptExpansion can stop a spawn in claude-code: wire it to those", judge.Document},
+		{"an event that is not a string", `{"hook_event_name": 1}`, "hook payload: /hook_event_name: the hook runs on 1, and only PreToolUse and UserPromptExpansion can stop a spawn in claude-code: wire it to those", judge.Document},
 		{"not JSON", `{"a": `, "", judge.Document},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := readPayload(context.Background(), g, []byte(tc.payload))
+			_, _, err := readPayload(context.Background(), g, claudecode.Adapter{}, []byte(tc.payload))
 			var e *judge.Error
 			if !errors.As(judge.AsError(payloadSource, err), &e) || e.Kind != tc.kind || tc.err != "" && e.Error() != tc.err {
 				t.Fatalf("readPayload error %v, want %v %q", err, tc.kind, tc.err)
@@ -399,9 +399,13 @@ func TestReadPayload(t *testing.T) {
 			}
 		})
 	}
-	obj, err := readPayload(context.Background(), g, []byte(`{"tool_name": "Agent", "n": 1}`))
-	if err != nil || obj["tool_name"] != "Agent" {
-		t.Fatalf("a payload without hook_event_name: %v, %v", obj, err)
+	obj, event, err := readPayload(context.Background(), g, claudecode.Adapter{}, []byte(`{"tool_name": "Agent", "n": 1}`))
+	if err != nil || obj["tool_name"] != "Agent" || event != "PreToolUse" {
+		t.Fatalf("a payload without hook_event_name: %v, %q, %v", obj, event, err)
+	}
+	// Codex's hook judges PreToolUse alone.
+	if _, _, err := readPayload(context.Background(), g, codex.Adapter{}, []byte(`{"hook_event_name": "UserPromptExpansion"}`)); err == nil || !strings.Contains(err.Error(), "only PreToolUse can stop a spawn in codex") {
+		t.Fatalf("codex, UserPromptExpansion: %v", err)
 	}
 	opts := judge.DefaultOptions()
 	opts.Limits.MaxBytes = int64(len(ccPolicy))
@@ -409,7 +413,7 @@ func TestReadPayload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = readPayload(context.Background(), small, []byte(`{"tool_name": "Agent", "pad": "`+strings.Repeat("x", len(ccPolicy))+`"}`))
+	_, _, err = readPayload(context.Background(), small, claudecode.Adapter{}, []byte(`{"tool_name": "Agent", "pad": "`+strings.Repeat("x", len(ccPolicy))+`"}`))
 	var e *judge.Error
 	if !errors.As(err, &e) || e.Kind != judge.Limit || e.Limit != "max-bytes" {
 		t.Fatalf("a payload over the limit: %v", err)

@@ -14,6 +14,7 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 
@@ -40,6 +41,15 @@ type Adapter interface {
 	// Audit translates every definition in one agents folder as a spawn of
 	// its own type would be translated, for spawngate agents.
 	Audit(ctx context.Context, folder string, env Env) ([]Audited, error)
+	// Events are the hook events whose payloads this host's hook may
+	// judge, PreToolUse first.
+	Events() []string
+	// Deny is the answer that refuses what a payload of the hook event
+	// asks for, in the host's protocol: one JSON document for stdout or
+	// an HTTP body. event "" is a payload the hook could not read (an
+	// HTTP hook refused before its body): the answer must refuse on
+	// every event the host sends.
+	Deny(event, reason string) []byte
 }
 
 // Env is what an adapter may read beside the payload: the environment the
@@ -70,6 +80,9 @@ type Env struct {
 
 // Spawn is a hook payload's spawn, translated.
 type Spawn struct {
+	// Event is the hook event the payload came from (PreToolUse, or
+	// another of the adapter's Events).
+	Event string
 	// Session is the host's session id, "" when the payload has none.
 	Session string
 	// Brief is what the spawned child is told, for the session ledger.
@@ -88,4 +101,25 @@ type Audited struct {
 	Translation agent.Translation
 	// Line is where the definition stops parsing, when it does not.
 	Line int
+}
+
+// DenyPreToolUse is the PreToolUse answer that refuses a tool call, which
+// Claude Code and Codex both read: hookSpecificOutput with
+// permissionDecision deny.
+func DenyPreToolUse(reason string) []byte {
+	return Document(map[string]any{"hookSpecificOutput": map[string]any{
+		"hookEventName":            "PreToolUse",
+		"permissionDecision":       "deny",
+		"permissionDecisionReason": reason,
+	}})
+}
+
+// Document is v as one line of JSON with a newline, HTML left unescaped:
+// an answer for a host.
+func Document(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+	return b.Bytes()
 }

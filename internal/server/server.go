@@ -374,9 +374,10 @@ func (s *Server) hook(adapter host.Adapter) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		d := decision{path: "/v1/hooks/" + adapter.Name(), requestedBy: r.RemoteAddr, policy: s.state.Load().digest, checks: s.state.Load().checks}
+		event := "" // until the payload says
 		deny := func(kind, reason string) {
 			w.Header().Set("Content-Type", "application/json")
-			w.Write(hook.DenyJSON(reason))
+			w.Write(adapter.Deny(event, reason))
 			d.verdict = report.Block
 			if kind != "" {
 				d.err, d.verdict = reason, report.Error
@@ -412,6 +413,7 @@ func (s *Server) hook(adapter host.Adapter) http.HandlerFunc {
 		cfg := hook.Config{Host: adapter, AgentsDirs: s.cfg.AgentsDirs, Home: s.cfg.Home, Budget: s.cfg.Budget, Getenv: sessionEnv(r)}
 		dec := hook.Decide(r.Context(), st.gate, cfg, body)
 		done()
+		event = dec.Event
 		if dec.Plan != nil {
 			d.report = &report.Report{Results: []report.Result{dec.Result}}
 		}
@@ -453,7 +455,7 @@ func sessionEnv(r *http.Request) func(string) string {
 func (s *Server) unknownHook(w http.ResponseWriter, r *http.Request) {
 	reason := fmt.Sprintf("spawngate could not judge this sub-agent, so it is refused: no hook is served at %s (the hooks are %s)", r.URL.Path, "/v1/hooks/"+strings.Join(hosts.Names(), ", /v1/hooks/"))
 	w.Header().Set("Content-Type", "application/json")
-	w.Write(hook.DenyJSON(reason))
+	w.Write(host.DenyPreToolUse(reason))
 	s.metrics.observe(string(report.Error), "usage", nil, 0)
 	s.logDecision(decision{path: r.URL.Path, requestedBy: r.RemoteAddr, err: reason, verdict: report.Error, policy: s.state.Load().digest, checks: s.state.Load().checks}, 0)
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/spawngate/spawngate/internal/judge"
+	"github.com/spawngate/spawngate/internal/hosts"
 	"github.com/spawngate/spawngate/internal/report"
 )
 
@@ -171,7 +172,7 @@ func TestAuth(t *testing.T) {
 			t.Fatalf("check with %v: %d", h, status)
 		}
 		status, body := post(t, ts.URL+"/v1/hooks/claude-code", "application/json", string(payload), h...)
-		if status != 200 || !strings.Contains(body, `"permissionDecision":"deny"`) {
+		if status != 200 || body != string(hostsDeny(t, "claude-code", "spawngate could not judge this sub-agent, so it is refused: the hook's request carries no valid bearer token")) {
 			t.Fatalf("hook with %v: %d %s", h, status, body)
 		}
 	}
@@ -362,4 +363,15 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// hostsDeny is the answer a host's hook endpoint refuses with before it
+// has read the payload's event.
+func hostsDeny(t *testing.T, name, reason string) []byte {
+	t.Helper()
+	a, ok := hosts.Lookup(name)
+	if !ok {
+		t.Fatalf("no host %q", name)
+	}
+	return a.Deny("", reason)
 }

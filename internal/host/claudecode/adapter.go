@@ -33,6 +33,9 @@ func (Adapter) DefinitionsFolder() string { return Folder }
 // Spawn implements host.Adapter.
 func (Adapter) Spawn(ctx context.Context, payload map[string]any, env host.Env) (*host.Spawn, error) {
 	p := host.Read(payload)
+	if ev, _ := payload["hook_event_name"].(string); ev == Expansion {
+		return expansionSpawn(ctx, p, env)
+	}
 	tool, err := p.Tool()
 	if err != nil {
 		return nil, err
@@ -46,7 +49,7 @@ func (Adapter) Spawn(ctx context.Context, payload map[string]any, env host.Env) 
 	if err != nil {
 		return nil, err
 	}
-	sp := &host.Spawn{Session: p.String("session_id")}
+	sp := &host.Spawn{Event: "PreToolUse", Session: p.String("session_id")}
 	c := call{Call: agent.Call{Host: Name, ID: p.String("tool_use_id"), Caller: p.String("agent_id"), Budget: env.Budget}}
 	c.SessionMode = p.String("permission_mode")
 	callerType := p.String("agent_type")
@@ -69,12 +72,7 @@ func (Adapter) Spawn(ctx context.Context, payload map[string]any, env host.Env) 
 	if err != nil {
 		return nil, err
 	}
-	c.Paths = []string{s.project}
-	if cwd != s.project {
-		// The shell's directory has moved since the session started: the
-		// child may work in either.
-		c.Paths = append(c.Paths, cwd)
-	}
+	c.Paths = sessionPaths(s, cwd)
 	if env.Getenv != nil {
 		c.EnvModel = env.Getenv("CLAUDE_CODE_SUBAGENT_MODEL")
 	}
@@ -94,7 +92,7 @@ func (Adapter) Spawn(ctx context.Context, payload map[string]any, env host.Env) 
 			c.Type = DefaultType
 		}
 		def, problem := resolve(catalog, c.Type)
-		sp.Children = []agent.Translation{translate(c, def, problem)}
+		sp.Children = append([]agent.Translation{translate(c, def, problem)}, observers(env, catalog, c, def)...)
 	case "Skill":
 		children, err := skillSpawn(ctx, env, s, catalog, c, p, input)
 		if err != nil || children == nil {
@@ -196,4 +194,35 @@ func (Adapter) Audit(ctx context.Context, folder string, env host.Env) ([]host.A
 		out = append(out, a)
 	}
 	return out, nil
+}
+
+// Expansion is the hook event on which a prompt's /command is expanded: a
+// skill with context: fork starts its sub-agent there, with no tool call.
+const Expansion = "UserPromptExpansion"
+
+// Events implements host.Adapter.
+func (Adapter) Events() []string { return []string{"PreToolUse", Expansion} }
+
+// Deny implements host.Adapter. PreToolUse is refused with its own
+// permissionDecision; every other event, and a payload whose event is not
+// known, with the top-level decision "block", which Claude Code reads as
+// a refusal on every event (as a deny on PreToolUse). An answer naming
+// another event than the hook's is an error the host does not block on,
+// so the PreToolUse form is never sent for another event.
+func (Adapter) Deny(event, reason string) []byte {
+	if event == "PreToolUse" {
+		return host.DenyPreToolUse(reason)
+	}
+	return host.Document(map[string]any{"decision": "block", "reason": reason})
+}
+
+// sessionPaths are the folders a child of the session may work in: the
+// one the session started in and, when the shell has moved since, the
+// shell's.
+func sessionPaths(s session, cwd string) []string {
+	paths := []string{s.project}
+	if cwd != "" && cwd != s.project {
+		paths = append(paths, cwd)
+	}
+	return paths
 }

@@ -58,6 +58,10 @@ const hostDefaultTimeout = 600 * time.Second
 // suggestedHook is the hook the fixes propose, as the README wires it.
 const suggestedHook = `{"matcher": "Agent|Task|Skill|Workflow", "hooks": [{"type": "command", "command": "/usr/local/bin/spawngate hook claude-code --policy /etc/spawngate/claude-code.yaml --timeout 20s", "timeout": 30}]}`
 
+// suggestedExpansionHook is the same hook on UserPromptExpansion, which
+// takes no matcher.
+const suggestedExpansionHook = `{"hooks": [{"type": "command", "command": "/usr/local/bin/spawngate hook claude-code --policy /etc/spawngate/claude-code.yaml --timeout 20s", "timeout": 30}]}`
+
 // settingsLayer is one of Claude Code's layers of settings files.
 type settingsLayer int
 
@@ -91,6 +95,7 @@ type hookSwitch struct {
 
 // gateHook is a PreToolUse handler that runs spawngate (or means to).
 type gateHook struct {
+	event      string // PreToolUse or UserPromptExpansion
 	doc        *settingsDoc
 	ptr        string // the handler
 	matcherPtr string // the group's matcher, or the group when it has none
@@ -329,17 +334,24 @@ func (d *doctor) collectHooks(doc *settingsDoc) {
 		d.shape(doc, "/hooks", "not an object", shapeFix)
 		return
 	}
-	raw, ok = hooks["PreToolUse"]
+	for _, event := range (Adapter{}).Events() {
+		d.collectEvent(doc, hooks, event)
+	}
+}
+
+// collectEvent reads the handlers of one hook event that run spawngate.
+func (d *doctor) collectEvent(doc *settingsDoc, hooks map[string]any, event string) {
+	raw, ok := hooks[event]
 	if !ok {
 		return
 	}
 	groups, ok := raw.([]any)
 	if !ok {
-		d.shape(doc, "/hooks/PreToolUse", "not a list", shapeFix)
+		d.shape(doc, "/hooks/"+event, "not a list", shapeFix)
 		return
 	}
 	for i, g := range groups {
-		gptr := fmt.Sprintf("/hooks/PreToolUse/%d", i)
+		gptr := fmt.Sprintf("/hooks/%s/%d", event, i)
 		group, ok := g.(map[string]any)
 		if !ok {
 			d.shape(doc, gptr, "not an object", shapeFix)
@@ -362,7 +374,7 @@ func (d *doctor) collectHooks(doc *settingsDoc) {
 		for j, raw := range handlers {
 			hptr := fmt.Sprintf("%s/hooks/%d", gptr, j)
 			if h := d.handler(doc, hptr, raw); h != nil {
-				h.matcher, h.matcherPtr = matcher, matcherPtr
+				h.event, h.matcher, h.matcherPtr = event, matcher, matcherPtr
 				d.hooks = append(d.hooks, h)
 			}
 		}
@@ -514,7 +526,20 @@ func (d *doctor) judge(ctx context.Context) *host.Diagnosis {
 				Fix:     fmt.Sprintf(`remove it, and move the hook to %s with "allowManagedHooksOnly": true, which no other settings can turn off`, d.managedPath())})
 		}
 	}
-	if len(running) == 0 {
+	var tools, expansions []*gateHook
+	for _, h := range running {
+		if h.event == Expansion {
+			expansions = append(expansions, h)
+		} else {
+			tools = append(tools, h)
+		}
+	}
+	if len(expansions) == 0 {
+		d.findings = append(d.findings, host.Finding{ID: "hook.absent", File: d.managedPath(), Pointer: "/hooks/" + Expansion,
+			Problem: "no UserPromptExpansion hook runs spawngate: a prompt's /command that names a skill with context: fork starts its sub-agent with no tool call, unjudged",
+			Fix:     fmt.Sprintf(`add %s to hooks.%s here`, suggestedExpansionHook, Expansion)})
+	}
+	if len(tools) == 0 {
 		problem := "no PreToolUse hook in any settings Claude Code reads here runs spawngate: every sub-agent starts unjudged"
 		if len(off) > 0 {
 			problem = "no PreToolUse hook that runs spawngate is in effect (" + strings.Join(off, "; ") + "): every sub-agent starts unjudged"
@@ -549,7 +574,14 @@ func (d *doctor) judge(ctx context.Context) *host.Diagnosis {
 			Fix:     `set "allowManagedHooksOnly": true here`})
 	}
 
-	d.checkMatchers(running)
+	d.checkMatchers(tools)
+	for _, h := range expansions {
+		if h.matcher != "" && h.matcher != "*" {
+			d.findings = append(d.findings, host.Finding{ID: "hook.matcher", File: h.doc.path, Pointer: h.matcherPtr,
+				Problem: fmt.Sprintf(`"matcher": %q selects only some /commands (a UserPromptExpansion matcher is matched against the command's name): the others start their sub-agents unjudged`, h.matcher),
+				Fix:     `leave the matcher out`})
+		}
+	}
 	for _, h := range running {
 		switch h.kind {
 		case "http":

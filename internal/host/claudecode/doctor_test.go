@@ -133,7 +133,68 @@ func diagnose(t *testing.T, base, project string) *host.Diagnosis {
 	if err != nil {
 		t.Fatalf("Doctor: %v", err)
 	}
+	// Most cases are about the PreToolUse hook: where the installation
+	// names no UserPromptExpansion hook at all, its absence (one finding,
+	// held by TestDoctorExpansion) is left out.
+	mentions := false
+	filepath.WalkDir(base, func(path string, e os.DirEntry, err error) error {
+		if err == nil && e.Type().IsRegular() {
+			if b, err := os.ReadFile(path); err == nil && strings.Contains(string(b), Expansion) {
+				mentions = true
+			}
+		}
+		return nil
+	})
+	if !mentions {
+		d.Findings = slices.DeleteFunc(d.Findings, func(f host.Finding) bool {
+			return f.ID == "hook.absent" && f.Pointer == "/hooks/"+Expansion
+		})
+	}
 	return d
+}
+
+// TestDoctorExpansion: a /command with context: fork starts its agent
+// with no tool call, so an installation holds only with spawngate on
+// UserPromptExpansion too, selecting every command.
+func TestDoctorExpansion(t *testing.T) {
+	expansion := func(matcher string) string {
+		m := ""
+		if matcher != "" {
+			m = `"matcher": ` + fmt.Sprintf("%q", matcher) + `, `
+		}
+		return `{"allowManagedHooksOnly": true, "hooks": {"PreToolUse": [{"matcher": "Agent|Task|Skill|Workflow", "hooks": [` + command(goodCommand, "30") + `]}],
+  "UserPromptExpansion": [{` + m + `"hooks": [` + command(goodCommand, "30") + `]}]}}`
+	}
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		want  []string
+	}{
+		{"both hooks, managed", map[string]string{managedJSON: expansion("")}, nil},
+		{"a matcher of *", map[string]string{managedJSON: expansion("*")}, nil},
+		{"a matcher that selects some commands", map[string]string{managedJSON: expansion("fix")}, []string{"hook.matcher " + managedJSON + " /hooks/UserPromptExpansion/0/matcher"}},
+		{"no expansion hook", map[string]string{managedJSON: goodManaged, userJSON: `{"hooks": {"UserPromptExpansion": []}}`}, []string{"hook.absent " + managedJSON + " /hooks/UserPromptExpansion"}},
+		{"the expansion hook in project settings only", map[string]string{managedJSON: goodManaged,
+			projectJSON: `{"hooks": {"UserPromptExpansion": [{"hooks": [` + command(goodCommand, "30") + `]}]}}`},
+			// allowManagedHooksOnly drops it.
+			[]string{"hook.absent " + managedJSON + " /hooks/UserPromptExpansion"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := install(t, tc.files)
+			d := diagnose(t, base, "")
+			var got []string
+			for _, f := range d.Findings {
+				got = append(got, brief(base, f))
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("findings:\n got %q\nwant %q\n%s", got, tc.want, show(d))
+			}
+			if d.Holds() != (len(tc.want) == 0) {
+				t.Errorf("Holds() = %v", d.Holds())
+			}
+		})
+	}
 }
 
 // brief is a finding as the table states it: its ID, the file relative

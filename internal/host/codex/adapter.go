@@ -221,3 +221,9 @@ func itemsText(items any) (string, string) {
 	}
 	return strings.Join(parts, "\n\n"), ""
 }
+
+// Events implements host.Adapter: Codex's hook judges PreToolUse only.
+func (Adapter) Events() []string { return []string{"PreToolUse"} }
+
+// Deny implements host.Adapter: Codex reads PreToolUse's deny on exit 0.
+func (Adapter) Deny(_, reason string) []byte { return host.DenyPreToolUse(reason) }
