@@ -36,9 +36,13 @@ func readmeHook(matcher, policy string) map[string]any {
 const readmeMatcher = "Agent|Task|Skill|Workflow"
 
 // settingsWithHook is a settings file holding the README's hook block.
+// It also holds the README's UserPromptExpansion hook (the same command,
+// no matcher), which judges a prompt's /command.
 func settingsWithHook(matcher, policy string) string {
+	expansion := readmeHook("", policy)
+	delete(expansion, "matcher")
 	b, _ := json.MarshalIndent(map[string]any{
-		"hooks": map[string]any{"PreToolUse": []any{readmeHook(matcher, policy)}},
+		"hooks": map[string]any{"PreToolUse": []any{readmeHook(matcher, policy)}, "UserPromptExpansion": []any{expansion}},
 	}, "", "  ")
 	return string(b) + "\n"
 }

@@ -15,29 +15,7 @@ import (
 // with the open issue that tracks it. Their expectation stays the right
 // one; while listed, a failure skips with the reason, and a pass fails so
 // that the entry is removed when the fix lands.
-var knownOpen = map[string]string{
-	"skill-fork-runs-named-agent":              "issue 18 item 1: a Skill on a context: fork skill starts its agent: with no Agent call",
-	"skill-fork-runs-builtin":                  "issue 18 item 1: a context: fork skill without agent: starts general-purpose",
-	"command-fork-runs-named-agent":            "issue 18 item 1: a .claude/commands file with context: fork is a skill too",
-	"slash-command-fork-runs-named-agent":      "issue 18 item 1: a /skill prompt starts the fork with no tool call at all (no PreToolUse)",
-	"workflow-script-runs-agent":               "issue 18 item 2: a Workflow script's agent() starts agents with no Agent call",
-	"workflow-named-runs-agent":                "issue 18 item 2: a named workflow (.claude/workflows/NAME.js) likewise",
-	"cli-agents-redefine-type":                 "issue 18 item 3: --agents JSON outranks the project's definition of the same name",
-	"name-exact-builtin-over-underscore":       "issue 18 item 4: general-purpose is the built-in, not a project general_purpose",
-	"name-exact-builtin-over-lowercase":        "issue 18 item 4: Explore is the built-in, not a project explore",
-	"name-exact-user-over-project":             "issue 18 item 4: an exact user name beats a project name equal only loosely",
-	"name-separators-dropped":                  "issue 18 item 4: the host drops separators (codereviewer is code-reviewer); spawngate refuses it",
-	"cd-does-not-move-agent-resolution":        "issue 18 item 5: agents resolve from the session's start folder, not the payload's cwd",
-	"session-in-subfolder-skips-root-settings": "issue 18 item 5: .claude/settings.json is read from the start folder only; a session started in a subfolder has no project hook",
-	"mcp-servers-add-tools":                    "issue 18 item 7: frontmatter mcpServers add their tools whatever tools: says",
-	"frontmatter-hooks-run":                    "issue 18 item 8: frontmatter hooks run commands for the child",
-	"memory-adds-write-edit":                   "issue 18 item 9: memory: adds Read, Write and Edit to tools:",
-	"frontmatter-ends-at-first-dashes":         "issue 18 item 11: the host ends frontmatter at the first ---, even inside a value",
-	"agents-folder-symlink-followed":           "issue 18 item 12: the host follows a symlinked agents folder; spawngate refuses an allowed agent",
-	"agents-subfolder-symlink-shadows":         "issue 18 item 12: a symlinked subfolder's definition outranks the user's",
-	"add-dir-agents-shadow-user":               "issue 18 (new): --add-dir folders' .claude/agents outrank the user's",
-	"observer-frontmatter-starts-agent":        "issue 18 (new): observer: in a definition starts those agents with no Agent call (CLAUDE_CODE_EXPERIMENTAL_OBSERVER_AGENTS=1)",
-}
+var knownOpen = map[string]string{}
 
 // Markers written into the definitions' bodies: a request carrying one
 // proves that agent ran.
@@ -68,6 +46,9 @@ type e2eCase struct {
 	// facts are what the client was seen to do, which the expectation rests
 	// on; never excused, so a client that changes is noticed.
 	facts func(t *testing.T, o *outcome) error
+	// promptBlocked says the run is right to end before any model request:
+	// a hook on UserPromptExpansion blocked the prompt itself.
+	promptBlocked bool
 }
 
 func runCases(t *testing.T, cases []e2eCase) {
@@ -76,7 +57,7 @@ func runCases(t *testing.T, cases []e2eCase) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			o := c.sc(t).run(t)
-			if errors.Is(o.Err, context.DeadlineExceeded) || len(o.Requests) == 0 {
+			if errors.Is(o.Err, context.DeadlineExceeded) || len(o.Requests) == 0 && !c.promptBlocked {
 				t.Fatalf("the run itself failed: %s", o.describe())
 			}
 			if c.facts != nil {
@@ -334,10 +315,12 @@ func gateCases() []e2eCase {
 		},
 		check: starts("MARKER-cr-5b1d"),
 	}, {
-		// Finding 4: two names equal only loosely make the host refuse.
+		// Finding 4: two names equal only loosely make the host refuse. Run
+		// without the hook, which refuses it first, so that the host's own
+		// answer is seen.
 		name: "name-ambiguous-refused-by-host",
 		sc: func(t *testing.T) scenario {
-			return scenario{Files: map[string]string{".claude/agents/gp.md": agentDef("name: general_purpose\ndescription: GP\ntools: Read\nmodel: haiku", "MARKER-gp-0c4e")},
+			return scenario{NoSettings: true, Files: map[string]string{".claude/agents/gp.md": agentDef("name: general_purpose\ndescription: GP\ntools: Read\nmodel: haiku", "MARKER-gp-0c4e")},
 				Main: []step{spawn("General Purpose")}}
 		},
 		check: noChild,
@@ -374,15 +357,18 @@ func gateCases() []e2eCase {
 			return nil
 		},
 	}, {
-		// Finding 10: cwd never reaches the hook or the child; mode reaches
-		// the hook and is ignored.
-		name: "call-cwd-and-mode-ignored",
+		// Finding 10: a call's mode reaches the hook and is judged: a child
+		// asked to bypass permissions is refused, even though this version
+		// runs an ordinary spawn in the session's mode whatever the call
+		// asks (host-call-cwd-and-mode-ignored), because a teammate spawn
+		// honours it. cwd never reaches the hook.
+		name: "call-mode-bypass-refused",
 		sc: func(t *testing.T) scenario {
 			return scenario{Files: map[string]string{".claude/agents/reader.md": readerDef},
 				Main: []step{callTool("Agent", map[string]any{"description": "e2e", "prompt": "Do it.", "subagent_type": "reader", "cwd": "/", "mode": "bypassPermissions"})}}
 		},
-		check: starts(readerMarker),
-		facts: all(payloadFact("Agent", "", func(p map[string]any) error {
+		check: neverStarts(readerMarker),
+		facts: payloadFact("Agent", "", func(p map[string]any) error {
 			in := toolInput(p)
 			if _, ok := in["cwd"]; ok {
 				return errors.New("tool_input.cwd reached the hook")
@@ -391,12 +377,22 @@ func gateCases() []e2eCase {
 				return errors.New("tool_input.mode did not reach the hook")
 			}
 			return nil
-		}), func(t *testing.T, o *outcome) error {
+		}),
+	}, {
+		// What this version does with a call's cwd and mode, seen without
+		// the hook: the child works in the repository.
+		name: "host-call-cwd-and-mode-ignored",
+		sc: func(t *testing.T) scenario {
+			return scenario{NoSettings: true, Files: map[string]string{".claude/agents/reader.md": readerDef},
+				Main: []step{callTool("Agent", map[string]any{"description": "e2e", "prompt": "Do it.", "subagent_type": "reader", "cwd": "/", "mode": "bypassPermissions"})}}
+		},
+		check: starts(readerMarker),
+		facts: func(t *testing.T, o *outcome) error {
 			if dir := workingDir(o, readerMarker); dir != o.Root {
 				return fmt.Errorf("the child works in %q", dir)
 			}
 			return nil
-		}),
+		},
 	}}
 }
 
@@ -490,15 +486,22 @@ func findingCases() []e2eCase {
 		check: neverStarts(writerMarker),
 		facts: hookCalls("Agent", 0),
 	}, {
+		// The README's UserPromptExpansion hook refuses the prompt itself:
+		// no model request at all.
 		name: "slash-command-fork-runs-named-agent",
 		sc: func(t *testing.T) scenario {
 			return scenario{Settings: settingsWithHook("*", "{{POLICY}}"), Prompt: "/wskill",
 				Files: map[string]string{".claude/agents/writer.md": writerDef, ".claude/skills/wskill/SKILL.md": wskill}}
 		},
-		check: neverStarts(writerMarker),
+		promptBlocked: true,
+		check:         neverStarts(writerMarker),
 		facts: func(t *testing.T, o *outcome) error {
-			if len(o.Hooks) != 0 {
-				return fmt.Errorf("%d PreToolUse calls, expected none", len(o.Hooks))
+			var events []string
+			for _, h := range o.Hooks {
+				events = append(events, fmt.Sprint(h.Payload["hook_event_name"]))
+			}
+			if !slices.Equal(events, []string{"UserPromptExpansion"}) {
+				return fmt.Errorf("hook calls on %v, expected one on UserPromptExpansion and no PreToolUse", events)
 			}
 			return nil
 		},
@@ -535,12 +538,15 @@ func findingCases() []e2eCase {
 	}, {
 		// With every tool matched, the workflow's agent() call still makes no
 		// PreToolUse call; the child's own tools do, under its agent_type.
+		// So a workflow the policy allows by name runs whatever agents its
+		// script starts: allowed_workflows trusts the script.
 		name: "host-workflow-agent-has-no-pretooluse",
 		sc: func(t *testing.T) scenario {
 			return scenario{Settings: settingsWithHook("*", "{{POLICY}}"), Args: []string{"--allowedTools", "Workflow"},
-				Files: map[string]string{".claude/agents/writer.md": writerDef},
-				Main:  []step{callTool("Workflow", map[string]any{"script": workflowScript})},
-				Sub:   map[string][]step{writerMarker: {callTool("Bash", map[string]any{"command": "true", "description": "e2e"})}}}
+				Policy: "allowed_tools: [Read, Grep, Glob, Workflow]\nallow_spawn: true\nallowed_workflows: [e2eflow]\nworkspace_root: {{ROOT}}\nbudget_cap_tokens: 200000\n",
+				Files:  map[string]string{".claude/agents/writer.md": writerDef, ".claude/workflows/e2eflow.js": workflowScript},
+				Main:   []step{callTool("Workflow", map[string]any{"name": "e2eflow"})},
+				Sub:    map[string][]step{writerMarker: {callTool("Bash", map[string]any{"command": "true", "description": "e2e"})}}}
 		},
 		check: all(starts(writerMarker), hookCalls("Agent", 0), func(t *testing.T, o *outcome) error {
 			for _, h := range o.hooksFor("Bash") {
@@ -632,13 +638,24 @@ func findingCases() []e2eCase {
 		// The project's settings.json is read from the start folder only, so
 		// a session started below the repository root runs without the
 		// hook in the root's .claude/settings.json (its agents still load).
-		name: "session-in-subfolder-skips-root-settings",
+		// Why the README's enforcing installation is managed settings.
+		name: "host-session-in-subfolder-skips-root-settings",
 		sc: func(t *testing.T) scenario {
 			return scenario{Dir: "pkg", Files: map[string]string{".claude/agents/writer.md": writerDef, "pkg/x.txt": "x\n"},
 				Main: []step{spawn("writer")}}
 		},
-		check: neverStarts(writerMarker),
+		check: starts(writerMarker),
 		facts: hookSources(),
+	}, {
+		// The managed hook holds wherever the session starts.
+		name: "managed-hook-holds-in-subfolder",
+		sc: func(t *testing.T) scenario {
+			return scenario{Dir: "pkg", Managed: managedHookSettings(`"allowManagedHooksOnly": true`),
+				Files: map[string]string{".claude/agents/writer.md": writerDef, "pkg/x.txt": "x\n"},
+				Main:  []step{spawn("writer")}}
+		},
+		check: neverStarts(writerMarker),
+		facts: hookSources("managed"),
 	}, {
 		// With the hook in user settings: the closest agents folder wins,
 		// and both cwd and CLAUDE_PROJECT_DIR are the start folder.
@@ -801,15 +818,39 @@ func findingCases() []e2eCase {
 				Sub: map[string][]step{readerMarker: {callTool("Read", map[string]any{"file_path": "{{ROOT}}/a.txt"})}}}
 		},
 		check: neverStarts(writerMarker),
-		facts: all(starts(readerMarker), hookCalls("Agent", 1)),
+		facts: hookCalls("Agent", 1),
+	}, {
+		// An observer the policy allows starts beside its agent.
+		name: "observer-allowed-starts",
+		sc: func(t *testing.T) scenario {
+			return scenario{Env: []string{"CLAUDE_CODE_EXPERIMENTAL_OBSERVER_AGENTS=1"},
+				Files: map[string]string{
+					".claude/agents/reader.md":  agentDef("name: reader\ndescription: Reads files\ntools: Read\nmodel: haiku\nobserver: watcher", readerMarker),
+					".claude/agents/watcher.md": agentDef("name: watcher\ndescription: Watches\ntools: Read\nmodel: haiku", "MARKER-watcher-3f70"), "a.txt": "a\n",
+				},
+				Main: []step{spawn("reader")},
+				Sub:  map[string][]step{readerMarker: {callTool("Read", map[string]any{"file_path": "{{ROOT}}/a.txt"})}}}
+		},
+		check: all(starts(readerMarker), starts("MARKER-watcher-3f70")),
+		facts: hookCalls("Agent", 1),
+	}, {
+		// A /command on a fork skill whose agent the policy allows runs.
+		name: "slash-command-fork-allowed-starts",
+		sc: func(t *testing.T) scenario {
+			return scenario{Prompt: "/rskill",
+				Files: map[string]string{".claude/agents/reader.md": readerDef,
+					".claude/skills/rskill/SKILL.md": "---\nname: rskill\ndescription: Runs the reader\ncontext: fork\nagent: reader\n---\nDo the skill task.\n"}}
+		},
+		check: starts(readerMarker),
 	}}
 }
 
 // managedHookSettings is managed settings holding the README's hook, told
 // apart from a project one by its --timeout 19s; extra adds keys.
 func managedHookSettings(extra string) string {
-	s := `{"hooks": {"PreToolUse": [{"matcher": "` + readmeMatcher + `", "hooks": [{"type": "command", ` +
-		`"command": "spawngate hook claude-code --policy {{POLICY}} --timeout 19s", "timeout": 30}]}]}`
+	handler := `{"type": "command", "command": "spawngate hook claude-code --policy {{POLICY}} --timeout 19s", "timeout": 30}`
+	s := `{"hooks": {"PreToolUse": [{"matcher": "` + readmeMatcher + `", "hooks": [` + handler + `]}], ` +
+		`"UserPromptExpansion": [{"hooks": [` + handler + `]}]}`
 	if extra != "" {
 		s += ", " + extra
 	}
