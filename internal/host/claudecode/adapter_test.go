@@ -263,4 +263,21 @@ func TestParseCommandLine(t *testing.T) {
 	if !(&session{}).loads("project") {
 		t.Error("without --setting-sources every source loads")
 	}
+	err = (&session{}).parse([]string{"claude", "-p", "x", "--project-config-root", "/elsewhere"})
+	if err == nil || !strings.Contains(err.Error(), "--project-config-root") {
+		t.Errorf("--project-config-root: %v", err)
+	}
+}
+
+// TestLastAgentsFlag: given twice, --agents is read as the client reads
+// it: the last one alone, not the two merged.
+func TestLastAgentsFlag(t *testing.T) {
+	s := session{agents: []agentsFlag{{`{"x": {"description": "d", "prompt": "p", "tools": ["Read"]}, "y": {"description": "d", "prompt": "p"}}`}, {`{"y": {"description": "d", "prompt": "p", "tools": ["Bash"]}}`}}}
+	f, err := commandLineAgents(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Defs) != 1 || f.Defs[0].Name != "y" || canonical(t, f.Defs[0].Fields["tools"]) != `["Bash"]` {
+		t.Errorf("defs %+v", f.Defs)
+	}
 }

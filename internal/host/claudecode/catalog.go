@@ -101,12 +101,17 @@ func load(ctx context.Context, env host.Env, s session) (*agent.Catalog, error) 
 
 // commandLineAgents reads the definitions given with --agents: a JSON
 // object of definitions by name (each with the frontmatter's settings and
-// a prompt), or the name of a file holding one. A later --agents adds to
-// an earlier one, and wins for a name given twice.
+// a prompt), or the name of a file holding one. Given more than once, the
+// last --agents is the one Claude Code reads (read from its flag parser:
+// a later value replaces an earlier one).
 func commandLineAgents(s session) (agent.Folder, error) {
 	f := agent.Folder{Dir: agentsLevel}
 	byName := map[string]*agent.Definition{}
-	for _, a := range s.agents {
+	last := s.agents
+	if len(last) > 1 {
+		last = last[len(last)-1:]
+	}
+	for _, a := range last {
 		text, source := []byte(a.value), agentsLevel
 		if t := bytes.TrimSpace(text); len(t) == 0 || t[0] != '{' {
 			file := a.value

@@ -142,6 +142,11 @@ func (s *session) parse(args []string) error {
 				i++
 				s.addDirs = append(s.addDirs, args[i])
 			}
+		case "--project-config-root":
+			// Claude Code then reads the project's settings and agents
+			// from another folder than the one the session started in,
+			// which the hook has not been taught to follow.
+			return &plan.Error{Source: "Claude Code's command line", Msg: "Claude Code was started with --project-config-root, which moves where it finds the project's agents: the hook cannot know which definitions it runs; start it without the flag"}
 		case "--setting-sources":
 			v, err := next()
 			if err != nil {

@@ -259,13 +259,21 @@ func mustSpawn(t *testing.T, payload map[string]any, env host.Env) *host.Spawn {
 // TestWorkflowSpawn: a workflow is judged by its name; a script written
 // into the call has none.
 func TestWorkflowSpawn(t *testing.T) {
-	w := newLaunchWorld(t, map[string]string{"p/.claude/workflows/nightly.js": "export const meta = { name: 'nightly' }\n"})
+	w := newLaunchWorld(t, map[string]string{
+		"p/.claude/workflows/nightly.js": "export const meta = { name: 'nightly' }\n",
+		// The name is the script's meta.name, not its file's.
+		"p/.claude/workflows/a.js":   "export const meta = {\n  description: 'x',\n  name: \"weekly-report\",\n}\n",
+		"p/.claude/workflows/old.js": "export const meta = { name: 'other' }\n",
+	})
 	for _, tc := range []struct {
 		name  string
 		input map[string]any
 		want  string
 	}{
 		{"a named workflow", map[string]any{"name": "nightly"}, "workflow:nightly"},
+		{"named by its meta", map[string]any{"name": "weekly-report"}, "workflow:weekly-report"},
+		{"a file name is not a workflow's name", map[string]any{"name": "old"}, `workflow:old [workflow "old" is not found`},
+		{"a built-in workflow", map[string]any{"name": "deep-research"}, "workflow:deep-research"},
 		{"a name with no file", map[string]any{"name": "weekly"}, `workflow:weekly [workflow "weekly" is not found`},
 		{"a script", map[string]any{"script": "await agent('x')"}, "workflow [the workflow script is written into the call"},
 		{"a name and a script", map[string]any{"name": "nightly", "script": "await agent('x')"}, "workflow [the workflow script is written into the call"},

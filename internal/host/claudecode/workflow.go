@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 
 	"github.com/spawngate/spawngate/internal/agent"
 	"github.com/spawngate/spawngate/internal/host"
+	"github.com/spawngate/spawngate/internal/plan"
 )
 
 // workflowSpawn translates a Workflow call. A workflow is a script that
@@ -47,9 +50,20 @@ func workflowSpawn(_ context.Context, env host.Env, s session, c call, p *host.P
 	return t, nil
 }
 
+// builtinWorkflows are the workflows that come with Claude Code (read
+// from the client, 2.1.332), by name.
+var builtinWorkflows = []string{"deep-research"}
+
+// workflowMeta finds the name a workflow script gives itself: export const
+// meta = { name: '...' }.
+var workflowMeta = regexp.MustCompile(`\bmeta\s*=\s*\{[^}]*?\bname\s*:\s*['"\x60]([^'"\x60]+)['"\x60]`)
+
 // workflowFile finds a named workflow's script where Claude Code looks:
-// .claude/workflows/NAME.js in the project's folders from the start
-// folder up to the repository root, then the user's; "" when none has it.
+// the *.js files directly in .claude/workflows of the project's folders
+// from the start folder up to the repository root, then the user's, the
+// first whose meta names it (the name is the script's meta.name, not its
+// file name); "" when none does. A built-in workflow is named by
+// builtinWorkflows' marker.
 func workflowFile(env host.Env, s session, name string) string {
 	var bases []string
 	if s.loads("project") {
@@ -61,10 +75,30 @@ func workflowFile(env host.Env, s session, name string) string {
 		bases = append(bases, filepath.Join(env.Home, ".claude"))
 	}
 	for _, b := range bases {
-		f := filepath.Join(b, "workflows", name+".js")
-		if info, err := os.Stat(f); err == nil && info.Mode().IsRegular() {
-			return f
+		dir := filepath.Join(b, "workflows")
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			continue
 		}
+		for _, e := range entries {
+			f := filepath.Join(dir, e.Name())
+			if filepath.Ext(e.Name()) != ".js" {
+				continue
+			}
+			if info, err := os.Stat(f); err != nil || !info.Mode().IsRegular() {
+				continue
+			}
+			data, err := plan.ReadFile(f, env.Limits.MaxBytes)
+			if err != nil {
+				continue
+			}
+			if m := workflowMeta.FindSubmatch(data); m != nil && string(m[1]) == name {
+				return f
+			}
+		}
+	}
+	if slices.Contains(builtinWorkflows, name) {
+		return "(built into Claude Code)"
 	}
 	return ""
 }
