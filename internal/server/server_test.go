@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spawngate/spawngate/internal/judge"
 	"github.com/spawngate/spawngate/internal/hosts"
+	"github.com/spawngate/spawngate/internal/judge"
 	"github.com/spawngate/spawngate/internal/report"
 )
 
