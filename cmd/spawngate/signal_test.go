@@ -27,20 +27,39 @@ const stopBound = 30 * time.Second
 // is in: waiting on standard input that never ends, or judging a plan
 // whose evaluation would take many seconds more. The signal is sent once
 // the process is seen in the phase, never after a guessed delay.
+//
+// The run should stop by itself, saying what it was interrupted in; a
+// second after the signal the process ends anyway ("did not stop within a
+// second"). On a starved machine the evaluation may not get the CPU to
+// notice within that second, so the fallback's answer is tried again, a
+// bounded number of times: a run that ignores the signal gives the
+// fallback every time, and fails.
 func TestTheFirstSignalStopsTheProcess(t *testing.T) {
+	const attempts = 4
+	fallback := "spawngate: interrupted, and the run did not stop within a second; exiting\n"
 	for _, phase := range []string{"reading", "evaluating"} {
 		t.Run(phase, func(t *testing.T) {
-			p := startInPhase(t, phase)
-			took, code := p.stop(t)
-			if code != 2 {
-				t.Fatalf("after SIGTERM: exit %d, want 2 (stderr %q)", code, p.stderr.String())
+			var seen []string
+			for range attempts {
+				p := startInPhase(t, phase)
+				took, code := p.stop(t)
+				if code != 2 {
+					t.Fatalf("after SIGTERM: exit %d, want 2 (stderr %q)", code, p.stderr.String())
+				}
+				if took > stopBound {
+					t.Fatalf("stopped %s after the signal, more than %s", took, stopBound)
+				}
+				want := "spawngate: " + p.name + ": interrupted\n"
+				switch got := p.stderr.String(); got {
+				case want:
+					return
+				case fallback:
+					seen = append(seen, got)
+				default:
+					t.Fatalf("stderr %q, want %q", got, want)
+				}
 			}
-			if took > stopBound {
-				t.Errorf("stopped %s after the signal, more than %s", took, stopBound)
-			}
-			if want := "spawngate: " + p.name + ": interrupted\n"; p.stderr.String() != want {
-				t.Errorf("stderr %q, want %q", p.stderr.String(), want)
-			}
+			t.Errorf("in %d runs the run never stopped by itself within a second of the signal: stderr %q", attempts, seen)
 		})
 	}
 }
