@@ -11,9 +11,6 @@ import (
 // name. Each keeps the right expectation; its failure is turned into a skip
 // naming the issue, and a pass is logged so the entry can be removed.
 var knownOpen = map[string]string{
-	"v2_flag_writer_never_starts":                    "issue 19 item 1: v2 spawns reach PreToolUse as collaborationspawn_agent, which the README's matcher misses",
-	"v2_project_config_writer_never_starts":          "issue 19 item 1: v2 spawns reach PreToolUse as collaborationspawn_agent, which the README's matcher misses",
-	"v2_catch_all_matcher_writer_refused":            "issue 19 item 1: spawngate takes collaborationspawn_agent for a tool that is not a spawn",
 	"reader_in_workspace_write_session_never_writes": "issue 19 item 2: the child runs with the session's sandbox, not its definition's sandbox_mode",
 	"reader_in_full_access_session_never_writes":     "issue 19 item 2: the child runs with the session's sandbox, not its definition's sandbox_mode",
 	"definition_model_is_judged":                     "issue 19 item 3: the definition's model overrides the call's model",

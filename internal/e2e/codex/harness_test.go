@@ -29,7 +29,7 @@ const (
 	sessionModel = "main-model"
 	// readmeMatcher is the matcher of the README's "Use it from Codex"
 	// block, kept verbatim so the suite tests the wiring users copy.
-	readmeMatcher = `^(spawn_agent|collaboration\.spawn_agent|Agent)$`
+	readmeMatcher = `^(spawn_agent|collaborationspawn_agent|collaboration\.spawn_agent|Agent)$`
 	// scenarioTimeout bounds one client run, so a wedged client fails its
 	// scenario instead of the whole go test timeout.
 	scenarioTimeout = 90 * time.Second

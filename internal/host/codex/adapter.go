@@ -3,6 +3,7 @@ package codex
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spawngate/spawngate/internal/agent"
@@ -21,26 +22,33 @@ var _ host.Adapter = Adapter{}
 func (Adapter) Name() string { return Name }
 
 // SpawnTools are the tools under which a Codex PreToolUse payload can
-// start a sub-agent.
+// start a sub-agent: spawn_agent (multi_agent), and under multi_agent_v2
+// the same tool in the collaboration namespace, which the payload names
+// collaborationspawn_agent (the namespace and the name run together);
+// Agent is a matcher alias that no payload names.
 func (Adapter) SpawnTools() []string {
-	return []string{"spawn_agent", "collaboration.spawn_agent", "Agent"}
+	return []string{"spawn_agent", "collaborationspawn_agent", "collaboration.spawn_agent", "Agent"}
+}
+
+// spawnTool tells whether a payload's tool starts a sub-agent: one of
+// SpawnTools, or spawn_agent in any other namespace Codex may put it in
+// (the payload runs the namespace and the name together, with or
+// without a dot), so that no new namespace passes as "not a spawn".
+func spawnTool(tool string) bool {
+	return slices.Contains(Adapter{}.SpawnTools(), tool) || strings.HasSuffix(tool, "spawn_agent")
 }
 
 // DefinitionsFolder implements host.Adapter.
 func (Adapter) DefinitionsFolder() string { return Folder }
 
 // Spawn implements host.Adapter.
-func (a Adapter) Spawn(ctx context.Context, payload map[string]any, env host.Env) (*host.Spawn, error) {
+func (Adapter) Spawn(ctx context.Context, payload map[string]any, env host.Env) (*host.Spawn, error) {
 	p := host.Read(payload)
 	tool, err := p.Tool()
 	if err != nil {
 		return nil, err
 	}
-	spawns := false
-	for _, t := range a.SpawnTools() {
-		spawns = spawns || t == tool
-	}
-	if !spawns {
+	if !spawnTool(tool) {
 		return nil, nil
 	}
 	input, err := p.Input()

@@ -178,14 +178,16 @@ func TestSpawn(t *testing.T) {
 	if facts["definition"] != nil || !strings.HasPrefix(facts["problem"].(string), `the caller's own definition cannot be found (agent_id "a1")`) {
 		t.Errorf("unknown caller: %v", facts)
 	}
-	for _, tool := range []string{"collaboration.spawn_agent", "Agent"} {
+	// v2's name (namespace and name run together), the dotted form, the
+	// matcher alias, and spawn_agent in a namespace not seen yet.
+	for _, tool := range []string{"collaborationspawn_agent", "collaboration.spawn_agent", "Agent", "multi_agent_v1spawn_agent"} {
 		p := codexPayload(`{"agent_type": "ro"}`)
 		p["tool_name"] = tool
 		if sp, err := (Adapter{}).Spawn(ctx, p, env); sp == nil || err != nil {
 			t.Errorf("%s: %v, %v", tool, sp, err)
 		}
 	}
-	for _, tool := range []string{"shell", "spawn_agents"} {
+	for _, tool := range []string{"shell", "spawn_agents", "collaborationfollowup_task", "send_input", "resume_agent"} {
 		p := codexPayload(`{}`)
 		p["tool_name"] = tool
 		if sp, err := (Adapter{}).Spawn(ctx, p, env); sp != nil || err != nil {
