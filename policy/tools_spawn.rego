@@ -2,7 +2,8 @@
 # title: Spawn tools need allow_spawn
 # description: >-
 #   A tool is a spawn tool when any policy that applies lists it in
-#   spawn_tools (by default Agent, Task, spawn_agent and
+#   spawn_tools (by default Claude Code's Agent, Task, Skill and Workflow,
+#   and Codex's spawn_agent, collaborationspawn_agent and
 #   collaboration.spawn_agent): a child holding one can dispatch children
 #   of its own, with powers this plan does not show. A child may hold one
 #   only when every policy that applies sets allow_spawn to the boolean

@@ -3,7 +3,8 @@
 # description: >-
 #   A child that lists children of its own must hold a spawn tool (one that
 #   a policy that applies lists in spawn_tools, by default Agent, Task,
-#   spawn_agent and collaboration.spawn_agent): without one it could not
+#   Skill, Workflow, spawn_agent, collaborationspawn_agent and
+#   collaboration.spawn_agent): without one it could not
 #   dispatch them, so a plan that says it will is not what the host would
 #   run. Holding the spawn tool is judged by tools.spawn (allow_spawn).
 # custom:

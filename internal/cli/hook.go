@@ -160,7 +160,7 @@ func parseHook(adapter host.Adapter, args []string, help io.Writer) (*hookOption
 	opts := &hookOptions{host: adapter, gate: judge.DefaultOptions()}
 	c := newCommand("spawngate hook "+adapter.Name(), func(w io.Writer, fs *flag.FlagSet) { printHookFlags(w, adapter, fs) })
 	c.gateFlags(&opts.policy, &opts.gate)
-	c.fs.Var(&opts.agentDirs, "agents-dir", "a `DIR` of agent definitions to look in, before any other; repeat it to give several, in order (default: the host's own folders, found from the payload's cwd)")
+	c.fs.Var(&opts.agentDirs, "agents-dir", "a `DIR` of agent definitions to look in, before any other; repeat it to give several, in order (default: the host's own folders, found as the host finds them: for Claude Code from CLAUDE_PROJECT_DIR, for Codex from the payload's cwd)")
 	c.fs.StringVar(&opts.budget, "budget-tokens", "", "the token `budget` a spawn is granted when its definition states none (default: the operator policy's budget_cap_tokens)")
 	c.logFlags(&opts.log)
 	c.fs.Func("state-dir", "the `DIR` the session ledgers are kept in: the SHA-256 of each re-task nonce a session handed out, so that a later spawn reusing one is refused; used only when the operator policy sets brief_retask (default: $XDG_STATE_HOME/spawngate, else ~/.local/state/spawngate)", func(s string) error {
@@ -211,12 +211,15 @@ func (d *dirsFlag) Set(s string) error {
 func printHookHelp(w io.Writer) {
 	fmt.Fprint(w, `Usage: spawngate hook claude-code|codex --policy FILE [flags] < PAYLOAD
 
-Reads one PreToolUse hook payload on standard input, finds the agent
-definition the spawn names, translates both into a plan and judges it
-like spawngate check. It answers in the host's protocol:
+Reads one hook payload on standard input (PreToolUse; for Claude Code
+also UserPromptExpansion, where a /command can fork a skill), finds what
+the host will run for it as the host finds it, translates that into a
+plan and judges it like spawngate check. It answers in the host's
+protocol:
 
   pass            no output, exit 0
   refused         exit 0 with {"hookSpecificOutput": {... "permissionDecision": "deny", ...}}
+                  (on UserPromptExpansion: {"decision": "block", "reason": ...})
   cannot judge    exit 2 with one line on stderr (both hosts block on it)
   not a spawn     no output, exit 0 (the matcher was wider than needed)
 
@@ -231,8 +234,8 @@ Codex" for the settings that wire it in.
 
 func printHookFlags(w io.Writer, adapter host.Adapter, fs *flag.FlagSet) {
 	fmt.Fprintf(w, "Usage: spawngate hook %s --policy FILE [flags] < PAYLOAD\n\n", adapter.Name())
-	fmt.Fprint(w, "Judges the spawn one PreToolUse payload asks for. Pass: no output, exit 0.\n"+
-		"Refused: the deny JSON on stdout, exit 0. Cannot judge: one line on\n"+
+	fmt.Fprint(w, "Judges the spawn one hook payload asks for. Pass: no output, exit 0.\n"+
+		"Refused: the host's refusal JSON on stdout, exit 0. Cannot judge: one line on\n"+
 		"stderr, exit 2. Never exit 1. (This help exits 2.)\n\nFlags:\n")
 	printFlags(w, fs)
 }

@@ -114,6 +114,16 @@ func DenyPreToolUse(reason string) []byte {
 	}})
 }
 
+// DenyAnyEvent is the answer that refuses on every hook event: the
+// top-level decision "block" with its reason. Claude Code reads it as a
+// refusal on every event (a deny on PreToolUse); Codex reads it on
+// PreToolUse (read from its output parser, which refuses "approve" and a
+// reason without a decision, and takes "block"). It stands where the
+// event is not known: a request to an address that names no host.
+func DenyAnyEvent(reason string) []byte {
+	return Document(map[string]any{"decision": "block", "reason": reason})
+}
+
 // Document is v as one line of JSON with a newline, HTML left unescaped:
 // an answer for a host.
 func Document(v any) []byte {

@@ -451,11 +451,13 @@ func sessionEnv(r *http.Request) func(string) string {
 }
 
 // unknownHook answers a request under /v1/hooks/ that names no host the
-// server knows: refused, in the protocol every host reads as a refusal.
+// server knows: refused, in the form every host reads as a refusal on
+// every event (the event is not known: a UserPromptExpansion hook does
+// not block on PreToolUse's deny).
 func (s *Server) unknownHook(w http.ResponseWriter, r *http.Request) {
 	reason := fmt.Sprintf("spawngate could not judge this sub-agent, so it is refused: no hook is served at %s (the hooks are %s)", r.URL.Path, "/v1/hooks/"+strings.Join(hosts.Names(), ", /v1/hooks/"))
 	w.Header().Set("Content-Type", "application/json")
-	w.Write(host.DenyPreToolUse(reason))
+	w.Write(host.DenyAnyEvent(reason))
 	s.metrics.observe(string(report.Error), "usage", nil, 0)
 	s.logDecision(decision{path: r.URL.Path, requestedBy: r.RemoteAddr, err: reason, verdict: report.Error, policy: s.state.Load().digest, checks: s.state.Load().checks}, 0)
 }

@@ -375,3 +375,19 @@ func hostsDeny(t *testing.T, name, reason string) []byte {
 	}
 	return a.Deny("", reason)
 }
+
+// An address under /v1/hooks/ that names no host is refused, never a 404
+// (Claude Code's HTTP hook spawns on any answer that is not 2xx), and in
+// the form every event blocks on.
+func TestUnknownHookRefuses(t *testing.T) {
+	_, ts, _ := newServer(t, nil)
+	payload, _ := os.ReadFile(filepath.Join("..", "..", "examples", "claude-code", "payloads", "code-reviewer.json"))
+	for _, path := range []string{"/v1/hooks/claude-code/", "/v1/hooks/Claude-Code", "/v1/hooks/claude", "/v1/hooks/", "/v1/hooks/codex/x"} {
+		status, body := post(t, ts.URL+path, "application/json", string(payload))
+		var answer struct{ Decision, Reason string }
+		if status != 200 || json.Unmarshal([]byte(body), &answer) != nil || answer.Decision != "block" ||
+			!strings.Contains(answer.Reason, "no hook is served at "+path+" (the hooks are /v1/hooks/claude-code, /v1/hooks/codex)") {
+			t.Errorf("%s: %d %s", path, status, body)
+		}
+	}
+}

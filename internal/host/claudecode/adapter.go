@@ -213,7 +213,7 @@ func (Adapter) Deny(event, reason string) []byte {
 	if event == "PreToolUse" {
 		return host.DenyPreToolUse(reason)
 	}
-	return host.Document(map[string]any{"decision": "block", "reason": reason})
+	return host.DenyAnyEvent(reason)
 }
 
 // sessionPaths are the folders a child of the session may work in: the
