@@ -106,6 +106,11 @@ type scenario struct {
 	// as trusted for settings, but some features of project agents
 	// (frontmatter hooks, mcpServers) look for this record.
 	Trusted bool
+	// Doctor runs spawngate doctor claude-code on the installation (the
+	// Managed settings, the repository, HOME) before the client, and fails
+	// the scenario unless it passes. {{SPAWNGATE}} in the settings is the
+	// absolute path of the hook's executable.
+	Doctor bool
 	// Env adds to the client's environment.
 	Env    []string
 	Prompt string
@@ -149,7 +154,7 @@ func (sc scenario) run(t *testing.T) *outcome {
 		must(t, os.MkdirAll(d, 0o755))
 	}
 	policy := filepath.Join(base, "policy.yaml")
-	subst := strings.NewReplacer("{{ROOT}}", root, "{{HOME}}", home, "{{POLICY}}", policy)
+	subst := strings.NewReplacer("{{ROOT}}", root, "{{HOME}}", home, "{{POLICY}}", policy, "{{SPAWNGATE}}", filepath.Join(bin, "spawngate"))
 	where := func(name string) string {
 		if rest, ok := strings.CutPrefix(name, "~/"); ok {
 			return filepath.Join(home, rest)
@@ -220,6 +225,9 @@ func (sc scenario) run(t *testing.T) *outcome {
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
 	argv := append([]string{client}, args...)
+	if sc.Doctor {
+		runDoctor(t, base, subst.Replace(sc.Managed), root, home)
+	}
 	if sc.Managed != "" {
 		argv = withManagedSettings(t, base, subst.Replace(sc.Managed), argv)
 	}
@@ -259,6 +267,25 @@ func (sc scenario) run(t *testing.T) *outcome {
 	out.Hooks = readHookCalls(t, capture)
 	keepEvidence(t, out, debugLog)
 	return out
+}
+
+// runDoctor runs spawngate doctor claude-code on the installation the
+// client is about to run with: managed settings text (under a root of its
+// own standing in for /), the repository and HOME. It fails the test
+// unless doctor passes.
+func runDoctor(t *testing.T, base, managed, root, home string) {
+	t.Helper()
+	fake := filepath.Join(base, "doctor-root")
+	must(t, os.MkdirAll(filepath.Join(fake, "etc", "claude-code"), 0o755))
+	must(t, os.WriteFile(filepath.Join(fake, "etc", "claude-code", "managed-settings.json"), []byte(managed), 0o644))
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, spawngateBin, "doctor", "claude-code", "--project", root, "--home", home, "--root", fake)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("spawngate doctor claude-code does not pass the installation: %v\n%s", err, out)
+	}
+	t.Logf("doctor: %s", bytes.TrimSpace(out))
 }
 
 // withManagedSettings wraps argv so that it runs in a private mount
