@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -23,14 +24,15 @@ import (
 
 // hookOptions are the flags of spawngate hook HOST.
 type hookOptions struct {
-	host      host.Adapter
-	policy    string
-	gate      judge.Options
-	agentDirs dirsFlag
-	budget    string
-	printPlan string
-	stateDir  string
-	log       logFlags
+	host       host.Adapter
+	policy     string
+	gate       judge.Options
+	agentDirs  dirsFlag
+	transcript string
+	budget     string
+	printPlan  string
+	stateDir   string
+	log        logFlags
 }
 
 // runHook is spawngate hook HOST: one hook payload on stdin, the answer in
@@ -109,6 +111,13 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	home, _ := os.UserHomeDir()
 	cfg := hook.Config{Host: adapter, Home: home, Budget: json.Number(opts.budget), Getenv: os.Getenv, StateDir: opts.stateDir}
+	if opts.transcript != "" {
+		abs, err := filepath.Abs(opts.transcript)
+		if err != nil {
+			return fail("--transcript: " + err.Error())
+		}
+		cfg.Transcript = abs
+	}
 	if len(opts.agentDirs) > 0 {
 		cfg.AgentsDirs = opts.agentDirs
 	}
@@ -160,6 +169,7 @@ func parseHook(adapter host.Adapter, args []string, help io.Writer) (*hookOption
 	opts := &hookOptions{host: adapter, gate: judge.DefaultOptions()}
 	c := newCommand("spawngate hook "+adapter.Name(), func(w io.Writer, fs *flag.FlagSet) { printHookFlags(w, adapter, fs) })
 	c.gateFlags(&opts.policy, &opts.gate)
+	c.fs.StringVar(&opts.transcript, "transcript", "", "a session transcript `FILE` to read instead of the payload's transcript_path, its last turn standing for the payload's, for trying payloads by hand (Codex reads the sandbox, approval and model the child gets from it)")
 	c.fs.Var(&opts.agentDirs, "agents-dir", "a `DIR` of agent definitions to look in, before any other; repeat it to give several, in order (default: the host's own folders, found as the host finds them: for Claude Code from CLAUDE_PROJECT_DIR, for Codex from the payload's cwd)")
 	c.fs.StringVar(&opts.budget, "budget-tokens", "", "the token `budget` a spawn is granted when its definition states none (default: the operator policy's budget_cap_tokens)")
 	c.logFlags(&opts.log)

@@ -22,21 +22,28 @@ import (
 type hostFixtures struct {
 	host, policy, agents string
 	payloads             []string
+	// extra are flags the host's payloads need: a session transcript.
+	extra []string
 }
 
 func exampleHosts(t testing.TB) []hostFixtures {
 	t.Helper()
 	var out []hostFixtures
-	for _, h := range []struct{ host, dir, agents string }{
-		{"claude-code", "claude-code", ".claude/agents"},
-		{"codex", "codex", ".codex/agents"},
+	for _, h := range []struct{ host, dir, agents, transcript string }{
+		{"claude-code", "claude-code", ".claude/agents", ""},
+		// Codex's payloads are judged in the example read-only session.
+		{"codex", "codex", ".codex/agents", "sessions/read-only.jsonl"},
 	} {
 		base := filepath.Join("..", "..", "examples", h.dir)
 		payloads, err := filepath.Glob(filepath.Join(base, "payloads", "*.json"))
 		if err != nil || len(payloads) == 0 {
 			t.Fatalf("no example payloads for %s: %v", h.host, err)
 		}
-		out = append(out, hostFixtures{h.host, filepath.Join(base, "policy.yaml"), filepath.Join(base, h.agents), payloads})
+		f := hostFixtures{h.host, filepath.Join(base, "policy.yaml"), filepath.Join(base, h.agents), payloads, nil}
+		if h.transcript != "" {
+			f.extra = []string{"--transcript", filepath.Join(base, h.transcript)}
+		}
+		out = append(out, f)
 	}
 	return out
 }
@@ -143,7 +150,7 @@ func TestHookDecisionEqualsCheckOnThePrintedPlan(t *testing.T) {
 				t.Fatal(err)
 			}
 			printed := filepath.Join(t.TempDir(), "plan.json")
-			a := runHookOn(t, []string{"hook", h.host, "--policy", h.policy, "--agents-dir", h.agents, "--print-plan", printed}, payload)
+			a := runHookOn(t, append([]string{"hook", h.host, "--policy", h.policy, "--agents-dir", h.agents, "--print-plan", printed}, h.extra...), payload)
 			checkHookProtocol(t, a)
 			if _, err := os.Stat(printed); os.IsNotExist(err) {
 				if a.code != exitPass || a.stdout != "" {
@@ -222,7 +229,7 @@ func hookProperty(t testing.TB) func(*testing.T, []byte) {
 	hosts := exampleHosts(t)
 	return func(t *testing.T, payload []byte) {
 		for _, h := range hosts {
-			a := runHookOn(t, []string{"hook", h.host, "--policy", h.policy, "--agents-dir", h.agents}, payload)
+			a := runHookOn(t, append([]string{"hook", h.host, "--policy", h.policy, "--agents-dir", h.agents}, h.extra...), payload)
 			checkHookProtocol(t, a)
 		}
 	}

@@ -86,6 +86,9 @@ type Config struct {
 	// Root stands in for the machine's root in the machine-wide paths a
 	// host reads; "" is /.
 	Root string
+	// Transcript is a session transcript to read instead of the
+	// payload's (see host.Env).
+	Transcript string
 	// StateDir is the folder the session ledgers are kept in (package
 	// ledger), used only when the operator policy sets brief_retask; ""
 	// means ledger.DefaultDir, from Getenv and Home.
@@ -114,7 +117,7 @@ func decide(ctx context.Context, g *judge.Gate, cfg Config, payload []byte) Deci
 	if err != nil {
 		return Decision{Kind: Fail, Event: event, Err: err}
 	}
-	env := host.Env{Getenv: cfg.Getenv, Home: cfg.Home, AgentsDirs: cfg.AgentsDirs, Budget: cfg.Budget, Limits: g.Options().Limits, CommandLine: cfg.CommandLine, Root: cfg.Root}
+	env := host.Env{Getenv: cfg.Getenv, Home: cfg.Home, AgentsDirs: cfg.AgentsDirs, Budget: cfg.Budget, Limits: g.Options().Limits, CommandLine: cfg.CommandLine, Root: cfg.Root, Transcript: cfg.Transcript}
 	if env.Budget == "" && g.Operator() != nil {
 		env.Budget, _ = g.Operator()["budget_cap_tokens"].(json.Number)
 	}

@@ -153,7 +153,12 @@ func codexPayload(input string) []byte {
 func TestCodexBrief(t *testing.T) {
 	dir := catalogs(t)
 	cg := newGate(t, "allowed_tools: [\"sandbox:read-only\"]\nworkspace_root: /w\nbudget_cap_tokens: 1000\n")
-	cfg := Config{Host: codex.Adapter{}, AgentsDirs: []string{filepath.Join(dir, "cx")}}
+	// The example read-only session.
+	session, err := filepath.Abs(filepath.Join("..", "..", "examples", "codex", "sessions", "read-only.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Host: codex.Adapter{}, AgentsDirs: []string{filepath.Join(dir, "cx")}, Transcript: session}
 	d := Decide(context.Background(), cg, cfg, codexPayload(`{"agent_type": "ro", "items": [{"encrypted_content": "gAAAA"}]}`))
 	if d.Kind != Pass || !strings.Contains(string(d.Plan), `"brief_unreadable": "the Codex message is encrypted`) || strings.Contains(string(d.Plan), `"brief":`) {
 		t.Fatalf("decided %v (%v):\n%s", d.Kind, d.Err, d.Plan)

@@ -72,6 +72,10 @@ type Env struct {
 	// CommandLine reads the command line of a process of the host (by its
 	// pid), for what the host was started with; nil reads the system's.
 	CommandLine func(pid int) ([]string, error)
+	// Transcript, when set, is a session transcript to read instead of
+	// the one the payload names (for trying payloads by hand: spawngate
+	// hook codex --session FILE); its last turn stands for the payload's.
+	Transcript string
 	// Root is prepended to the machine-wide paths an adapter reads
 	// (/etc/...), so that a test can stand in a folder for them; "" is the
 	// real root.

@@ -70,9 +70,21 @@ func (Adapter) Spawn(ctx context.Context, payload map[string]any, env host.Env) 
 	if unreadable == "" && c.Brief == "" {
 		c.Brief, unreadable = itemsText(input["items"])
 	}
+	if unreadable == "" {
+		unreadable = forked(tool, input)
+	}
+	transcript, turn := p.String("transcript_path"), p.String("turn_id")
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
+	if env.Transcript != "" {
+		transcript, turn = env.Transcript, ""
+	}
+	se, err := readSession(env, transcript, turn)
+	if err != nil {
+		return nil, err
+	}
+	c.Session = &se
 	if c.Type == "" {
 		c.Type = DefaultType
 	}
@@ -116,7 +128,7 @@ func callerParent(c call, typ string, catalog *agent.Catalog) (map[string]any, s
 	if def == nil {
 		return parent, fmt.Sprintf("the caller's own definition cannot be found (agent_id %q): %s", c.Caller, problem)
 	}
-	caller := call{Call: agent.Call{Host: Name, Type: typ, Paths: c.Paths}, SessionMode: c.SessionMode}
+	caller := call{Call: agent.Call{Host: Name, Type: typ, Paths: c.Paths}, SessionMode: c.SessionMode, Session: c.Session}
 	ct := translate(caller, def, "")
 	parent["role"] = ct.Child["role"]
 	if b, ok := ct.Child["budget_tokens"]; ok {
@@ -124,9 +136,9 @@ func callerParent(c call, typ string, catalog *agent.Catalog) (map[string]any, s
 	}
 	facts, _ := ct.Child["agent"].(map[string]any)
 	if facts["sandbox_mode"] != nil {
-		// As the definition gives them: tree.tools knows that a sandbox
-		// holds every narrower one. A caller without sandbox_mode runs in
-		// the session's sandbox, which the hook cannot see.
+		// The session's sandbox (the caller runs in it too), or without a
+		// session the definition's: tree.tools knows that a sandbox holds
+		// every narrower one. A caller known by neither bounds nothing.
 		parent["tools"] = ct.Child["tools"]
 	}
 	return parent, ""
@@ -235,3 +247,22 @@ func (Adapter) Events() []string { return []string{"PreToolUse"} }
 
 // Deny implements host.Adapter: Codex reads PreToolUse's deny on exit 0.
 func (Adapter) Deny(_, reason string) []byte { return host.DenyPreToolUse(reason) }
+
+// forked says why a spawn's brief is more than its message when the child
+// is handed the parent's conversation: fork_context (multi_agent) or
+// fork_turns (multi_agent_v2, where a call without it forks every turn).
+// The brief checks cannot read that history; "" when nothing is forked.
+func forked(tool string, input map[string]any) string {
+	const why = "the child is handed the parent's conversation (%s), which the brief checks cannot read"
+	if v, ok := input["fork_context"]; ok && v != false {
+		return fmt.Sprintf(why, "fork_context")
+	}
+	v, ok := input["fork_turns"]
+	switch {
+	case ok && v != nil && v != "none" && fmt.Sprint(v) != "0":
+		return fmt.Sprintf(why, "fork_turns")
+	case !ok && strings.HasPrefix(tool, "collaboration"):
+		return fmt.Sprintf(why, "fork_turns, every turn when the call does not say")
+	}
+	return ""
+}

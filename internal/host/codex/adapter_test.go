@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/spawngate/spawngate/internal/agent"
-	"github.com/spawngate/spawngate/internal/host"
 	"github.com/spawngate/spawngate/internal/plan"
 )
 
@@ -102,7 +101,7 @@ func codexPayload(input string) map[string]any {
 // reason, and no brief.
 func TestCodexBrief(t *testing.T) {
 	dir, _ := callerCatalog(t)
-	env := host.Env{AgentsDirs: []string{dir}, Limits: plan.DefaultLimits}
+	env := sessionEnv(t, dir, "read-only", "on-request")
 	for _, tc := range []struct {
 		name, input, brief, unreadable string
 	}{
@@ -147,18 +146,20 @@ func TestCodexBrief(t *testing.T) {
 // a tool that starts no sub-agent is none of the gate's business.
 func TestSpawn(t *testing.T) {
 	dir, _ := callerCatalog(t)
-	env := host.Env{AgentsDirs: []string{dir}, Limits: plan.DefaultLimits, Budget: "700"}
+	env := sessionEnv(t, dir, "workspace-write", "on-request")
+	env.Budget = "700"
 	ctx := context.Background()
 	sp, err := Adapter{}.Spawn(ctx, codexPayload(`{"message": "m"}`), env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"agent":{"definition":null,"host":"codex","permission_mode":"default","problem":"agent type \"default\" is built in and no agents folder defines it, so it would inherit every tool: define default in an agents folder with the tools it may use","type":"default"},"brief":"m","budget_tokens":700,"id":"call_1","paths":["/w"],"role":"default"}`
+	want := `{"agent":{"definition":null,"host":"codex","permission_mode":"default","problem":"agent type \"default\" is built in and no agents folder defines it, so it would inherit every tool: define default in an agents folder with the tools it may use","type":"default"},"brief":"m","budget_tokens":700,"id":"call_1","model":"main-model","paths":["/w"],"role":"default"}`
 	if got := asJSON(t, sp.Children[0].Child); got != want || sp.Session != "s" || sp.Parent != nil {
 		t.Errorf("no type: %s\nwant     %s", got, want)
 	}
 	sp, err = Adapter{}.Spawn(ctx, codexPayload(`{"agent_type": "ro", "model": "o3"}`), env)
-	if err != nil || sp.Children[0].Child["role"] != "ro" || sp.Children[0].Child["model"] != "o3" {
+	// The definition's model wins over the call's.
+	if err != nil || sp.Children[0].Child["role"] != "ro" || sp.Children[0].Child["model"] != "gpt-5.1-codex" {
 		t.Fatalf("typed: %+v, %v", sp, err)
 	}
 	// A nested spawn: the caller's definition is the parent block; one

@@ -241,7 +241,9 @@ func checkTranslation(loader *plan.Loader, tr agent.Translation, c call, def *ag
 		return fmt.Errorf("permission_mode %v", facts["permission_mode"])
 	case c.SessionMode == "bypassPermissions" && mode != "bypassPermissions":
 		return fmt.Errorf("a session bypassing permissions, a child in %q", mode)
-	case c.Model != "" && c.Model != "inherit" && tr.Child["model"] != c.Model:
+	case defModel(def) != "" && tr.Child["model"] != defModel(def):
+		return fmt.Errorf("model %v, the definition's %q", tr.Child["model"], defModel(def))
+	case defModel(def) == "" && c.Model != "" && c.Model != "inherit" && tr.Child["model"] != c.Model:
 		return fmt.Errorf("model %v, called for %q", tr.Child["model"], c.Model)
 	case c.Caller != "" && facts["caller"] != c.Caller:
 		return fmt.Errorf("caller %v", facts["caller"])
@@ -270,4 +272,13 @@ func checkTranslation(loader *plan.Loader, tr agent.Translation, c call, def *ag
 		return fmt.Errorf("a Codex child without a tools list: %v", tr.Child)
 	}
 	return nil
+}
+
+// defModel is the model a definition names, which wins over the call's.
+func defModel(def *agent.Definition) string {
+	if def == nil {
+		return ""
+	}
+	m, _ := def.Fields["model"].(string)
+	return m
 }

@@ -98,12 +98,12 @@ var translateCases = []translateCase{
 		issues: []string{"/agent/sandbox_mode", "/tools"},
 	},
 	{
-		name: "a Codex budget and model; the call's model wins",
+		name: "a Codex budget and model; the definition's model wins over the call's",
 		def:  codexTOML("model = \"o4-mini\"\nsandbox_mode = \"read-only\"\nbudget_tokens = 777\n"),
 		call: call{Call: agent.Call{Type: "reader"}, Model: "gpt-5.1-codex"},
-		child: `{"role": "reader", "paths": ["/w"], "budget_tokens": 777, "model": "gpt-5.1-codex", "tools": ["sandbox:read-only"],
+		child: `{"role": "reader", "paths": ["/w"], "budget_tokens": 777, "model": "o4-mini", "tools": ["sandbox:read-only"],
 			"agent": {"host": "codex", "type": "reader", "definition": "{F}", "sandbox_mode": "read-only", "permission_mode": "default"}}`,
-		lines: map[string]int{"/budget_tokens": 5},
+		lines: map[string]int{"/budget_tokens": 5, "/model": 3},
 	},
 	{
 		name: "an infinite Codex budget is a string the schema refuses",
@@ -233,7 +233,7 @@ func TestTranslateModel(t *testing.T) {
 		line  int    // LineOf("/model")
 	}{
 		{name: "Codex's model", model: "gpt-5.1-codex", want: "gpt-5.1-codex", line: 4},
-		{name: "Codex, the call's model", model: "gpt-5.1-codex", call: "o4-mini", want: "o4-mini"},
+		{name: "Codex, the definition's model over the call's", model: "gpt-5.1-codex", call: "o4-mini", want: "gpt-5.1-codex", line: 4},
 		{name: "no definition, the call's model", model: "-", call: "o3", want: "o3"},
 		{name: "no definition, no model", model: "-"},
 	} {

@@ -1,0 +1,286 @@
+package codex
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spawngate/spawngate/internal/host"
+	"github.com/spawngate/spawngate/internal/plan"
+)
+
+// session is what a Codex child really gets from the session that spawns
+// it: Codex applies the agent's definition and then the session's own
+// sandbox and approval policy over it, so the definition's sandbox_mode
+// (and its [sandbox_workspace_write]) does not hold.
+type session struct {
+	// sandbox is read-only, workspace-write or danger-full-access.
+	sandbox string
+	// network says whether commands may reach the network.
+	network bool
+	// roots are the folders beyond the working directory that a
+	// workspace-write sandbox lets commands write (/tmp and $TMPDIR
+	// included when not excluded).
+	roots []string
+	// approval is the session's approval policy (never, on-request,
+	// on-failure, untrusted).
+	approval string
+	// model is the session's model, which a definition without one runs.
+	model string
+	// source says where the session's settings were read, for messages.
+	source string
+}
+
+// sandboxRank orders sandboxes from the narrowest.
+var sandboxRank = map[string]int{"read-only": 0, "workspace-write": 1, "danger-full-access": 2}
+
+// widen makes s at least as wide as o: the wider sandbox, network when
+// either has it, every writable root of both, the looser approval.
+func (s *session) widen(o session) {
+	if sandboxRank[o.sandbox] > sandboxRank[s.sandbox] || s.sandbox == "" {
+		s.sandbox = o.sandbox
+	}
+	s.network = s.network || o.network
+	for _, r := range o.roots {
+		if !slices.Contains(s.roots, r) {
+			s.roots = append(s.roots, r)
+		}
+	}
+	if o.approval == "never" || s.approval == "" {
+		s.approval = o.approval
+	}
+}
+
+// bypasses tells whether the child runs with nothing to stop it: no
+// sandbox and no approval asked (the session's yolo mode). Approval never
+// in a read-only or workspace-write sandbox only means that what the
+// sandbox forbids fails instead of asking.
+func (s session) bypasses() bool {
+	return s.sandbox == "danger-full-access" && s.approval == "never"
+}
+
+// maxTranscript bounds how much of a session transcript the hook reads.
+const maxTranscript = 64 << 20
+
+// readSession establishes the sandbox, approval and model the session
+// gives its children at hook time, from what Codex recorded and what the
+// session cannot rewrite:
+//
+//   - the session transcript (transcript_path): each turn begins with a
+//     turn_context line carrying the turn's approval_policy,
+//     sandbox_policy and model, written before the turn's tool calls.
+//     The line of this turn (turn_id) must be there. Every turn_context of
+//     the file counts, the widest winning, so that a session cannot make
+//     its sandbox look narrower by adding a turn.
+//   - the command line Codex was started with (its process is the hook's
+//     parent), whose sandbox flags a session cannot change: a wider one
+//     there wins over the transcript.
+//
+// A session that already runs without a sandbox could rewrite its own
+// transcript; the command line still shows a sandbox given there, and the
+// README says what is left.
+func readSession(env host.Env, transcript, turn string) (session, error) {
+	var s session
+	if transcript == "" {
+		return s, host.Bad("/transcript_path", "transcript_path is missing, so the sandbox and approval the child gets (the session's, whatever its definition says) cannot be known")
+	}
+	if !filepath.IsAbs(transcript) {
+		return s, host.Bad("/transcript_path", "transcript_path %q is not an absolute path", transcript)
+	}
+	data, err := plan.ReadFile(transcript, maxTranscript)
+	if err != nil {
+		return s, &plan.Error{Source: transcript, Msg: "the session transcript cannot be read, so the sandbox and approval the child gets cannot be known: " + plan.OneLine(err.Error())}
+	}
+	s, err = fromTranscript(transcript, data, turn)
+	if err != nil {
+		return s, err
+	}
+	if env.CommandLine != nil || runtime.GOOS == "linux" {
+		if args, ok := parentArgs(env); ok {
+			s.widen(fromCommandLine(args))
+		}
+	}
+	return s, nil
+}
+
+// fromTranscript reads the turn_context lines of a transcript: the widest
+// of them all, requiring one for the turn (turn "" takes the last, for a
+// transcript given by hand).
+func fromTranscript(file string, data []byte, turn string) (session, error) {
+	var s session
+	found, seen := false, false
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64<<10), maxTranscript)
+	line := 0
+	var last session
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 || !bytes.Contains(b, []byte(`"turn_context"`)) {
+			continue
+		}
+		var l struct {
+			Type    string         `json:"type"`
+			Payload map[string]any `json:"payload"`
+		}
+		if json.Unmarshal(b, &l) != nil || l.Type != "turn_context" {
+			continue
+		}
+		t, err := turnContext(l.Payload)
+		if err != nil {
+			return s, &plan.Error{Source: file, Line: line, Msg: "a turn_context line cannot be read, so the sandbox and approval the child gets cannot be known: " + err.Error()}
+		}
+		if id, _ := l.Payload["turn_id"].(string); id == turn && turn != "" {
+			found = true
+			s.model = t.model
+		}
+		last = t
+		seen = true
+		s.widen(t)
+	}
+	if err := sc.Err(); err != nil {
+		return s, &plan.Error{Source: file, Msg: "the session transcript cannot be read: " + plan.OneLine(err.Error())}
+	}
+	switch {
+	case !seen:
+		return s, &plan.Error{Source: file, Msg: "the session transcript holds no turn_context line, so the sandbox and approval the child gets cannot be known"}
+	case turn == "":
+		s.model = last.model
+	case !found:
+		return s, &plan.Error{Source: file, Msg: fmt.Sprintf("the session transcript holds no turn_context for this turn (turn_id %q), so the sandbox and approval the child gets cannot be known", turn)}
+	}
+	s.source = file
+	return s, nil
+}
+
+// turnContext reads one turn_context's settings.
+func turnContext(p map[string]any) (session, error) {
+	var s session
+	s.approval, _ = p["approval_policy"].(string)
+	s.model, _ = p["model"].(string)
+	sp, ok := p["sandbox_policy"].(map[string]any)
+	if !ok {
+		return s, errors.New("it has no sandbox_policy")
+	}
+	s.sandbox, _ = sp["type"].(string)
+	if _, known := sandboxRank[s.sandbox]; !known {
+		// A sandbox the gate does not know (an external one, a new kind)
+		// bounds nothing it can see.
+		return s, fmt.Errorf("sandbox_policy type %s is not one the gate knows (read-only, workspace-write, danger-full-access)", host.Show(sp["type"]))
+	}
+	s.network = sp["network_access"] == true
+	if s.sandbox == "workspace-write" {
+		if roots, ok := sp["writable_roots"].([]any); ok {
+			for _, r := range roots {
+				if r, ok := r.(string); ok && r != "" && !slices.Contains(s.roots, r) {
+					s.roots = append(s.roots, r)
+				}
+			}
+		}
+		if sp["exclude_slash_tmp"] != true {
+			s.roots = append(s.roots, "/tmp")
+		}
+		if sp["exclude_tmpdir_env_var"] != true {
+			// $TMPDIR of the session, which the hook cannot see: a root
+			// the gate cannot place, refused as a path that is not
+			// absolute.
+			s.roots = append(s.roots, "$TMPDIR")
+		}
+	}
+	return s, nil
+}
+
+// parentArgs reads the command line of the hook's parent, the Codex
+// process that runs it.
+func parentArgs(env host.Env) ([]string, bool) {
+	read := env.CommandLine
+	if read == nil {
+		read = procArgs
+	}
+	args, err := read(os.Getppid())
+	if err != nil || len(args) == 0 || (filepath.Base(args[0]) != "codex" && filepath.Base(args[0]) != "codex.exe") {
+		return nil, false
+	}
+	return args, true
+}
+
+func procArgs(pid int) ([]string, error) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	if err != nil {
+		return nil, err
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00"), nil
+}
+
+// fromCommandLine reads the sandbox and approval Codex's own flags give:
+// --sandbox/-s, --full-auto, --dangerously-bypass-approvals-and-sandbox
+// (--yolo), --ask-for-approval/-a, --add-dir, and -c overrides of
+// sandbox_mode, approval_policy and sandbox_workspace_write.
+func fromCommandLine(args []string) session {
+	var s session
+	if len(args) > 0 {
+		args = args[1:]
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, value, inline := strings.Cut(a, "=")
+		next := func() string {
+			if inline {
+				return value
+			}
+			if i+1 < len(args) {
+				i++
+				return args[i]
+			}
+			return ""
+		}
+		switch name {
+		case "--":
+			return s
+		case "--sandbox", "-s":
+			s.widen(session{sandbox: next()})
+		case "--full-auto":
+			s.widen(session{sandbox: "workspace-write"})
+		case "--dangerously-bypass-approvals-and-sandbox", "--yolo":
+			s.widen(session{sandbox: "danger-full-access", approval: "never"})
+		case "--ask-for-approval", "-a":
+			s.widen(session{approval: next()})
+		case "--add-dir":
+			if d := next(); d != "" {
+				s.roots = append(s.roots, d)
+			}
+		case "--config", "-c":
+			key, raw, _ := strings.Cut(next(), "=")
+			raw = strings.TrimSpace(raw)
+			v := strings.Trim(raw, `"'`)
+			switch strings.TrimSpace(key) {
+			case "sandbox_mode":
+				s.widen(session{sandbox: v})
+			case "approval_policy":
+				s.widen(session{approval: v})
+			case "sandbox_workspace_write.network_access":
+				s.network = s.network || v == "true"
+			case "sandbox_workspace_write.writable_roots":
+				var roots []string
+				if json.Unmarshal([]byte(raw), &roots) != nil {
+					// A form the gate cannot read: a root it cannot place,
+					// which the path rules refuse.
+					roots = []string{"$CODEX_WRITABLE_ROOTS"}
+				}
+				s.roots = append(s.roots, roots...)
+			}
+		}
+	}
+	if _, known := sandboxRank[s.sandbox]; !known && s.sandbox != "" {
+		s.sandbox = "danger-full-access" // a value the gate cannot read bounds nothing
+	}
+	return s
+}

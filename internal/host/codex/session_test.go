@@ -1,0 +1,161 @@
+package codex
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spawngate/spawngate/internal/host"
+	"github.com/spawngate/spawngate/internal/plan"
+)
+
+// turnLine is one turn_context line of a transcript.
+func turnLine(turn, sandbox, approval, model string, extra map[string]any) string {
+	sp := map[string]any{"type": sandbox}
+	for k, v := range extra {
+		sp[k] = v
+	}
+	b, _ := json.Marshal(map[string]any{"timestamp": "2026-12-03T00:00:00Z", "type": "turn_context", "payload": map[string]any{
+		"turn_id": turn, "approval_policy": approval, "sandbox_policy": sp, "model": model, "cwd": "/w",
+	}})
+	return string(b)
+}
+
+// writeTranscript writes a session transcript of lines and returns its
+// path.
+func writeTranscript(t *testing.T, lines ...string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "rollout.jsonl")
+	text := `{"type":"session_meta","payload":{"id":"s"}}` + "\n" + strings.Join(lines, "\n") + "\n"
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// sessionEnv is a hook's environment in a session of this sandbox and
+// approval on model main-model, its definitions in dir.
+func sessionEnv(t *testing.T, dir, sandbox, approval string) host.Env {
+	t.Helper()
+	return host.Env{AgentsDirs: []string{dir}, Limits: plan.DefaultLimits,
+		Transcript:  writeTranscript(t, turnLine("t1", sandbox, approval, "main-model", map[string]any{"exclude_slash_tmp": true, "exclude_tmpdir_env_var": true})),
+		CommandLine: func(int) ([]string, error) { return []string{"codex", "app-server"}, nil }}
+}
+
+// TestReadSession: the sandbox, approval and model the session gives its
+// children, from the transcript's turn_context lines (this turn's must be
+// there; the widest of all wins) and the command line Codex started with
+// (wider wins).
+func TestReadSession(t *testing.T) {
+	noTmp := map[string]any{"exclude_slash_tmp": true, "exclude_tmpdir_env_var": true}
+	plain := func(args ...string) host.Env {
+		return host.Env{Limits: plan.DefaultLimits, CommandLine: func(int) ([]string, error) { return append([]string{"/usr/bin/codex"}, args...), nil }}
+	}
+	for _, tc := range []struct {
+		name  string
+		lines []string
+		turn  string
+		env   host.Env
+		want  string // sandbox approval network model roots, or the error
+	}{
+		{"this turn's", []string{turnLine("t1", "read-only", "on-request", "m1", nil)}, "t1", plain("exec"), "read-only on-request false m1 []"},
+		{"the widest of every turn", []string{turnLine("t0", "danger-full-access", "never", "m0", nil), turnLine("t1", "read-only", "on-request", "m1", nil)}, "t1", plain(), "danger-full-access never false m1 []"},
+		{"a narrower turn added after cannot narrow", []string{turnLine("t1", "workspace-write", "on-request", "m1", noTmp), turnLine("t2", "read-only", "untrusted", "m2", nil)}, "t2", plain(), "workspace-write on-request false m2 []"},
+		{"network and roots", []string{turnLine("t1", "workspace-write", "on-request", "m", map[string]any{"network_access": true, "writable_roots": []any{"/", "/data"}, "exclude_slash_tmp": true, "exclude_tmpdir_env_var": true})}, "t1", plain(), "workspace-write on-request true m [/ /data]"},
+		{"/tmp and $TMPDIR unless excluded", []string{turnLine("t1", "workspace-write", "on-request", "m", nil)}, "t1", plain(), "workspace-write on-request false m [/tmp $TMPDIR]"},
+		{"the command line is wider", []string{turnLine("t1", "read-only", "on-request", "m", nil)}, "t1", plain("exec", "--dangerously-bypass-approvals-and-sandbox"), "danger-full-access never false m []"},
+		{"-s and -c on the command line", []string{turnLine("t1", "read-only", "on-request", "m", nil)}, "t1", plain("-s", "workspace-write", "-c", `sandbox_workspace_write.writable_roots=["/etc"]`, "-c", "sandbox_workspace_write.network_access=true"), "workspace-write on-request true m [/etc]"},
+		{"a parent that is not codex is not read", []string{turnLine("t1", "read-only", "on-request", "m", nil)}, "t1", host.Env{Limits: plan.DefaultLimits, CommandLine: func(int) ([]string, error) { return []string{"/bin/sh", "--yolo"}, nil }}, "read-only on-request false m []"},
+		{"a transcript by hand: its last turn", []string{turnLine("t1", "read-only", "on-request", "m1", nil), turnLine("t2", "read-only", "on-request", "m2", nil)}, "", plain(), "read-only on-request false m2 []"},
+		{"no turn_context for this turn", []string{turnLine("t1", "read-only", "on-request", "m", nil)}, "t9", plain(), `holds no turn_context for this turn (turn_id "t9")`},
+		{"no turn_context at all", nil, "t1", plain(), "holds no turn_context line"},
+		{"a sandbox the gate does not know", []string{turnLine("t1", "external-sandbox", "on-request", "m", nil)}, "t1", plain(), `:2: a turn_context line cannot be read, so the sandbox and approval the child gets cannot be known: sandbox_policy type "external-sandbox" is not one the gate knows`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeTranscript(t, tc.lines...)
+			s, err := readSession(tc.env, path, tc.turn)
+			got := ""
+			if err != nil {
+				got = err.Error()
+			} else {
+				b, _ := json.Marshal(s.roots)
+				got = strings.Join([]string{s.sandbox, s.approval, map[bool]string{true: "true", false: "false"}[s.network], s.model, strings.NewReplacer(`"`, "", ",", " ").Replace(string(b))}, " ")
+				if s.roots == nil {
+					got = strings.TrimSuffix(got, "null") + "[]"
+				}
+			}
+			if !strings.Contains(got, tc.want) {
+				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+	for _, tc := range []struct{ transcript, want string }{
+		{"", "/transcript_path: transcript_path is missing"},
+		{"rel.jsonl", `/transcript_path: transcript_path "rel.jsonl" is not an absolute path`},
+		{"/nonexistent/rollout.jsonl", "the session transcript cannot be read"},
+	} {
+		if _, err := readSession(host.Env{Limits: plan.DefaultLimits}, tc.transcript, "t1"); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.transcript, err, tc.want)
+		}
+	}
+}
+
+// TestSessionSandboxJudged: the child is judged with the session's
+// sandbox, whatever its definition's sandbox_mode, on the definition's
+// model else the call's else the session's; it bypasses only without a
+// sandbox and without approval.
+func TestSessionSandboxJudged(t *testing.T) {
+	dir, _ := callerCatalog(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name, sandbox, approval, input, want string
+	}{
+		{"a reader in a workspace-write session", "workspace-write", "on-request", `{"agent_type": "ro"}`, `"permission_mode":"default","sandbox_mode":"workspace-write"|"model":"gpt-5.1-codex"|"tools":["sandbox:workspace-write"]`},
+		{"a writer in a read-only session", "read-only", "on-request", `{"agent_type": "lead"}`, `"sandbox_mode":"read-only"|"tools":["sandbox:read-only","mcp__github"]`},
+		{"exec's approval never in a read-only sandbox is no bypass", "read-only", "never", `{"agent_type": "ro"}`, `"permission_mode":"default"`},
+		{"no sandbox and no approval is", "danger-full-access", "never", `{"agent_type": "ro"}`, `"permission_mode":"bypassPermissions"`},
+		{"the definition's model over the call's", "read-only", "on-request", `{"agent_type": "ro", "model": "o3"}`, `"model":"gpt-5.1-codex"`},
+		{"fork_context", "read-only", "on-request", `{"agent_type": "ro", "message": "m", "fork_context": true}`, `"brief_unreadable":"the child is handed the parent's conversation (fork_context), which the brief checks cannot read"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sp, err := Adapter{}.Spawn(ctx, codexPayload(tc.input), sessionEnv(t, dir, tc.sandbox, tc.approval))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := asJSON(t, sp.Children[0].Child)
+			for _, w := range strings.Split(tc.want, "|") {
+				if !strings.Contains(got, w) {
+					t.Errorf("child %s\nlacks %s", got, w)
+				}
+			}
+		})
+	}
+	// A definition without a model runs the session's.
+	sp, err := Adapter{}.Spawn(ctx, codexPayload(`{"agent_type": "nomodel"}`), sessionEnv(t, writeDefs(t, map[string]string{"nomodel.toml": "name = \"nomodel\"\ndescription = \"d\"\ndeveloper_instructions = \"w\"\nsandbox_mode = \"read-only\"\n"}), "read-only", "on-request"))
+	if err != nil || sp.Children[0].Child["model"] != "main-model" {
+		t.Fatalf("the session's model: %v %v", sp, err)
+	}
+	// v2: a call without fork_turns hands every turn over; "none" hands
+	// none.
+	p := codexPayload(`{"agent_type": "ro", "message": "m"}`)
+	p["tool_name"] = "collaborationspawn_agent"
+	sp, _ = Adapter{}.Spawn(ctx, p, sessionEnv(t, dir, "read-only", "on-request"))
+	if u, _ := sp.Children[0].Child["brief_unreadable"].(string); !strings.Contains(u, "fork_turns") {
+		t.Errorf("v2 without fork_turns: %v", sp.Children[0].Child)
+	}
+	p["tool_input"].(map[string]any)["fork_turns"] = "none"
+	sp, _ = Adapter{}.Spawn(ctx, p, sessionEnv(t, dir, "read-only", "on-request"))
+	if _, set := sp.Children[0].Child["brief_unreadable"]; set {
+		t.Errorf("v2 with fork_turns none: %v", sp.Children[0].Child)
+	}
+}
+
+func writeDefs(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "defs")
+	writeTree(t, dir, files)
+	return dir
+}
