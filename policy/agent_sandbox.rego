@@ -1,14 +1,16 @@
 # METADATA
-# title: A Codex agent must set its sandbox
+# title: A Codex child's sandbox must be known
 # description: >-
-#   A Codex agent definition without sandbox_mode inherits the parent
-#   session's sandbox, which the hook cannot see, so it could be
-#   danger-full-access. The definition must set sandbox_mode to read-only,
-#   workspace-write or danger-full-access. (spawngate hook codex and
-#   spawngate agents give the child its sandbox as the tool sandbox:<mode>,
-#   which the tool checks judge: workspace-write and danger-full-access
-#   write, and danger-full-access must be allowed by an exact entry.) A
-#   child with no definition at all is agent.definition's.
+#   A Codex child runs in the sandbox of the session that spawns it, which
+#   Codex applies over its definition's sandbox_mode. spawngate hook codex
+#   reads that sandbox from the session and gives it to the child; spawngate
+#   agents, which has no session, judges the definition's sandbox_mode, and
+#   a definition without one (or with another value than read-only,
+#   workspace-write or danger-full-access) is refused: it could run in any
+#   sandbox. The sandbox is the tool sandbox:<mode>, which the tool checks
+#   judge: workspace-write and danger-full-access write, and
+#   danger-full-access must be allowed by an exact entry. A child with no
+#   definition at all is agent.definition's.
 # custom:
 #   id: agent.sandbox
 #   severity: high
