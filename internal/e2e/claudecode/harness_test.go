@@ -111,6 +111,13 @@ type scenario struct {
 	// the scenario unless it passes. {{SPAWNGATE}} in the settings is the
 	// absolute path of the hook's executable.
 	Doctor bool
+	// Serve, when set, starts what the settings' hooks call (an HTTP hook's
+	// server): it runs once the policy file is written and before any
+	// other file, and what it returns fills {{SERVER}} in every file's text.
+	Serve func(t *testing.T, root, home, policy string) string
+	// Launch goes before the client's command line: a launcher that execs
+	// the client, so that its process is the client's.
+	Launch []string
 	// Env adds to the client's environment.
 	Env    []string
 	Prompt string
@@ -154,7 +161,8 @@ func (sc scenario) run(t *testing.T) *outcome {
 		must(t, os.MkdirAll(d, 0o755))
 	}
 	policy := filepath.Join(base, "policy.yaml")
-	subst := strings.NewReplacer("{{ROOT}}", root, "{{HOME}}", home, "{{POLICY}}", policy, "{{SPAWNGATE}}", filepath.Join(bin, "spawngate"))
+	vars := []string{"{{ROOT}}", root, "{{HOME}}", home, "{{POLICY}}", policy, "{{SPAWNGATE}}", filepath.Join(bin, "spawngate")}
+	subst := strings.NewReplacer(vars...)
 	where := func(name string) string {
 		if rest, ok := strings.CutPrefix(name, "~/"); ok {
 			return filepath.Join(home, rest)
@@ -169,6 +177,9 @@ func (sc scenario) run(t *testing.T) *outcome {
 			text = noWritePolicy(root)
 		}
 		must(t, os.WriteFile(policy, []byte(subst.Replace(text)), 0o644))
+	}
+	if sc.Serve != nil {
+		subst = strings.NewReplacer(append(vars, "{{SERVER}}", sc.Serve(t, root, home, policy))...)
 	}
 	files := map[string]string{}
 	for k, v := range sc.Files {
@@ -224,7 +235,7 @@ func (sc scenario) run(t *testing.T) *outcome {
 
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
-	argv := append([]string{client}, args...)
+	argv := append(append(append([]string(nil), sc.Launch...), client), args...)
 	if sc.Doctor {
 		runDoctor(t, base, subst.Replace(sc.Managed), root, home)
 	}
