@@ -77,6 +77,15 @@ func readSession(env host.Env, cwd string, dirsGiven bool) (session, error) {
 	read := env.CommandLine
 	if read == nil {
 		read = commandLine
+		// CLAUDE_PID must be the session that asks: Claude Code itself
+		// (an ancestor of a command hook), or, for a hook that runs
+		// elsewhere (spawngate serve), a process that started in
+		// CLAUDE_PROJECT_DIR. A stale or borrowed pid (an outer session's,
+		// a wrapper's) would have another command line judged, without
+		// the --agents of the session that runs the child.
+		if err := sessionProcess(n, s.project); err != nil {
+			return s, &plan.Error{Source: "hook environment", Msg: fmt.Sprintf("CLAUDE_PID %d %s, so its command line is not the session's: run the hook as Claude Code's command hook, or give an HTTP hook the pid of the client itself", n, err.Error())}
+		}
 	}
 	args, err := read(n)
 	if err != nil {
@@ -175,4 +184,43 @@ func (s *session) loads(source string) bool {
 		}
 	}
 	return false
+}
+
+// sessionProcess checks that pid can be the Claude Code process of a
+// session started in project: it is this process or one of its
+// ancestors, or its working directory is project. Elsewhere than on
+// Linux the check is commandLine's refusal.
+func sessionProcess(pid int, project string) error {
+	if runtime.GOOS != "linux" {
+		return nil
+	}
+	for p, i := os.Getpid(), 0; p > 1 && i < 64; i++ {
+		if p == pid {
+			return nil
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p), "stat"))
+		if err != nil {
+			break
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		rest := string(b)
+		if j := strings.LastIndexByte(rest, ')'); j >= 0 {
+			rest = rest[j+1:]
+		}
+		f := strings.Fields(rest)
+		if len(f) < 2 {
+			break
+		}
+		if p, err = strconv.Atoi(f[1]); err != nil {
+			break
+		}
+	}
+	cwd, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "cwd"))
+	switch {
+	case err != nil:
+		return fmt.Errorf("is not an ancestor of this hook, and its working directory cannot be read (%s)", plan.Reason(err))
+	case cwd != project:
+		return fmt.Errorf("is not an ancestor of this hook, and it works in %s, not in CLAUDE_PROJECT_DIR", cwd)
+	}
+	return nil
 }
