@@ -19,10 +19,14 @@
 // network namespace holding only a loopback interface, so neither Codex nor
 // anything it starts can reach beyond 127.0.0.1.
 //
-// TestGate asserts what spawngate must do in front of the real client;
-// scenarios that today's spawngate gets wrong are written with the right
-// expectation and listed in knownOpen, which turns their failure into a
-// skip naming the issue. TestHost pins down what Codex itself does (the
+// TestGate asserts what spawngate must do in front of the real client. A
+// Codex child runs in its session's sandbox whatever its definition says,
+// so each scenario names the session it runs in and checks it against the
+// spawn's turn_context at hook time and the child's own requests; a writer
+// refused for writing runs where it really could write. Scenarios that
+// today's spawngate gets wrong are written with the right expectation and
+// listed in knownOpen, which turns their failure into a skip naming the
+// issue. TestHost pins down what Codex itself does (the
 // child's effective sandbox, approval and model, tool names, hook trust,
 // the transcript at hook time), with only the recording hook wired.
 //

@@ -199,6 +199,10 @@ type setup struct {
 	policy string
 	// projectConfig is .codex/config.toml in the (trusted) scratch repo.
 	projectConfig string
+	// sandboxWorkspaceWrite is added to the [sandbox_workspace_write]
+	// table of $CODEX_HOME/config.toml (network_access, writable_roots):
+	// the session's own settings, which its children get.
+	sandboxWorkspaceWrite string
 }
 
 // world is one scenario's scratch: a git repo, an isolated HOME and
@@ -285,6 +289,7 @@ stream_max_retries = 0
 [sandbox_workspace_write]
 exclude_slash_tmp = true
 exclude_tmpdir_env_var = true
+%s
 
 [projects.%q]
 trust_level = "trusted"
@@ -297,7 +302,7 @@ enabled = false
 
 [agents]
 max_depth = 2
-%s`, sessionModel, w.model.URL, apiKeyEnv, w.repo, extra)
+%s`, sessionModel, w.model.URL, apiKeyEnv, w.setup.sandboxWorkspaceWrite, w.repo, extra)
 }
 
 // hookGroup is one matcher group of hooks.json with its one command.
@@ -463,6 +468,36 @@ func (r *result) spawnOutput() string {
 	return ""
 }
 
+// childOutput is the result of the command the sub-agent marked name ran
+// (call_id name_cmd, as runs scripts it): "" when it never ran one.
+func (r *result) childOutput(name string) string {
+	var out string
+	for _, q := range r.childReqs(name) {
+		if o := q.output(name + "_cmd"); o != "" {
+			out = o
+		}
+	}
+	return out
+}
+
+// mainSpawnHook is the recorded payload of the main agent's own spawn (no
+// agent_id), or nil when the recorder saw none.
+func (r *result) mainSpawnHook() *hookRecord {
+	for _, h := range r.spawnHooks() {
+		if h.Payload["agent_id"] == nil {
+			h := h
+			return &h
+		}
+	}
+	return nil
+}
+
+// sandboxPolicy is the sandbox_policy of a recorded turn_context.
+func (tr transcriptRecord) sandboxPolicy() map[string]any {
+	sp, _ := tr.TurnContext["sandbox_policy"].(map[string]any)
+	return sp
+}
+
 // dump is what a failing scenario prints: enough to see what happened.
 func (r *result) dump() string {
 	var b strings.Builder
@@ -473,7 +508,11 @@ func (r *result) dump() string {
 			i, q.At.Sub(r.start).Round(time.Millisecond), q.Model, q.Thread, q.Parent, q.Subagent, q.sandboxMode(), q.Outputs)
 	}
 	for _, h := range r.hooks {
-		fmt.Fprintf(&b, "hook: tool_name=%v agent_id=%v input=%s\n", h.Payload["tool_name"], h.Payload["agent_id"], mustJSON(h.Payload["tool_input"]))
+		fmt.Fprintf(&b, "hook: tool_name=%v agent_id=%v permission_mode=%v input=%s\n", h.Payload["tool_name"], h.Payload["agent_id"], h.Payload["permission_mode"], mustJSON(h.Payload["tool_input"]))
+		if h.Transcript.TurnContext != nil {
+			fmt.Fprintf(&b, "  turn_context (for this turn: %v): approval_policy=%v model=%v sandbox_policy=%s\n", h.Transcript.TurnContextForTurn,
+				h.Transcript.TurnContext["approval_policy"], h.Transcript.TurnContext["model"], mustJSON(h.Transcript.TurnContext["sandbox_policy"]))
+		}
 	}
 	return b.String()
 }

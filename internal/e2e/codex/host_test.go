@@ -191,6 +191,38 @@ func TestHost(t *testing.T) {
 		}
 	})
 
+	t.Run("command_line_precedence", func(t *testing.T) {
+		t.Parallel()
+		// Flags that say different things: -s wins over -c sandbox_mode,
+		// and --add-dir grants nothing in a read-only session. The child
+		// runs read-only, and the turn_context says so (no writable_roots).
+		cases := []struct {
+			name string
+			args func(*world) []string
+		}{
+			{"sandbox_flag_over_config", func(*world) []string {
+				return []string{"-s", "read-only", "-c", `sandbox_mode="workspace-write"`}
+			}},
+			{"add_dir_in_read_only", func(w *world) []string { return []string{"-s", "read-only", "--add-dir", w.outside} }},
+		}
+		for _, c := range cases {
+			c := c
+			t.Run(c.name, func(t *testing.T) {
+				t.Parallel()
+				w := newWorld(t, setup{hook: hookNone, defs: defs("agent", defReader)}, nil)
+				w.model.script = simple(false, v1Spawn("agent", "Go."), "agent")(w).script
+				r := w.execCodex(c.args(w)...)
+				var v verdict
+				expectSession(&v, r, "read-only")
+				startsReadOnly("agent")(w, r, &v)
+				if h := r.mainSpawnHook(); h != nil {
+					t.Logf("turn_context sandbox_policy at hook time: %s", mustJSON(h.Transcript.sandboxPolicy()))
+				}
+				check(t, r, v)
+			})
+		}
+	})
+
 	t.Run("history", func(t *testing.T) {
 		t.Parallel()
 		// The parent's history is its user prompt; an assistant message the
@@ -325,13 +357,16 @@ func TestHost(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := w.execCodex("-s", "read-only")
+		// A workspace-write session, where the gate would refuse the
+		// writer: that it starts and writes shows the gate was skipped.
+		r := w.execCodex("-s", "workspace-write")
 		var v verdict
 		for _, e := range entries {
 			v.expect(e.TrustStatus == "untrusted", "hooks/list says %s for %s", e.TrustStatus, e.Key)
 		}
 		v.expect(len(r.hooks) == 0, "an untrusted hook ran")
 		v.expect(len(r.childReqs("writer")) > 0, "the writer did not start with the untrusted gate skipped")
+		v.expect(exists(filepath.Join(w.repo, "inside.txt")), "the writer did not write with the untrusted gate skipped")
 		// The scratch paths carry the test's name, which says "untrusted".
 		said := strings.ReplaceAll(r.stderr+r.stdout, w.base, "BASE")
 		v.expect(!regexp.MustCompile(`(?i)untrusted|not trusted|review.*hook|hook.*trust|/hooks`).MatchString(said),
@@ -356,12 +391,14 @@ func TestHost(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := w.execCodex("-s", "read-only")
+		// As above: a session in which the gate would refuse the writer.
+		r := w.execCodex("-s", "workspace-write")
 		var v verdict
 		v.expect(len(entries) == 2 && entries[0].TrustStatus == "modified" && entries[1].TrustStatus == "trusted",
 			"hooks/list trust statuses: %+v", entries)
 		v.expect(len(r.spawnHooks()) == 1, "the unchanged recorder did not run")
 		v.expect(len(r.childReqs("writer")) > 0, "the writer did not start with the modified gate skipped")
+		v.expect(exists(filepath.Join(w.repo, "inside.txt")), "the writer did not write with the modified gate skipped")
 		check(t, r, v)
 	})
 

@@ -226,6 +226,10 @@ func procArgs(pid int) ([]string, error) {
 // sandbox_mode, approval_policy and sandbox_workspace_write.
 func fromCommandLine(args []string) session {
 	var s session
+	// -c sandbox_mode gives way to --sandbox and the flags that set one,
+	// as in Codex.
+	var configured string
+	flagged := false
 	if len(args) > 0 {
 		args = args[1:]
 	}
@@ -247,10 +251,13 @@ func fromCommandLine(args []string) session {
 			return s
 		case "--sandbox", "-s":
 			s.widen(session{sandbox: next()})
+			flagged = true
 		case "--full-auto":
 			s.widen(session{sandbox: "workspace-write"})
+			flagged = true
 		case "--dangerously-bypass-approvals-and-sandbox", "--yolo":
 			s.widen(session{sandbox: "danger-full-access", approval: "never"})
+			flagged = true
 		case "--ask-for-approval", "-a":
 			s.widen(session{approval: next()})
 		case "--add-dir":
@@ -263,7 +270,7 @@ func fromCommandLine(args []string) session {
 			v := strings.Trim(raw, `"'`)
 			switch strings.TrimSpace(key) {
 			case "sandbox_mode":
-				s.widen(session{sandbox: v})
+				configured = v
 			case "approval_policy":
 				s.widen(session{approval: v})
 			case "sandbox_workspace_write.network_access":
@@ -278,6 +285,9 @@ func fromCommandLine(args []string) session {
 				s.roots = append(s.roots, roots...)
 			}
 		}
+	}
+	if !flagged && configured != "" {
+		s.widen(session{sandbox: configured})
 	}
 	if _, known := sandboxRank[s.sandbox]; !known && s.sandbox != "" {
 		s.sandbox = "danger-full-access" // a value the gate cannot read bounds nothing

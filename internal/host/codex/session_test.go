@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spawngate/spawngate/internal/agent"
 	"github.com/spawngate/spawngate/internal/host"
 	"github.com/spawngate/spawngate/internal/plan"
 )
@@ -68,6 +69,8 @@ func TestReadSession(t *testing.T) {
 		{"/tmp and $TMPDIR unless excluded", []string{turnLine("t1", "workspace-write", "on-request", "m", nil)}, "t1", plain(), "workspace-write on-request false m [/tmp $TMPDIR]"},
 		{"the command line is wider", []string{turnLine("t1", "read-only", "on-request", "m", nil)}, "t1", plain("exec", "--dangerously-bypass-approvals-and-sandbox"), "danger-full-access never false m []"},
 		{"-s and -c on the command line", []string{turnLine("t1", "read-only", "on-request", "m", nil)}, "t1", plain("-s", "workspace-write", "-c", `sandbox_workspace_write.writable_roots=["/etc"]`, "-c", "sandbox_workspace_write.network_access=true"), "workspace-write on-request true m [/etc]"},
+		{"--sandbox wins over -c sandbox_mode, as in Codex", []string{turnLine("t1", "read-only", "on-request", "m", nil)}, "t1", plain("-s", "read-only", "-c", `sandbox_mode="workspace-write"`), "read-only on-request false m []"},
+		{"-c sandbox_mode alone", []string{turnLine("t1", "read-only", "on-request", "m", nil)}, "t1", plain("-c", `sandbox_mode="workspace-write"`), "workspace-write on-request false m []"},
 		{"a parent that is not codex is not read", []string{turnLine("t1", "read-only", "on-request", "m", nil)}, "t1", host.Env{Limits: plan.DefaultLimits, CommandLine: func(int) ([]string, error) { return []string{"/bin/sh", "--yolo"}, nil }}, "read-only on-request false m []"},
 		{"a transcript by hand: its last turn", []string{turnLine("t1", "read-only", "on-request", "m1", nil), turnLine("t2", "read-only", "on-request", "m2", nil)}, "", plain(), "read-only on-request false m2 []"},
 		{"no turn_context for this turn", []string{turnLine("t1", "read-only", "on-request", "m", nil)}, "t9", plain(), `holds no turn_context for this turn (turn_id "t9")`},
@@ -158,4 +161,25 @@ func writeDefs(t *testing.T, files map[string]string) string {
 	dir := filepath.Join(t.TempDir(), "defs")
 	writeTree(t, dir, files)
 	return dir
+}
+
+// TestSessionRoots: the writable roots of a workspace-write session are
+// paths of the child; those --add-dir leaves in a read-only session are
+// not (Codex writes nowhere there).
+func TestSessionRoots(t *testing.T) {
+	_, c := callerCatalog(t)
+	def, _ := resolve(c, "ro")
+	for _, tc := range []struct {
+		sandbox, want string
+	}{
+		{"workspace-write", `["/w","/outside"]`},
+		{"read-only", `["/w"]`},
+		{"danger-full-access", `["/w"]`},
+	} {
+		se := &session{sandbox: tc.sandbox, roots: []string{"/outside", "/tmp", "$TMPDIR"}}
+		tr := translate(call{Call: agent.Call{Host: Name, Type: "ro", Paths: []string{"/w"}}, Session: se}, def, "")
+		if got := asJSON(t, tr.Child["paths"]); got != tc.want {
+			t.Errorf("%s: paths %s, want %s", tc.sandbox, got, tc.want)
+		}
+	}
 }

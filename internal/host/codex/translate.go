@@ -83,6 +83,11 @@ func child(c call, def *agent.Definition, child, facts map[string]any, lines map
 		}
 		paths, _ := child["paths"].([]any)
 		for _, r := range se.roots {
+			if se.sandbox != "workspace-write" {
+				// Read-only writes nowhere; full access everywhere, which
+				// its own tool says.
+				break
+			}
 			if r == "/tmp" || r == "$TMPDIR" {
 				// The host's scratch folders, writable in workspace-write
 				// by default: not the workspace the policy bounds.
