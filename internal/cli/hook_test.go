@@ -316,6 +316,7 @@ func TestHookFindsDefinitionsWhereTheHostDoes(t *testing.T) {
 		}
 	}
 	t.Setenv("CLAUDE_CODE_SUBAGENT_MODEL", "opus")
+	t.Setenv("CLAUDE_CODE_SUBAGENT_MODEL_FORCE", "1")
 	restricted := filepath.Join(root, "restricted.yaml")
 	write(restricted, "allowed_tools: [Glob]\nworkspace_root: "+repo+"\nbudget_cap_tokens: 1000\nallowed_models: [sonnet]\n")
 	a := runHookOn(t, []string{"hook", "claude-code", "--policy", restricted}, payload("lister"))

@@ -75,6 +75,7 @@ func (Adapter) Spawn(ctx context.Context, payload map[string]any, env host.Env) 
 	c.Paths = sessionPaths(s, cwd)
 	if env.Getenv != nil {
 		c.EnvModel = env.Getenv("CLAUDE_CODE_SUBAGENT_MODEL")
+		c.EnvForce = truthy(env.Getenv("CLAUDE_CODE_SUBAGENT_MODEL_FORCE"))
 	}
 	catalog, err := load(ctx, env, s)
 	if err != nil {

@@ -125,8 +125,16 @@ func TestSpawn(t *testing.T) {
 		t.Errorf("paths %s", got)
 	}
 
-	// CLAUDE_CODE_SUBAGENT_MODEL forces the model.
-	env.Getenv = func(k string) string { return map[string]string{"CLAUDE_CODE_SUBAGENT_MODEL": "opus"}[k] }
+	// CLAUDE_CODE_SUBAGENT_MODEL is the model when neither the call nor
+	// the definition names one; with CLAUDE_CODE_SUBAGENT_MODEL_FORCE it
+	// wins over both.
+	vars := map[string]string{"CLAUDE_CODE_SUBAGENT_MODEL": "opus"}
+	env.Getenv = func(k string) string { return vars[k] }
+	sp, err = Adapter{}.Spawn(ctx, agentPayload("/w", map[string]any{"subagent_type": "reader", "model": "haiku"}, nil), env)
+	if err != nil || sp.Children[0].Child["model"] != "haiku" {
+		t.Errorf("the call's model over the environment's: %v, %v", sp, err)
+	}
+	vars["CLAUDE_CODE_SUBAGENT_MODEL_FORCE"] = "1"
 	sp, err = Adapter{}.Spawn(ctx, agentPayload("/w", map[string]any{"subagent_type": "reader", "model": "haiku"}, nil), env)
 	if err != nil || sp.Children[0].Child["model"] != "opus" {
 		t.Errorf("forced model: %v, %v", sp, err)

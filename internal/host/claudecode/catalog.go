@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -34,13 +35,18 @@ const DefaultType = "general-purpose"
 
 // sources lists the places Claude Code takes definitions from, highest
 // precedence first: the managed folder, --agents on the command line, the
-// project's folders from the start folder up to the repository root
-// (closest first), the --add-dir folders, the user's folder. A level
-// named "--agents" holds the command line's definitions.
+// project's folders (projectDirs), the --add-dir folders (the one given
+// last first), the user's folder (userDir). A level named "--agents"
+// holds the command line's definitions. In safe mode (--safe-mode,
+// --restricted, CLAUDE_CODE_SAFE_MODE) Claude Code loads none but the
+// managed ones.
 func sources(env host.Env, s session) []string {
 	var dirs []string
 	if env.AgentsDirs == nil {
 		dirs = append(dirs, filepath.Join(rootOf(env), managedAgents))
+	}
+	if s.safe || env.AgentsDirs == nil && safeByEnv(env) {
+		return dirs
 	}
 	if len(s.agents) > 0 {
 		dirs = append(dirs, agentsLevel)
@@ -49,20 +55,101 @@ func sources(env host.Env, s session) []string {
 		return append(dirs, env.AgentsDirs...)
 	}
 	if s.loads("project") {
-		for _, d := range agent.UpToRoot(s.project) {
+		for _, d := range projectDirs(env, s) {
 			dirs = append(dirs, filepath.Join(d, Folder))
 		}
-		for _, d := range s.addDirs {
+		for i := len(s.addDirs) - 1; i >= 0; i-- {
+			d := s.addDirs[i]
 			if !filepath.IsAbs(d) {
 				d = filepath.Join(s.project, d)
 			}
 			dirs = append(dirs, filepath.Join(d, Folder))
 		}
 	}
-	if s.loads("user") && env.Home != "" {
-		dirs = append(dirs, filepath.Join(env.Home, Folder))
+	if u := userDir(env, s); s.loads("user") && u != "" {
+		dirs = append(dirs, filepath.Join(u, "agents"))
 	}
 	return dirs
+}
+
+// safeByEnv tells whether CLAUDE_CODE_SAFE_MODE puts the session in safe
+// mode.
+func safeByEnv(env host.Env) bool {
+	return env.Getenv != nil && truthy(env.Getenv("CLAUDE_CODE_SAFE_MODE"))
+}
+
+// userDir is the user's Claude Code folder: CLAUDE_CONFIG_DIR when set
+// (relative to the folder the session started in), else ~/.claude; ""
+// when neither is known.
+func userDir(env host.Env, s session) string {
+	if env.Getenv != nil {
+		if d := env.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
+			if !filepath.IsAbs(d) {
+				d = filepath.Join(s.project, d)
+			}
+			return filepath.Clean(d)
+		}
+	}
+	if env.Home == "" {
+		return ""
+	}
+	return filepath.Join(env.Home, ".claude")
+}
+
+// projectDirs are the folders whose .claude Claude Code reads as the
+// project's, closest first: the folder the session started in and each
+// above it, up to the repository root, or, outside a repository, up to
+// the root of the file system, never the home folder itself (whose
+// .claude is the user's); then, for a session in a linked git worktree,
+// the main checkout.
+func projectDirs(env host.Env, s session) []string {
+	root := agent.RepoRoot(s.project)
+	inRepo := root != s.project || isRepo(s.project)
+	home := filepath.Clean(env.Home)
+	var dirs []string
+	for d := s.project; ; d = filepath.Dir(d) {
+		if env.Home != "" && d == home && d != s.project {
+			break
+		}
+		dirs = append(dirs, d)
+		if inRepo && d == root || d == filepath.Dir(d) {
+			break
+		}
+	}
+	if inRepo {
+		if main := mainCheckout(root); main != "" && !slices.Contains(dirs, main) {
+			dirs = append(dirs, main)
+		}
+	}
+	return dirs
+}
+
+// isRepo tells whether dir holds .git.
+func isRepo(dir string) bool {
+	_, err := os.Lstat(filepath.Join(dir, ".git"))
+	return err == nil
+}
+
+// mainCheckout is the main working tree of a linked worktree at root (its
+// .git is a file "gitdir: MAIN/.git/worktrees/NAME"), "" otherwise.
+func mainCheckout(root string) string {
+	b, err := os.ReadFile(filepath.Join(root, ".git"))
+	if err != nil {
+		return ""
+	}
+	gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
+	if !ok {
+		return ""
+	}
+	gitdir = strings.TrimSpace(gitdir)
+	if !filepath.IsAbs(gitdir) {
+		gitdir = filepath.Join(root, gitdir)
+	}
+	wt := filepath.Dir(filepath.Clean(gitdir)) // MAIN/.git/worktrees
+	if filepath.Base(wt) != "worktrees" || filepath.Base(filepath.Dir(wt)) != ".git" {
+		return ""
+	}
+	return filepath.Dir(filepath.Dir(wt))
 }
 
 // agentsLevel names the definitions given with --agents.

@@ -89,10 +89,12 @@ func TestSearchDirs(t *testing.T) {
 			want: []string{managed, j(base, "repo/.claude/agents"), j(base, "home/.claude/agents")},
 		},
 		{
-			name: "a .git file marks the root too",
+			// A worktree's .git is a file naming the main checkout, whose
+			// folder Claude Code reads after the worktree's.
+			name: "a .git file marks the root too, and a linked worktree reads its main checkout",
 			env:  host.Env{Root: root},
 			s:    session{project: j(base, "worktree/src")},
-			want: []string{managed, j(base, "worktree/src/.claude/agents"), j(base, "worktree/.claude/agents")},
+			want: []string{managed, j(base, "worktree/src/.claude/agents"), j(base, "worktree/.claude/agents"), j(base, "repo/.claude/agents")},
 		},
 		{
 			name: "the closest repository is the root",
@@ -101,16 +103,42 @@ func TestSearchDirs(t *testing.T) {
 			want: []string{managed, j(base, "repo/a/b/sub/.claude/agents")},
 		},
 		{
-			name: "outside a repository: the start folder alone, then home",
-			env:  host.Env{Root: root, Home: j(base, "home")},
+			// Outside a repository Claude Code walks up to the home folder
+			// (whose .claude is the user's), or to / when not under it.
+			name: "outside a repository: up to home, then home",
+			env:  host.Env{Root: root, Home: base},
 			s:    session{project: j(base, "plain/a")},
-			want: []string{managed, j(base, "plain/a/.claude/agents"), j(base, "home/.claude/agents")},
+			want: []string{managed, j(base, "plain/a/.claude/agents"), j(base, "plain/.claude/agents"), j(base, ".claude/agents")},
 		},
 		{
-			name: "--agents after managed; --add-dir after the project, relative to it",
-			env:  host.Env{Root: root, Home: j(base, "home")},
+			name: "outside a repository and not under home: up to /",
+			env:  host.Env{Root: root, Home: "/nonexistent-home"},
+			s:    session{project: j(base, "plain/a")},
+			want: append(append([]string{managed}, upTo(j(base, "plain/a"))...), "/nonexistent-home/.claude/agents"),
+		},
+		{
+			name: "--agents after managed; --add-dir after the project, relative to it, the last given first",
+			env:  host.Env{Root: root, Home: base},
 			s:    session{project: j(base, "plain/a"), agents: []agentsFlag{{"{}"}}, addDirs: []string{"../x", "/abs"}},
-			want: []string{managed, agentsLevel, j(base, "plain/a/.claude/agents"), j(base, "plain/x/.claude/agents"), "/abs/.claude/agents", j(base, "home/.claude/agents")},
+			want: []string{managed, agentsLevel, j(base, "plain/a/.claude/agents"), j(base, "plain/.claude/agents"), "/abs/.claude/agents", j(base, "plain/x/.claude/agents"), j(base, ".claude/agents")},
+		},
+		{
+			name: "CLAUDE_CONFIG_DIR moves the user's folder",
+			env:  host.Env{Root: root, Home: base, Getenv: func(k string) string { return map[string]string{"CLAUDE_CONFIG_DIR": "../cfg"}[k] }},
+			s:    session{project: j(base, "repo")},
+			want: []string{managed, j(base, "repo/.claude/agents"), j(base, "cfg/agents")},
+		},
+		{
+			name: "safe mode: managed alone",
+			env:  host.Env{Root: root, Home: base},
+			s:    session{project: j(base, "repo"), safe: true, agents: []agentsFlag{{"{}"}}},
+			want: []string{managed},
+		},
+		{
+			name: "CLAUDE_CODE_SAFE_MODE: managed alone",
+			env:  host.Env{Root: root, Home: base, Getenv: func(k string) string { return map[string]string{"CLAUDE_CODE_SAFE_MODE": "1"}[k] }},
+			s:    session{project: j(base, "repo")},
+			want: []string{managed},
 		},
 		{
 			name: "--setting-sources user: no project folder, --add-dir's neither",
@@ -120,9 +148,9 @@ func TestSearchDirs(t *testing.T) {
 		},
 		{
 			name: "--setting-sources project: no user folder",
-			env:  host.Env{Root: root, Home: j(base, "home")},
+			env:  host.Env{Root: root, Home: base},
 			s:    session{project: j(base, "plain/a"), sources: []string{"project", "local"}},
-			want: []string{managed, j(base, "plain/a/.claude/agents")},
+			want: []string{managed, j(base, "plain/a/.claude/agents"), j(base, "plain/.claude/agents")},
 		},
 		{
 			name: "folders given replace all but --agents",
@@ -549,6 +577,17 @@ func TestCommandLineAgents(t *testing.T) {
 	for _, args := range [][]string{{"--agents", "[1]"}, {"--agents", "missing.json"}, {"--agents"}} {
 		if _, err := spawn(args...); err == nil {
 			t.Errorf("%q: no error", args)
+		}
+	}
+}
+
+// upTo is each folder's agents folder from dir up to /, closest first.
+func upTo(dir string) []string {
+	var out []string
+	for d := dir; ; d = filepath.Dir(d) {
+		out = append(out, filepath.Join(d, Folder))
+		if d == filepath.Dir(d) {
+			return out
 		}
 	}
 }

@@ -120,7 +120,7 @@ func readProperty(tb testing.TB) func(t *testing.T, data []byte) {
 		lineCount := bytes.Count(data, []byte("\n")) + 1
 		for _, c := range []call{
 			{Call: agent.Call{Host: Name, Type: d.Name, Paths: []string{"/repo"}, Budget: "1000"}},
-			{Call: agent.Call{Host: Name, Type: DefaultType, Paths: []string{"/repo"}, Brief: "b", ID: "id", Caller: "lead"}, SessionMode: "bypassPermissions", Model: "call-model", EnvModel: "env-model"},
+			{Call: agent.Call{Host: Name, Type: DefaultType, Paths: []string{"/repo"}, Brief: "b", ID: "id", Caller: "lead"}, SessionMode: "bypassPermissions", Model: "call-model", EnvModel: "env-model", EnvForce: true},
 		} {
 			if c.Type == "" {
 				c.Type = DefaultType // as the adapter asks for a type
@@ -282,7 +282,7 @@ func checkTranslation(loader *plan.Loader, tr agent.Translation, c call, def *ag
 		return fmt.Errorf("permission_mode %v", facts["permission_mode"])
 	case c.SessionMode == "bypassPermissions" && mode != "bypassPermissions":
 		return fmt.Errorf("a session bypassing permissions, a child in %q", mode)
-	case c.EnvModel != "" && tr.Child["model"] != c.EnvModel:
+	case c.EnvModel != "" && c.EnvForce && tr.Child["model"] != c.EnvModel:
 		return fmt.Errorf("model %v, forced %q", tr.Child["model"], c.EnvModel)
 	case c.Caller != "" && facts["caller"] != c.Caller:
 		return fmt.Errorf("caller %v", facts["caller"])

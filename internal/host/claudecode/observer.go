@@ -19,7 +19,13 @@ func observersOn(env host.Env) bool {
 	if env.Getenv == nil {
 		return false
 	}
-	switch strings.ToLower(strings.TrimSpace(env.Getenv("CLAUDE_CODE_EXPERIMENTAL_OBSERVER_AGENTS"))) {
+	return truthy(env.Getenv("CLAUDE_CODE_EXPERIMENTAL_OBSERVER_AGENTS"))
+}
+
+// truthy reads a switch in the environment as Claude Code does: set to
+// anything but a false value.
+func truthy(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
 	case "", "0", "false", "no", "off":
 		return false
 	}

@@ -33,6 +33,9 @@ type session struct {
 	// read says whether the command line was read; with --agents-dir it
 	// need not be.
 	read bool
+	// safe says the session runs in safe mode (--safe-mode,
+	// --restricted), where Claude Code loads no custom agents.
+	safe bool
 }
 
 // agentsFlag is one --agents value: JSON, or the name of a file of JSON.
@@ -151,6 +154,8 @@ func (s *session) parse(args []string) error {
 				i++
 				s.addDirs = append(s.addDirs, args[i])
 			}
+		case "--safe-mode", "--restricted":
+			s.safe = true
 		case "--project-config-root":
 			// Claude Code then reads the project's settings and agents
 			// from another folder than the one the session started in,

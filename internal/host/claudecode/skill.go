@@ -43,11 +43,11 @@ type skill struct {
 func skillFiles(env host.Env, s session, name string) []string {
 	var bases []string
 	bases = append(bases, filepath.Join(rootOf(env), "etc", "claude-code", ".claude"))
-	if s.loads("user") && env.Home != "" {
-		bases = append(bases, filepath.Join(env.Home, ".claude"))
+	if u := userDir(env, s); s.loads("user") && u != "" {
+		bases = append(bases, u)
 	}
 	if s.loads("project") {
-		for _, d := range agent.UpToRoot(s.project) {
+		for _, d := range projectDirs(env, s) {
 			bases = append(bases, filepath.Join(d, ".claude"))
 		}
 		for _, d := range s.addDirs {
@@ -221,6 +221,7 @@ func expansionSpawn(ctx context.Context, p *host.Payload, env host.Env) (*host.S
 	c.Paths = sessionPaths(s, cwd)
 	if env.Getenv != nil {
 		c.EnvModel = env.Getenv("CLAUDE_CODE_SUBAGENT_MODEL")
+		c.EnvForce = truthy(env.Getenv("CLAUDE_CODE_SUBAGENT_MODEL_FORCE"))
 	}
 	if _, found := findSkill(env, s, name, false); !found && !strings.Contains(name, ":") {
 		// Claude Code's own commands (/init, /compact ...) run no

@@ -13,7 +13,10 @@ type call struct {
 	agent.Call
 	// Model is the model the call names, or "".
 	Model string
-	// EnvModel is the model CLAUDE_CODE_SUBAGENT_MODEL forces on every
+	// EnvForce says CLAUDE_CODE_SUBAGENT_MODEL_FORCE is set: EnvModel
+	// then wins over the call's and the definition's.
+	EnvForce bool
+	// EnvModel is the model CLAUDE_CODE_SUBAGENT_MODEL gives every
 	// sub-agent, or "".
 	EnvModel string
 	// SessionMode is the permission mode of the session that spawns.
@@ -37,17 +40,19 @@ func translate(c call, def *agent.Definition, problem string) agent.Translation 
 	if c.Launch != "" {
 		facts["launch"] = c.Launch
 	}
+	// The model in Claude Code's order: the call's, else the definition's
+	// (but inherit), else CLAUDE_CODE_SUBAGENT_MODEL, which wins over both
+	// only with CLAUDE_CODE_SUBAGENT_MODEL_FORCE.
 	model, line := c.Model, 0
 	if def == nil {
 		facts["permission_mode"] = sessionMode(c, "default")
 	} else {
 		child(c, def, t.Child, facts, t.Lines)
-		if model == "" {
-			model, _ = def.Fields["model"].(string)
-			line = def.Lines["model"]
+		if own, _ := def.Fields["model"].(string); model == "" && (own != "inherit" || c.EnvModel == "") {
+			model, line = own, def.Lines["model"]
 		}
 	}
-	if c.EnvModel != "" {
+	if c.EnvModel != "" && (model == "" || c.EnvForce) {
 		model, line = c.EnvModel, 0 // the environment's, not the definition's
 	}
 	t.Model(model, line)

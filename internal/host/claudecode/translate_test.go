@@ -282,7 +282,7 @@ var translateCases = []translateCase{
 	{
 		name:    "no definition, in a session that bypasses permissions, on the forced model",
 		problem: "p",
-		call:    call{Call: agent.Call{Type: "Explore", Paths: []string{"/elsewhere"}}, SessionMode: "bypassPermissions", Model: "opus", EnvModel: "haiku"},
+		call:    call{Call: agent.Call{Type: "Explore", Paths: []string{"/elsewhere"}}, SessionMode: "bypassPermissions", Model: "opus", EnvModel: "haiku", EnvForce: true},
 		child:   `{"role": "Explore", "paths": ["/elsewhere"], "budget_tokens": 5000, "model": "haiku", "agent": {"host": "claude-code", "type": "Explore", "definition": null, "problem": "p", "permission_mode": "bypassPermissions"}}`,
 		issues:  []string{"/tools"},
 	},
@@ -402,6 +402,7 @@ func TestTranslateModel(t *testing.T) {
 		name      string
 		model     string // the definition's model line; "" for none; "-" for no definition
 		call, env string
+		force     bool   // CLAUDE_CODE_SUBAGENT_MODEL_FORCE
 		want      string // "" for no model in the child
 		line      int    // LineOf("/model")
 	}{
@@ -412,11 +413,15 @@ func TestTranslateModel(t *testing.T) {
 		{name: "not a string is unknown", model: "5", line: 5},
 		{name: "the call's model wins", model: "sonnet", call: "haiku", want: "haiku"},
 		{name: "the call asks to inherit", model: "sonnet", call: "inherit"},
-		{name: "the environment wins over the definition", model: "sonnet", env: "opus", want: "opus"},
-		{name: "the environment wins over the call", model: "sonnet", call: "haiku", env: "opus", want: "opus"},
+		{name: "the definition wins over the environment", model: "sonnet", env: "opus", want: "sonnet", line: 5},
+		{name: "the call wins over the environment", model: "sonnet", call: "haiku", env: "opus", want: "haiku"},
 		{name: "the environment wins over inherit", model: "inherit", env: "opus", want: "opus"},
+		{name: "the environment where nothing names one", env: "opus", want: "opus"},
+		{name: "forced, the environment wins over the definition", model: "sonnet", env: "opus", force: true, want: "opus"},
+		{name: "forced, the environment wins over the call", model: "sonnet", call: "haiku", env: "opus", force: true, want: "opus"},
 		{name: "no definition, the call's model", model: "-", call: "haiku", want: "haiku"},
-		{name: "no definition, the environment's", model: "-", call: "haiku", env: "opus", want: "opus"},
+		{name: "no definition, the call's over the environment's", model: "-", call: "haiku", env: "opus", want: "haiku"},
+		{name: "no definition, forced", model: "-", call: "haiku", env: "opus", force: true, want: "opus"},
 		{name: "no definition, no model", model: "-"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -428,7 +433,7 @@ func TestTranslateModel(t *testing.T) {
 			default:
 				def = readDef(t, md("tools: Read\nmodel: "+tc.model+"\n"))
 			}
-			tr := translate(call{Call: agent.Call{Host: Name, Type: "t"}, Model: tc.call, EnvModel: tc.env}, def, "")
+			tr := translate(call{Call: agent.Call{Host: Name, Type: "t"}, Model: tc.call, EnvModel: tc.env, EnvForce: tc.force}, def, "")
 			got, set := tr.Child["model"]
 			if tc.want == "" && set || tc.want != "" && got != tc.want {
 				t.Errorf("model = %v (set %v), want %q", got, set, tc.want)

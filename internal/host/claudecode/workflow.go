@@ -67,12 +67,12 @@ var workflowMeta = regexp.MustCompile(`\bmeta\s*=\s*\{[^}]*?\bname\s*:\s*['"\x60
 func workflowFile(env host.Env, s session, name string) string {
 	var bases []string
 	if s.loads("project") {
-		for _, d := range agent.UpToRoot(s.project) {
+		for _, d := range projectDirs(env, s) {
 			bases = append(bases, filepath.Join(d, ".claude"))
 		}
 	}
-	if s.loads("user") && env.Home != "" {
-		bases = append(bases, filepath.Join(env.Home, ".claude"))
+	if u := userDir(env, s); s.loads("user") && u != "" {
+		bases = append(bases, u)
 	}
 	for _, b := range bases {
 		dir := filepath.Join(b, "workflows")
