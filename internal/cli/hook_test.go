@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spawngate/spawngate/internal/mutate"
 	"github.com/spawngate/spawngate/internal/report"
@@ -289,7 +291,7 @@ func TestHookFindsDefinitionsWhereTheHostDoes(t *testing.T) {
 	write(policy, "allowed_tools: [Read, Grep, Glob, Bash]\nworkspace_root: "+repo+"\nbudget_cap_tokens: 1000\n")
 	t.Setenv("HOME", home)
 	t.Setenv("CLAUDE_PROJECT_DIR", sub)
-	t.Setenv("CLAUDE_PID", strconv.Itoa(os.Getpid()))
+	t.Setenv("CLAUDE_PID", strconv.Itoa(sessionStartedIn(t, root, sub)))
 	payload := func(typ string) []byte {
 		// The shell has moved to the repository's root since the session
 		// started in sub.
@@ -323,6 +325,22 @@ func TestHookFindsDefinitionsWhereTheHostDoes(t *testing.T) {
 	if !strings.Contains(a.stdout, `model \"opus\" is not allowed`) {
 		t.Fatalf("the model the environment forces was not judged: %+v", a)
 	}
+	// A definition rewritten after the session started is not the one
+	// Claude Code runs (it keeps what it loaded): refused, whatever it
+	// says now.
+	rewritten := filepath.Join(repo, ".claude", "agents", "only-repo.md")
+	write(rewritten, agent("lister", "Glob"))
+	// Later than the session's start by more than the second it is known
+	// to, without waiting for it.
+	later := time.Now().Add(time.Minute)
+	if err := os.Chtimes(rewritten, later, later); err != nil {
+		t.Fatal(err)
+	}
+	a = runHookOn(t, []string{"hook", "claude-code", "--policy", policy}, payload("lister"))
+	checkHookProtocol(t, a)
+	if !strings.Contains(a.stdout, "changed at") || !strings.Contains(a.stdout, "after the session started") {
+		t.Fatalf("a definition changed after the session started was judged: %+v", a)
+	}
 }
 
 // A prompt's /command on a skill with context: fork starts its agent
@@ -353,7 +371,7 @@ func TestHookJudgesPromptExpansion(t *testing.T) {
 	}
 	t.Setenv("HOME", filepath.Join(root, "home"))
 	t.Setenv("CLAUDE_PROJECT_DIR", repo)
-	t.Setenv("CLAUDE_PID", strconv.Itoa(os.Getpid()))
+	t.Setenv("CLAUDE_PID", strconv.Itoa(sessionStartedIn(t, root, repo)))
 	args := []string{"hook", "claude-code", "--policy", filepath.Join(root, "policy.yaml")}
 	payload := func(kind, name string) []byte {
 		return []byte(fmt.Sprintf(`{"session_id": "s", "cwd": %q, "hook_event_name": "UserPromptExpansion", "expansion_type": %q, "command_name": %q, "command_args": "", "prompt": "/x"}`, repo, kind, name))
@@ -434,4 +452,27 @@ func TestHookLedgerAcrossCalls(t *testing.T) {
 	if broken.code != exitError || !strings.Contains(broken.stderr, "the ledger is corrupt") {
 		t.Fatalf("a corrupt ledger: %+v", broken)
 	}
+}
+
+// sessionStartedIn starts a process standing in for Claude Code, working
+// in dir (the hook takes a pid that is not its ancestor only for a process
+// working in CLAUDE_PROJECT_DIR), ended with the test. The hook refuses
+// definitions changed after the session started, so what the test wrote
+// under root is dated an hour back first.
+func sessionStartedIn(t *testing.T, root, dir string) int {
+	t.Helper()
+	past := time.Now().Add(-time.Hour)
+	filepath.WalkDir(root, func(p string, e os.DirEntry, err error) error {
+		if err == nil {
+			os.Chtimes(p, past, past)
+		}
+		return nil
+	})
+	cmd := exec.Command("sleep", "300")
+	cmd.Dir = dir
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd.Process.Pid
 }

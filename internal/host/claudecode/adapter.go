@@ -112,6 +112,7 @@ func (Adapter) Spawn(ctx context.Context, payload map[string]any, env host.Env) 
 			sp.Brief = b
 		}
 	}
+	refuseStale(env, s, sp.Children)
 	if c.Caller != "" {
 		var problem string
 		sp.Parent, problem = callerParent(c, callerType, catalog)
@@ -226,4 +227,27 @@ func sessionPaths(s session, cwd string) []string {
 		paths = append(paths, cwd)
 	}
 	return paths
+}
+
+// refuseStale refuses every child when a folder the session's definitions
+// come from, or a child's own definition, changed after the session
+// started: Claude Code runs the definition it loaded then, which the gate
+// can no longer read.
+func refuseStale(env host.Env, s session, children []agent.Translation) {
+	var paths []string
+	for _, d := range sources(env, s) {
+		if d != agentsLevel {
+			paths = append(paths, d)
+		}
+	}
+	for _, t := range children {
+		if t.File != "" {
+			paths = append(paths, t.File)
+		}
+	}
+	if why := changedSince(s.started, paths...); why != "" {
+		for _, t := range children {
+			host.RefuseCaller(t, why+": Claude Code keeps the agent definitions it loaded when the session started, so the one it would run cannot be read now; start a new session")
+		}
+	}
 }

@@ -3,6 +3,7 @@ package claudecode
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -69,11 +70,27 @@ func ReadClaude(ctx context.Context, file string, data []byte, lim plan.Limits) 
 			shifted.Line++
 		}
 		d.Err = &shifted
-		// Claude Code reads YAML more leniently than the gate. If a lenient
-		// reading finds a name, the host would load the file under it, so
-		// the name is kept: a spawn of that type is refused, not passed.
-		var loose map[string]any
-		if yaml.Unmarshal(front, &loose) != nil {
+		// Claude Code reads YAML more leniently than the gate. Its parser
+		// keeps the last of a key given twice; YAML it refuses it parses
+		// again rewritten (clientFallback). Where the host finds a name,
+		// a spawn of that name is refused, not passed to a definition
+		// further down; where the rewrite only quoted a description, the
+		// rewritten text is the definition.
+		if len(bytes.TrimSpace(front)) == 0 {
+			d.Skipped = "its frontmatter has no name, so Claude Code does not load it"
+			return d
+		}
+		loose, _, ok := lastWins(front)
+		if !ok {
+			fixed, keys := clientFallback(front)
+			if onlyProse(keys) {
+				if _, ferr := plan.Decode(ctx, file, fixed, plan.YAML, lim); ferr == nil {
+					return ReadClaude(ctx, file, append([]byte("---\n"), append(fixed, []byte("---\n")...)...), lim)
+				}
+			}
+			loose, _, ok = lastWins(fixed)
+		}
+		if !ok {
 			d.Skipped = "its frontmatter is not YAML, so Claude Code does not load it"
 			return d
 		}
@@ -91,7 +108,12 @@ func ReadClaude(ctx context.Context, file string, data []byte, lim plan.Limits) 
 	d.Fields = fields
 	keyLines(front, 1, d.Lines)
 	name, _ := fields["name"].(string)
+	_, preToolUse := fields["PreToolUse"]
+	_, permissionRequest := fields["PermissionRequest"]
 	switch {
+	case preToolUse || permissionRequest:
+		// Read from the client: such a definition is unloadable.
+		d.Skipped = "its frontmatter declares PreToolUse or PermissionRequest at the top level, outside hooks:, so Claude Code does not load it"
 	case name == "":
 		d.Skipped = "its frontmatter has no name, so Claude Code does not load it"
 	case strings.Contains(name, ":") || strings.HasPrefix(name, "-"):
@@ -194,4 +216,64 @@ func keyLines(front []byte, offset int, lines map[string]int) {
 			}
 		}
 	}
+}
+
+// lossy is what makes Claude Code quote a value when it parses
+// frontmatter a second time: a YAML indicator, or ": " inside it.
+var lossy = regexp.MustCompile("[{}\\[\\]*&#!|>%@`]|: ")
+
+// keyValue is a line "key: value" of a block mapping.
+var keyValue = regexp.MustCompile(`^(\s*[^\s#:'"][^:]*?:)[ \t]+(\S.*?)\s*$`)
+
+// clientFallback is frontmatter as Claude Code rewrites it when it does
+// not parse: each value holding ": " or a YAML indicator quoted, and the
+// tabs that begin a line made two spaces each.
+// keys are the keys whose values were quoted.
+func clientFallback(front []byte) (fixed []byte, keys []string) {
+	lines := strings.Split(string(front), "\n")
+	for i, l := range lines {
+		if m := keyValue.FindStringSubmatch(l); m != nil && !strings.HasPrefix(m[2], `"`) && !strings.HasPrefix(m[2], "'") && lossy.MatchString(m[2]) {
+			q, _ := json.Marshal(m[2])
+			l = m[1] + " " + string(q)
+			keys = append(keys, strings.TrimSuffix(strings.TrimSpace(m[1]), ":"))
+		}
+		tabs := len(l) - len(strings.TrimLeft(l, "\t"))
+		lines[i] = strings.Repeat("  ", tabs) + l[tabs:]
+	}
+	return []byte(strings.Join(lines, "\n")), keys
+}
+
+// onlyProse tells whether the rewrite quoted nothing but descriptions:
+// text that grants nothing, where the gate's rewrite and the host's
+// cannot differ in a power.
+func onlyProse(keys []string) bool {
+	for _, k := range keys {
+		if k != "description" {
+			return false
+		}
+	}
+	return true
+}
+
+// lastWins reads a YAML mapping as Claude Code's YAML parser does where
+// the gate's refuses: a key given twice keeps its last value. dup says a
+// key was given twice; ok is false when the text is no mapping.
+func lastWins(text []byte) (fields map[string]any, dup, ok bool) {
+	var doc yaml.Node
+	if yaml.Unmarshal(text, &doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, false, false
+	}
+	m := doc.Content[0]
+	fields = map[string]any{}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		var v any
+		if m.Content[i+1].Decode(&v) != nil {
+			return nil, false, false
+		}
+		if _, seen := fields[m.Content[i].Value]; seen {
+			dup = true
+		}
+		fields[m.Content[i].Value] = v
+	}
+	return fields, dup, true
 }

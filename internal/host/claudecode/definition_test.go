@@ -37,6 +37,38 @@ func earlyEndProblem(line int) string {
 
 var claudeCases = []claudeCase{
 	{
+		// Read from the client: YAML its parser refuses it parses again
+		// with such values quoted; where that is plain YAML, it is the
+		// definition.
+		name:    "a description holding ': ' is read as the host rewrites it",
+		data:    "---\nname: r\ndescription: Use it when: files need reading\ntools: Read\n---\nbody\n",
+		defName: "r",
+		fields:  `{"name": "r", "description": "Use it when: files need reading", "tools": "Read"}`,
+		lines:   map[string]int{"name": 2, "description": 3, "tools": 4},
+	},
+	{
+		name:    "tabs before a key are read as the host rewrites them",
+		data:    "---\nname: r\ndescription: d\ntools:\n\t- Read\n---\n",
+		defName: "r",
+		fields:  `{"name": "r", "description": "d", "tools": ["Read"]}`,
+		lines:   map[string]int{"name": 2, "description": 3, "tools": 4, "tools/0": 5},
+	},
+	{
+		// The host keeps the last; the gate refuses under the name.
+		name:    "a key given twice: refused under its name, not skipped",
+		data:    "---\nname: r\ndescription: d\ntools: Read\ntools: Read, Write\n---\n",
+		defName: "r",
+		err:     "SKIP",
+	},
+	{
+		name:    "a top-level PreToolUse makes the host skip the file",
+		data:    "---\nname: r\ndescription: d\ntools: Read\nPreToolUse: []\n---\n",
+		defName: "r",
+		skipped: "declares PreToolUse or PermissionRequest at the top level",
+		fields:  `{"name": "r", "description": "d", "tools": "Read", "PreToolUse": []}`,
+		lines:   map[string]int{"name": 2, "description": 3, "tools": 4, "PreToolUse": 5},
+	},
+	{
 		// The host's reading ends at the first three dashes of ----: it
 		// loads the file, so the gate must not skip it.
 		name:    "frontmatter closed by a line of four dashes: refused, not skipped",
@@ -251,16 +283,26 @@ var claudeCases = []claudeCase{
 		err:     "YAML document is larger than 10 bytes; a JSON document may be larger",
 	},
 	{
-		name:    "a duplicate key is YAML to neither reader",
+		// Claude Code's parser keeps the last: it loads the file as b.
+		name:    "a duplicate key: refused under the name the host keeps",
 		data:    "---\nname: a\nname: b\ndescription: d\n---\n",
-		skipped: "is not YAML",
+		defName: "b",
 		err:     `line 3, column 1: duplicate key "name": consumers disagree on which value wins`,
 	},
 	{
-		name:    "YAML that is not YAML at all",
+		// The host parses it again with the value quoted, and loads it as
+		// "[a": refused under that name, since the rewrite touched more
+		// than a description.
+		name:    "YAML the host parses only rewritten",
 		data:    "---\nname: [a\ndescription: d\n---\n",
-		skipped: "is not YAML",
+		defName: "[a",
 		err:     "line 2: did not find expected ',' or ']'", // yaml.v3 names the line the list starts on
+	},
+	{
+		name:    "YAML that is not YAML even rewritten",
+		data:    "---\nname: a\n- b\n---\n",
+		skipped: "is not YAML",
+		err:     "SKIP",
 	},
 	{
 		name:    "a tab where indentation goes",
@@ -328,7 +370,7 @@ func TestReadClaude(t *testing.T) {
 			if tc.skipped == "" && d.Skipped != "" || !strings.Contains(d.Skipped, tc.skipped) {
 				t.Errorf("Skipped = %q, want one with %q", d.Skipped, tc.skipped)
 			}
-			if got := d.ParseProblem(); got != tc.err {
+			if got := d.ParseProblem(); got != tc.err && !(tc.err == "SKIP" && got != "") {
 				t.Errorf("ParseProblem() = %q, want %q", got, tc.err)
 			}
 			if d.Err != nil && d.Err.Source != "agents/a.md" {

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spawngate/spawngate/internal/host"
 	"github.com/spawngate/spawngate/internal/plan"
@@ -36,6 +37,8 @@ type session struct {
 	// safe says the session runs in safe mode (--safe-mode,
 	// --restricted), where Claude Code loads no custom agents.
 	safe bool
+	// started is when the session's process started, zero when not known.
+	started time.Time
 }
 
 // agentsFlag is one --agents value: JSON, or the name of a file of JSON.
@@ -89,6 +92,7 @@ func readSession(env host.Env, cwd string, dirsGiven bool) (session, error) {
 		if err := sessionProcess(n, s.project); err != nil {
 			return s, &plan.Error{Source: "hook environment", Msg: fmt.Sprintf("CLAUDE_PID %d %s, so its command line is not the session's: run the hook as Claude Code's command hook, or give an HTTP hook the pid of the client itself", n, err.Error())}
 		}
+		s.started = processStart(n)
 	}
 	args, err := read(n)
 	if err != nil {
@@ -228,4 +232,70 @@ func sessionProcess(pid int, project string) error {
 		return fmt.Errorf("is not an ancestor of this hook, and it works in %s, not in CLAUDE_PROJECT_DIR", cwd)
 	}
 	return nil
+}
+
+// processStart is when a process started, zero when it cannot be read:
+// /proc/PID/stat's starttime (clock ticks after boot; Linux's tick is
+// 1/100 s on every architecture Go runs it on) after the boot, taken as
+// now less /proc/uptime, which is to the hundredth of a second where
+// /proc/stat's btime is to the second.
+func processStart(pid int) time.Time {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return time.Time{}
+	}
+	rest := string(b)
+	if j := strings.LastIndexByte(rest, ')'); j >= 0 {
+		rest = rest[j+1:]
+	}
+	f := strings.Fields(rest)
+	// After "(comm)" the fields run from stat's third, state; starttime
+	// is the 22nd.
+	if len(f) < 20 {
+		return time.Time{}
+	}
+	ticks, err := strconv.ParseInt(f[19], 10, 64)
+	if err != nil {
+		return time.Time{}
+	}
+	now := time.Now()
+	up, err := os.ReadFile("/proc/uptime")
+	if err != nil {
+		return time.Time{}
+	}
+	fields := strings.Fields(string(up))
+	if len(fields) == 0 {
+		return time.Time{}
+	}
+	secs, err := strconv.ParseFloat(fields[0], 64)
+	if err != nil {
+		return time.Time{}
+	}
+	boot := now.Add(-time.Duration(secs * float64(time.Second)))
+	return boot.Add(time.Duration(ticks) * 10 * time.Millisecond)
+}
+
+// staleSlack is how much later than the session's start a definition may
+// have changed and still be taken as the one the session loaded: the
+// start is known to a few hundredths of a second, and a file written just
+// before the session started must not count.
+const staleSlack = 200 * time.Millisecond
+
+// changedSince says what of the places a spawn's definitions come from
+// changed after the session started ("" when nothing did): Claude Code
+// loads its agents' definitions once and keeps them, so a definition
+// rewritten, or a folder where one was added, removed or renamed, since
+// then is not the one that runs.
+func changedSince(started time.Time, paths ...string) string {
+	if started.IsZero() {
+		return ""
+	}
+	for _, p := range paths {
+		for _, stat := range []func(string) (os.FileInfo, error){os.Lstat, os.Stat} {
+			if info, err := stat(p); err == nil && info.ModTime().After(started.Add(staleSlack)) {
+				return fmt.Sprintf("%s changed at %s, after the session started (%s)", p, info.ModTime().UTC().Format(time.RFC3339), started.UTC().Format(time.RFC3339))
+			}
+		}
+	}
+	return ""
 }

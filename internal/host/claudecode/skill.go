@@ -235,6 +235,7 @@ func expansionSpawn(ctx context.Context, p *host.Payload, env host.Env) (*host.S
 	if children == nil {
 		return nil, nil
 	}
+	refuseStale(env, s, children)
 	sp := &host.Spawn{Event: Expansion, Session: p.String("session_id"), Children: children}
 	for _, t := range children {
 		if b, ok := t.Child["brief"].(string); ok && sp.Brief == "" {
