@@ -194,8 +194,9 @@ Usage:
                                     both hooks), with metrics and reload
   spawngate verify [DIR...]         run the Rego tests of your own checks, with
                                     their coverage (for CI)
-  spawngate doctor claude-code      report every way Claude Code's settings
-                                    let a spawn past the hook
+  spawngate doctor claude-code|codex
+                                    report every way a host's settings let
+                                    a spawn past the hook
   spawngate version                 the version, OPA's, and the checks' digest
   spawngate rules                   list the rules a refusal can cite
   spawngate help [COMMAND]          show this help, or a command's

@@ -79,7 +79,7 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	d, _ := doctorFor(opts.host)
 	diag, err := d.Doctor(ctx, host.DoctorOptions{
-		Project: opts.project, Home: opts.home, Root: opts.root, ReadHook: readHookLine,
+		Project: opts.project, Home: opts.home, Root: opts.root, Getenv: os.Getenv, ReadHook: readHookLine,
 	})
 	if err != nil {
 		var de *host.DoctorError
@@ -106,7 +106,7 @@ func parseDoctor(args []string, help io.Writer) (*doctorOptions, error) {
 		// when JSON was asked for.
 		c := newDoctorCommand(opts)
 		c.parse(args, io.Discard)
-		return opts, &usageError{"doctor needs the host it inspects: spawngate doctor claude-code"}
+		return opts, &usageError{"doctor needs the host it inspects: spawngate doctor " + strings.Join(doctorHostNames(), "|")}
 	}
 	opts.host = args[0]
 	c := newDoctorCommand(opts)
@@ -137,7 +137,7 @@ func parseDoctor(args []string, help io.Writer) (*doctorOptions, error) {
 	if opts.home == "" {
 		opts.home = os.Getenv("HOME")
 		if opts.home == "" {
-			return opts, &usageError{"HOME is not set: give --home DIR, the home folder of the user who runs Claude Code"}
+			return opts, &usageError{"HOME is not set: give --home DIR, the home folder of the user who runs the host"}
 		}
 	}
 	for _, f := range []struct{ flag, dir string }{{"--project", opts.project}, {"--home", opts.home}, {"--root", opts.root}} {
@@ -150,9 +150,9 @@ func parseDoctor(args []string, help io.Writer) (*doctorOptions, error) {
 
 func newDoctorCommand(opts *doctorOptions) *command {
 	c := newCommand("spawngate doctor", printDoctorHelp)
-	c.fs.Var(fileFlag{&opts.project, "the folder Claude Code sessions start in"}, "project", "the `DIR` Claude Code sessions start in, whose .claude/settings.json and .claude/settings.local.json are read (default: the current folder)")
-	c.fs.Var(fileFlag{&opts.home, "the user's home folder"}, "home", "the home `DIR` of the user who runs Claude Code, whose .claude/settings.json is read (default: $HOME)")
-	c.fs.Var(fileFlag{&opts.root, "the folder standing in for /"}, "root", "the `DIR` that stands in for / in the managed settings' paths (/etc/claude-code/...)")
+	c.fs.Var(fileFlag{&opts.project, "the folder sessions start in"}, "project", "the `DIR` sessions start in, whose project settings are read (default: the current folder)")
+	c.fs.Var(fileFlag{&opts.home, "the user's home folder"}, "home", "the home `DIR` of the user who runs the host, whose own settings are read (default: $HOME)")
+	c.fs.Var(fileFlag{&opts.root, "the folder standing in for /"}, "root", "the `DIR` that stands in for / in the machine-wide paths (/etc/claude-code/..., /etc/codex/...)")
 	c.fs.Var(doctorFormatFlag{&opts.format}, "format", "output `format`: "+doctorFormatHelp())
 	return c
 }
@@ -282,24 +282,42 @@ func doctorFormatHelp() string {
 }
 
 func printDoctorHelp(w io.Writer, fs *flag.FlagSet) {
-	fmt.Fprint(w, `Usage: spawngate doctor claude-code [--project DIR] [--home DIR] [--root DIR] [--format text|json]
+	fmt.Fprint(w, `Usage: spawngate doctor claude-code|codex [--project DIR] [--home DIR] [--root DIR] [--format text|json]
 
-Reads Claude Code's settings files the way Claude Code does: managed
-settings (/etc/claude-code/managed-settings.json and managed-settings.d/),
-~/.claude/settings.json, and the .claude/settings.json and
-.claude/settings.local.json of the folder sessions start in (not of a
-folder above it). It reports every way they let a sub-agent start without
-spawngate hook claude-code judging it, one line per finding with the file
-and the fix: no such hook; a hook that project settings can turn off
-(disableAllHooks), or that is not alone (allowManagedHooksOnly); a matcher
-that misses Agent, Skill or Workflow; a command that may not run or may
-not be spawngate; a timeout that ends the hook before spawngate answers;
-an http hook; a policy that does not load, so that every spawn would be
-refused; a settings file that does not parse.
+Reads the host's own settings files the way the host does and reports
+every way they let a sub-agent start without spawngate hook HOST judging
+it, one line per finding with the file and the fix.
 
-It reads files and runs nothing. Settings given on Claude Code's command
-line (--settings, whose disableAllHooks turns off every hook but managed
-ones) are not files it can see.
+claude-code: managed settings (/etc/claude-code/managed-settings.json and
+managed-settings.d/), ~/.claude/settings.json, and the
+.claude/settings.json and .claude/settings.local.json of the folder
+sessions start in (not of a folder above it). It reports: no such hook; a
+hook that project settings can turn off (disableAllHooks), or that is not
+alone (allowManagedHooksOnly); a matcher that misses Agent, Skill or
+Workflow; an http hook.
+
+codex: /etc/codex/requirements.toml, /etc/codex/config.toml and
+hooks.json, $CODEX_HOME/config.toml and hooks.json (CODEX_HOME defaults to
+the home folder's .codex), and the .codex folders of a trusted project,
+from its root down to the folder sessions start in. It reports: no such
+hook; a hook that is not trusted, or changed since (Codex skips it without
+a warning), or disabled; hooks turned off by [features] hooks = false; a
+hook that is not managed, or not alone (allow_managed_hooks_only), or that
+any layer can turn off (no [features] hooks = true in requirements); a
+matcher that misses spawn_agent or collaborationspawn_agent (the spawn
+tool of multi_agent_v2, which a project can turn on); an async hook; a
+hook on another event than PreToolUse.
+
+For both: a command that may not run or may not be spawngate; a timeout
+that ends the hook before spawngate answers; a policy that does not load,
+so that every spawn would be refused; a settings file the host does not
+read.
+
+It reads files and runs nothing. What is given on the host's command line
+is not a file it can see: Claude Code's --settings; Codex's
+--dangerously-bypass-hook-trust (which runs untrusted hooks: automation
+should store the hooks' trust instead), --enable, --disable, -c and
+--profile.
 
 Exit codes: 0 nothing lets a spawn through; 1 at least one finding; 2 it
 could not evaluate (a usage error, a settings file it cannot read).
@@ -312,5 +330,6 @@ Flags:
 	printFlags(w, fs)
 	fmt.Fprint(w, "\nExamples:\n"+
 		"  spawngate doctor claude-code --project ~/src/repo\n"+
-		"  spawngate doctor claude-code --format json\n")
+		"  spawngate doctor claude-code --format json\n"+
+		"  spawngate doctor codex --project ~/src/repo\n")
 }

@@ -25,6 +25,10 @@ type DoctorOptions struct {
 	// Root is prepended to the machine-wide paths (/etc/...), so that a
 	// test can stand a folder in for them; "" or "/" is the real root.
 	Root string
+	// Getenv reads the environment of the user who runs the host, for a
+	// host that finds its folders there (Codex's CODEX_HOME); nil reads
+	// nothing, as if every variable were unset.
+	Getenv func(key string) string
 	// ReadHook reads the arguments of a spawngate hook command (what
 	// follows "spawngate hook HOST") the way that command reads them,
 	// relative file names against dir, and builds the gate they ask for.
