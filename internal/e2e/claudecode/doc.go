@@ -32,13 +32,18 @@
 // SPAWNGATE_E2E_UPDATE_PAYLOADS=1 rewrites the anonymised real payloads in
 // testdata/payloads.
 //
-// TestGate holds the paths spawngate handles today; TestFindings holds one
-// scenario per finding about how the client really starts sub-agents, each
-// with the facts it rests on (checked always, so a client that changes is
-// noticed) and spawngate's expected answer.
+// TestGate holds the ordinary paths; TestFindings holds one scenario per
+// finding about how the client really starts sub-agents, each with the
+// facts it rests on (checked always, so a client that changes is noticed)
+// and spawngate's expected answer. TestDoctorInstallation runs spawngate
+// doctor claude-code on the README's managed installation before each run
+// and holds it against every way in the findings found; TestAdversarial
+// holds what an independent adversarial run found under that
+// installation; TestHTTPHook holds the hook through spawngate serve, and
+// the facts about HTTP hooks the README rests on.
 //
 // Scenarios that today's spawngate gets wrong are written as the right
-// expectation and listed in knownOpen, which turns their failure into a
-// skip naming the open issue; a scenario listed there that passes fails,
-// so the list is kept honest.
+// expectation and listed in knownOpen (adversarialOpen), which turns their
+// failure into a skip naming why; a scenario listed there that passes
+// fails, so the list is kept honest. Both lists are empty today.
 package claudecode
