@@ -60,7 +60,7 @@ type rpcReply struct {
 }
 
 func (w *world) startAppServer(ctx context.Context, args ...string) (*appServer, error) {
-	cmd := exec.CommandContext(ctx, codexBin, append([]string{"app-server"}, args...)...)
+	cmd := w.command(ctx, append([]string{"app-server"}, args...)...)
 	cmd.Dir = w.repo
 	cmd.Env = w.env()
 	cmd.WaitDelay = 5 * time.Second

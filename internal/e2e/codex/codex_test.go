@@ -195,6 +195,18 @@ func refusedUnwritten(name, checkID string) func(*world, *result, *verdict) {
 	}
 }
 
+// blockedUnwritten holds a spawn that spawngate could not judge and
+// blocked (exit 2, the reason on stderr), and no file written.
+func blockedUnwritten(name, reason string) func(*world, *result, *verdict) {
+	return func(w *world, r *result, v *verdict) {
+		neverStarts(name)(w, r, v)
+		out := r.spawnOutput()
+		v.expect(strings.Contains(out, "blocked by PreToolUse hook") && strings.Contains(out, reason), "the spawn was not blocked by spawngate saying %q: %q", reason, out)
+		v.expect(!exists(filepath.Join(w.repo, "inside.txt")), "inside.txt was written")
+		v.expect(!exists(filepath.Join(w.outside, "outside.txt")), "outside.txt was written")
+	}
+}
+
 // also runs more checks after a verdict.
 func also(first func(*world, *result, *verdict), more func(*world, *result, *verdict)) func(*world, *result, *verdict) {
 	return func(w *world, r *result, v *verdict) {
@@ -423,7 +435,9 @@ func TestGate(t *testing.T) {
 			plan:    simple(false, v1Spawn("writer", "Change the code."), "writer"),
 			run:     execRun("-s", "workspace-write"),
 			session: "workspace-write",
-			verify:  also(refusedUnwritten("writer", "paths.escape"), sessionSays("writable_roots", holds("/"))),
+			// A root of / holds the session's own transcript, which it could
+			// rewrite: the hook cannot trust what it records, and blocks.
+			verify: also(blockedUnwritten("writer", "the session can rewrite its own transcript"), sessionSays("writable_roots", holds("/"))),
 		},
 		{
 			name:    "session_add_dir_outside_refused",

@@ -30,6 +30,13 @@
 // child's effective sandbox, approval and model, tool names, hook trust,
 // the transcript at hook time), with only the recording hook wired.
 //
+// TestDoctorInstallation runs the README's enforcing installation: managed
+// hooks in /etc/codex/requirements.toml, which the client alone sees
+// through an overlay of /etc in a mount namespace of its own (it needs
+// root and unshare -m, and skips without them). spawngate doctor codex
+// must pass it before every run; the scenarios then try what a session,
+// the user's config and a repository can do to get a child past it.
+//
 // Run it:
 //
 //	export SPAWNGATE_E2E_CODEX="$(internal/e2e/codex/install.sh)"

@@ -29,7 +29,7 @@ const (
 	sessionModel = "main-model"
 	// readmeMatcher is the matcher of the README's "Use it from Codex"
 	// block, kept verbatim so the suite tests the wiring users copy.
-	readmeMatcher = `^(spawn_agent|collaborationspawn_agent|collaboration\.spawn_agent|Agent)$`
+	readmeMatcher = `^(Agent|.*spawn_agent|.*resume_agent)$`
 	// scenarioTimeout bounds one client run, so a wedged client fails its
 	// scenario instead of the whole go test timeout.
 	scenarioTimeout = 90 * time.Second
@@ -184,6 +184,10 @@ const (
 	hookTrustedHash
 	// hookNone: no spawngate, only the recorder (what Codex does alone).
 	hookNone
+	// hookManaged: no hooks.json in CODEX_HOME; the hooks are managed, in
+	// the requirements.toml the scenario puts before the client
+	// (installed_test.go), and need no trust.
+	hookManaged
 )
 
 // setup is what a scenario's scratch world is made of.
@@ -214,6 +218,9 @@ type world struct {
 	policyPath                           string
 	model                                *modelServer
 	setup                                setup
+	// launch, when set, goes before codex on every command line that
+	// starts the client (a mount namespace of its own, withRequirements).
+	launch []string
 }
 
 func marker(name string) string { return "SPAWNGATE-E2E-MARK-" + strings.ToUpper(name) }
@@ -266,7 +273,9 @@ func newWorld(t *testing.T, s setup, script func(*modelRequest) []item) *world {
 	}
 	w.model = startModel(t, script)
 	mustWrite(t, filepath.Join(w.codexHome, "config.toml"), w.configTOML(""))
-	mustWrite(t, filepath.Join(w.codexHome, "hooks.json"), w.hooksJSON())
+	if s.hook != hookManaged {
+		mustWrite(t, filepath.Join(w.codexHome, "hooks.json"), w.hooksJSON())
+	}
 	return w
 }
 
@@ -402,7 +411,7 @@ func (w *world) execCodex(args ...string) *result {
 	}
 	full = append(full, args...)
 	full = append(full, userPrompt)
-	cmd := exec.CommandContext(ctx, codexBin, full...)
+	cmd := w.command(ctx, full...)
 	cmd.Dir = w.repo
 	cmd.Env = w.env()
 	var stdout, stderr bytes.Buffer
@@ -415,6 +424,12 @@ func (w *world) execCodex(args ...string) *result {
 		err = fmt.Errorf("codex exec did not finish within %v: %w", scenarioTimeout, ctx.Err())
 	}
 	return w.finish(&result{stdout: stdout.String(), stderr: stderr.String(), err: err, start: start, end: end})
+}
+
+// command is the client with args, started under w.launch.
+func (w *world) command(ctx context.Context, args ...string) *exec.Cmd {
+	argv := append(append(append([]string(nil), w.launch...), codexBin), args...)
+	return exec.CommandContext(ctx, argv[0], argv[1:]...)
 }
 
 func (w *world) finish(r *result) *result {

@@ -25,10 +25,15 @@ func (Adapter) Name() string { return Name }
 // start a sub-agent: spawn_agent (multi_agent), and under multi_agent_v2
 // the same tool in the collaboration namespace, which the payload names
 // collaborationspawn_agent (the namespace and the name run together);
-// Agent is a matcher alias that no payload names.
+// Agent is a matcher alias that no payload names; resume_agent starts a
+// closed agent again, under the current turn's sandbox.
 func (Adapter) SpawnTools() []string {
-	return []string{"spawn_agent", "collaborationspawn_agent", "collaboration.spawn_agent", "Agent"}
+	return []string{"spawn_agent", "collaborationspawn_agent", "collaboration.spawn_agent", "Agent", resumeTool}
 }
+
+// resumeTool is the tool that starts a closed agent again, as a payload
+// names it (multi_agent's tools run their namespace and name together).
+const resumeTool = "multi_agent_v1resume_agent"
 
 // spawnTool tells whether a payload's tool starts a sub-agent: one of
 // SpawnTools, or spawn_agent in any other namespace Codex may put it in
@@ -48,6 +53,9 @@ func (Adapter) Spawn(ctx context.Context, payload map[string]any, env host.Env) 
 	if err != nil {
 		return nil, err
 	}
+	if strings.HasSuffix(tool, "resume_agent") {
+		return resumeSpawn(ctx, p, env)
+	}
 	if !spawnTool(tool) {
 		return nil, nil
 	}
@@ -62,7 +70,7 @@ func (Adapter) Spawn(ctx context.Context, payload map[string]any, env host.Env) 
 	cwd := p.Cwd()
 	c.Paths = []string{cwd}
 	c.Model = p.InputString(input, "model")
-	c.Type = p.InputString(input, "agent_type")
+	c.Type = strings.TrimSpace(p.InputString(input, "agent_type")) // Codex trims it
 	unreadable := codexUnreadable(input)
 	if unreadable == "" {
 		c.Brief = p.InputString(input, "message")
@@ -80,7 +88,7 @@ func (Adapter) Spawn(ctx context.Context, payload map[string]any, env host.Env) 
 	if env.Transcript != "" {
 		transcript, turn = env.Transcript, ""
 	}
-	se, err := readSession(env, transcript, turn)
+	se, err := readSession(env, transcript, turn, cwd)
 	if err != nil {
 		return nil, err
 	}
@@ -258,11 +266,34 @@ func forked(tool string, input map[string]any) string {
 		return fmt.Sprintf(why, "fork_context")
 	}
 	v, ok := input["fork_turns"]
+	if s, isStr := v.(string); isStr {
+		v = strings.ToLower(strings.TrimSpace(s)) // as Codex reads it
+	}
 	switch {
 	case ok && v != nil && v != "none" && fmt.Sprint(v) != "0":
 		return fmt.Sprintf(why, "fork_turns")
-	case !ok && strings.HasPrefix(tool, "collaboration"):
+	case (!ok || v == nil) && tool != "spawn_agent":
+		// Absent or null: every turn, under multi_agent_v2 (a payload's
+		// v2 tool is spawn_agent in a namespace).
 		return fmt.Sprintf(why, "fork_turns, every turn when the call does not say")
 	}
 	return ""
+}
+
+// resumeSpawn refuses resume_agent: it starts a closed agent again under
+// the current turn's sandbox and approval, which may be wider than when
+// it was judged, and the payload names only the agent's id, not the
+// definition it was spawned from.
+func resumeSpawn(_ context.Context, p *host.Payload, env host.Env) (*host.Spawn, error) {
+	input, err := p.Input()
+	if err != nil {
+		return nil, err
+	}
+	c := call{Call: agent.Call{Host: Name, Type: "resume", ID: p.String("tool_use_id"), Caller: p.String("agent_id"), Budget: env.Budget, Paths: []string{p.Cwd()}}}
+	id := p.InputString(input, "id")
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	t := translate(c, nil, fmt.Sprintf("resume_agent starts the closed agent %q again under this turn's sandbox, and the payload does not say which definition it was spawned from, so what it gets cannot be judged: spawn a new agent instead", id))
+	return &host.Spawn{Event: "PreToolUse", Session: p.String("session_id"), Children: []agent.Translation{t}}, nil
 }

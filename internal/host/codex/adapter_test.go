@@ -188,7 +188,17 @@ func TestSpawn(t *testing.T) {
 			t.Errorf("%s: %v, %v", tool, sp, err)
 		}
 	}
-	for _, tool := range []string{"shell", "spawn_agents", "collaborationfollowup_task", "send_input", "resume_agent"} {
+	// resume_agent starts a closed agent under this turn's sandbox, from a
+	// definition the payload does not name: refused.
+	for _, tool := range []string{"resume_agent", "multi_agent_v1resume_agent"} {
+		p := codexPayload(`{"id": "019a"}`)
+		p["tool_name"] = tool
+		sp, err := Adapter{}.Spawn(ctx, p, env)
+		if err != nil || sp == nil || !strings.Contains(asJSON(t, sp.Children[0].Child), `resume_agent starts the closed agent \"019a\" again`) {
+			t.Errorf("%s: %+v, %v", tool, sp, err)
+		}
+	}
+	for _, tool := range []string{"shell", "spawn_agents", "collaborationfollowup_task", "send_input"} {
 		p := codexPayload(`{}`)
 		p["tool_name"] = tool
 		if sp, err := (Adapter{}).Spawn(ctx, p, env); sp != nil || err != nil {

@@ -33,16 +33,21 @@ func searchDirs(env host.Env, cwd string) []string {
 	for _, d := range agent.UpToRoot(cwd) {
 		dirs = append(dirs, filepath.Join(d, Folder))
 	}
-	if env.Home != "" {
+	if env.Getenv != nil && env.Getenv("CODEX_HOME") != "" {
+		dirs = append(dirs, filepath.Join(env.Getenv("CODEX_HOME"), "agents"))
+	} else if env.Home != "" {
 		dirs = append(dirs, filepath.Join(env.Home, Folder))
 	}
 	return dirs
 }
 
-// load reads the *.toml definitions of each folder (not its subfolders).
+// load reads the *.toml definitions of each folder and its subfolders, as
+// Codex does; a definition's name is read trimmed, as Codex trims it.
 func load(ctx context.Context, env host.Env, dirs []string) (*agent.Catalog, error) {
-	return agent.Load(ctx, dirs, ".toml", false, env.Limits, func(_ context.Context, file string, data []byte) *agent.Definition {
-		return ReadCodex(file, data)
+	return agent.Load(ctx, dirs, ".toml", true, env.Limits, func(_ context.Context, file string, data []byte) *agent.Definition {
+		d := ReadCodex(file, data)
+		d.Name = strings.TrimSpace(d.Name)
+		return d
 	})
 }
 

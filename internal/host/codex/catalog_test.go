@@ -97,8 +97,8 @@ func TestSearchDirs(t *testing.T) {
 	}
 }
 
-// TestLoad: Codex reads the *.toml files at the top of each folder, not
-// in subfolders.
+// TestLoad: Codex reads the *.toml files of each folder and its
+// subfolders (collect_agent_role_files_recursive).
 func TestLoad(t *testing.T) {
 	const toml = "name = \"a\"\ndescription = \"d\"\n"
 	root := t.TempDir()
@@ -119,7 +119,8 @@ func TestLoad(t *testing.T) {
 			t.Errorf("%s: Name %q, Err %v", r, d.Name, d.Err)
 		}
 	}
-	if want := []string{"agents/a.toml", "agents/b.toml", "agents/linked.toml"}; !slices.Equal(got, want) {
+	// Subfolders too, as Codex reads them.
+	if want := []string{"agents/a.toml", "agents/b.toml", "agents/linked.toml", "agents/team/c.toml"}; !slices.Equal(got, want) {
 		t.Errorf("files read = %q\nwant         %q", got, want)
 	}
 }

@@ -85,7 +85,7 @@ const (
 )
 
 // suggestedMatcher is the README's matcher: every spawn tool, and Agent.
-const suggestedMatcher = `^(spawn_agent|collaborationspawn_agent|collaboration\.spawn_agent|Agent)$`
+const suggestedMatcher = `^(Agent|.*spawn_agent|.*resume_agent)$`
 
 // suggestedHook is the hook the fixes propose, as a line of
 // requirements.toml's [hooks] table.
@@ -625,6 +625,15 @@ func (d *doctor) checkFeatureShapes(doc *configDoc) {
 	}
 	for _, name := range []string{"hooks", "codex_hooks", "multi_agent_v2"} {
 		if v, ok := table[name]; ok {
+			if t, isTable := v.(map[string]any); isTable && name == "multi_agent_v2" {
+				// The table form: enabled, and the tool namespace.
+				if e, set := t["enabled"]; set {
+					if _, ok := e.(bool); !ok {
+						d.shape(doc, "/features/"+name+"/enabled", "not true or false", "write true or false")
+					}
+				}
+				continue
+			}
 			if _, ok := v.(bool); !ok {
 				d.shape(doc, "/features/"+name, "not true or false", "write true or false")
 			}
@@ -901,6 +910,11 @@ func spawnToolsToMatch() []matchTool {
 		case "Agent", "collaboration.spawn_agent":
 		case "spawn_agent":
 			tools = append(tools, matchTool{t, []string{t, "Agent"}})
+		case v2Tool:
+			// [features.multi_agent_v2] tool_namespace, which a trusted
+			// project can set, renames the namespace: the matcher must
+			// select spawn_agent in any namespace too.
+			tools = append(tools, matchTool{t, []string{t}}, matchTool{nsTool, []string{"anynamespacespawn_agent"}})
 		default:
 			tools = append(tools, matchTool{t, []string{t}})
 		}
@@ -908,8 +922,12 @@ func spawnToolsToMatch() []matchTool {
 	return tools
 }
 
-// v2Tool is the spawn tool multi_agent_v2 adds.
-const v2Tool = "collaborationspawn_agent"
+// v2Tool is the spawn tool multi_agent_v2 adds; nsTool stands for it
+// under a tool_namespace of a project's choosing.
+const (
+	v2Tool = "collaborationspawn_agent"
+	nsTool = "spawn_agent under another tool_namespace (a project's [features.multi_agent_v2] tool_namespace = \"crew\" makes it crewspawn_agent)"
+)
 
 // feature is a feature's value as Codex settles it: requirements, else
 // the last layer that sets it (names are the feature's name and its old
@@ -920,6 +938,11 @@ func (d *doctor) feature(def bool, names ...string) featureValue {
 		for _, n := range names {
 			if b, ok := features[n].(bool); ok {
 				return featureValue{name: n, on: b, doc: doc, ptr: "/features/" + n}, true
+			}
+			if t, ok := features[n].(map[string]any); ok {
+				if b, ok := t["enabled"].(bool); ok {
+					return featureValue{name: n, on: b, doc: doc, ptr: "/features/" + n + "/enabled"}, true
+				}
 			}
 		}
 		return featureValue{}, false
@@ -1136,7 +1159,7 @@ func (d *doctor) checkMatchers(hooks []*gateHook) {
 	v2 := d.feature(false, "multi_agent_v2")
 	var tools []matchTool
 	for _, t := range spawnToolsToMatch() {
-		if t.name == v2Tool && v2.pinned && !v2.on {
+		if (t.name == v2Tool || t.name == nsTool) && v2.pinned && !v2.on {
 			continue // requirements keep multi_agent_v2 off
 		}
 		tools = append(tools, t)

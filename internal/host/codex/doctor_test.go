@@ -421,7 +421,7 @@ func TestDoctor(t *testing.T) {
 		name:    "matcher-misses-v2",
 		files:   map[string]string{reqTOML: managedOnly + "\n" + tomlHook(`^(spawn_agent|Agent)$`, goodCommand, "30")},
 		want:    []string{"hook.matcher " + reqTOML + " " + m0},
-		problem: "does not select collaborationspawn_agent, under which Codex starts sub-agents: those spawns are never judged (collaborationspawn_agent is multi_agent_v2's spawn tool, which [features] multi_agent_v2 = true in any trusted project's",
+		problem: "does not select collaborationspawn_agent, spawn_agent under another tool_namespace (a project's [features.multi_agent_v2] tool_namespace = \"crew\" makes it crewspawn_agent) or multi_agent_v1resume_agent, under which Codex starts sub-agents: those spawns are never judged (collaborationspawn_agent is multi_agent_v2's spawn tool, which [features] multi_agent_v2 = true in any trusted project's",
 	}, {
 		name: "matcher-misses-v2-that-a-trusted-project-turns-on",
 		files: map[string]string{reqTOML: managedOnly + "\n" + tomlHook(`^(spawn_agent|Agent)$`, goodCommand, "30"),
@@ -430,7 +430,7 @@ func TestDoctor(t *testing.T) {
 		problem: "and [features] multi_agent_v2 = true in {{BASE}}/proj/.codex/config.toml:2 turns it on)",
 	}, {
 		name:  "matcher-misses-v2-that-requirements-keep-off",
-		files: map[string]string{reqTOML: managedOnly + "multi_agent_v2 = false\n\n" + tomlHook(`^(spawn_agent|Agent)$`, goodCommand, "30")},
+		files: map[string]string{reqTOML: managedOnly + "multi_agent_v2 = false\n\n" + tomlHook(`^(spawn_agent|Agent|multi_agent_v1resume_agent)$`, goodCommand, "30")},
 	}, {
 		name:    "matcher-exact-name",
 		files:   map[string]string{reqTOML: managedOnly + "\n" + tomlHook("spawn_agent", goodCommand, "30")},
@@ -440,18 +440,22 @@ func TestDoctor(t *testing.T) {
 		name:    "matcher-Agent-alone-selects-v1-only",
 		files:   map[string]string{reqTOML: managedOnly + "\n" + tomlHook("Agent", goodCommand, "30")},
 		want:    []string{"hook.matcher " + reqTOML + " " + m0},
-		problem: `matcher = 'Agent' does not select collaborationspawn_agent,`,
+		problem: `matcher = 'Agent' does not select collaborationspawn_agent, spawn_agent under another tool_namespace`,
 	}, {
 		name:    "matcher-of-another-tool",
 		files:   map[string]string{reqTOML: managedOnly + "\n" + tomlHook("Bash", goodCommand, "30")},
 		want:    []string{"hook.matcher " + reqTOML + " " + m0},
-		problem: "does not select spawn_agent or collaborationspawn_agent",
+		problem: "does not select spawn_agent, collaborationspawn_agent, spawn_agent under another tool_namespace",
 	}, {
-		name:  "matcher-exact-list",
-		files: map[string]string{reqTOML: managedOnly + "\n" + tomlHook("Agent|collaborationspawn_agent", goodCommand, "30")},
+		// A project's tool_namespace renames the v2 tool: an exact list
+		// misses it.
+		name:    "matcher-exact-list",
+		files:   map[string]string{reqTOML: managedOnly + "\n" + tomlHook("Agent|collaborationspawn_agent", goodCommand, "30")},
+		want:    []string{"hook.matcher " + reqTOML + " " + m0},
+		problem: "does not select spawn_agent under another tool_namespace",
 	}, {
 		name:  "matcher-regex-unanchored",
-		files: map[string]string{reqTOML: managedOnly + "\n" + tomlHook("spawn_agent$", goodCommand, "30")},
+		files: map[string]string{reqTOML: managedOnly + "\n" + tomlHook("(spawn|resume)_agent$", goodCommand, "30")},
 	}, {
 		name:  "matcher-star",
 		files: map[string]string{reqTOML: managedOnly + "\n" + tomlHook("*", goodCommand, "30")},
@@ -470,7 +474,7 @@ func TestDoctor(t *testing.T) {
 	}, {
 		name: "matchers-of-two-hooks-together-cover",
 		files: map[string]string{reqTOML: managedOnly + "\n" + tomlHook("Agent", goodCommand, "30") +
-			"\n" + tomlHook("collaborationspawn_agent", goodCommand, "30")},
+			"\n" + tomlHook("^.+(spawn|resume)_agent$", goodCommand, "30")},
 	}, {
 		name:    "command-found-on-PATH",
 		files:   map[string]string{reqTOML: managedOnly + "\n" + tomlHook("*", "spawngate hook codex --policy {{POLICY}} --timeout 20s", "30")},
@@ -737,7 +741,7 @@ func TestTrustHash(t *testing.T) {
 		async           bool
 		want            string
 	}{
-		{str(suggestedMatcher), str("Checking the sub-agent with spawngate"), "/usr/local/bin/spawngate hook codex --policy /etc/spawngate/codex.yaml --timeout 20s", 30, false,
+		{str(`^(spawn_agent|collaborationspawn_agent|collaboration\.spawn_agent|Agent)$`), str("Checking the sub-agent with spawngate"), "/usr/local/bin/spawngate hook codex --policy /etc/spawngate/codex.yaml --timeout 20s", 30, false,
 			"sha256:31621082799f49f759c40a1a53e2da0a379fe447f7fe4a5ff1a0584bc00c51e2"},
 		{str("^(spawn_agent|Agent)$"), nil, "/usr/local/bin/spawngate hook codex --policy /etc/p.yaml", 600, false,
 			"sha256:d94f00c32ce78fcd613546dd9566984682cd9334428a3d05fe5c2312ea188a79"},

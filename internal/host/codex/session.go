@@ -87,7 +87,7 @@ const maxTranscript = 64 << 20
 // A session that already runs without a sandbox could rewrite its own
 // transcript; the command line still shows a sandbox given there, and the
 // README says what is left.
-func readSession(env host.Env, transcript, turn string) (session, error) {
+func readSession(env host.Env, transcript, turn, cwd string) (session, error) {
 	var s session
 	if transcript == "" {
 		return s, host.Bad("/transcript_path", "transcript_path is missing, so the sandbox and approval the child gets (the session's, whatever its definition says) cannot be known")
@@ -108,7 +108,29 @@ func readSession(env host.Env, transcript, turn string) (session, error) {
 			s.widen(fromCommandLine(args))
 		}
 	}
+	if root := writableTranscript(s, transcript, cwd); root != "" {
+		return s, &plan.Error{Source: transcript, Msg: fmt.Sprintf("the session can rewrite its own transcript (it lies under %s, which the session's workspace-write sandbox lets it write), so the sandbox it records cannot be trusted: keep CODEX_HOME out of the workspace and the writable roots", root)}
+	}
 	return s, nil
+}
+
+// writableTranscript is the writable folder of a workspace-write session
+// that holds its transcript, "" when none does: such a session could
+// rewrite what the hook reads. (A danger-full-access session is judged as
+// such already; a read-only one writes nothing.)
+func writableTranscript(s session, transcript, cwd string) string {
+	if s.sandbox != "workspace-write" {
+		return ""
+	}
+	for _, r := range append([]string{cwd}, s.roots...) {
+		if r == "" || !filepath.IsAbs(r) {
+			continue
+		}
+		if rel, err := filepath.Rel(filepath.Clean(r), transcript); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return r
+		}
+	}
+	return ""
 }
 
 // fromTranscript reads the turn_context lines of a transcript: the widest
@@ -235,7 +257,15 @@ func fromCommandLine(args []string) session {
 	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		name, value, inline := strings.Cut(a, "=")
+		// clap takes a short option's value attached: -sread-only,
+		// -csandbox_mode=....
+		if len(a) > 2 && (strings.HasPrefix(a, "-s") || strings.HasPrefix(a, "-c") || strings.HasPrefix(a, "-a")) && a[2] != '=' && !strings.HasPrefix(a, "--") {
+			a = a[:2] + "\x00" + a[2:]
+		}
+		name, value, inline := strings.Cut(a, "\x00")
+		if !inline {
+			name, value, inline = strings.Cut(a, "=")
+		}
 		next := func() string {
 			if inline {
 				return value
@@ -275,6 +305,15 @@ func fromCommandLine(args []string) session {
 				s.widen(session{approval: v})
 			case "sandbox_workspace_write.network_access":
 				s.network = s.network || v == "true"
+			case "sandbox_workspace_write":
+				// An inline table: network and roots the gate reads
+				// roughly, any root it cannot place refused.
+				if strings.Contains(raw, "network_access") && strings.Contains(strings.ReplaceAll(raw, " ", ""), "network_access=true") {
+					s.network = true
+				}
+				if strings.Contains(raw, "writable_roots") {
+					s.roots = append(s.roots, "$CODEX_WRITABLE_ROOTS")
+				}
 			case "sandbox_workspace_write.writable_roots":
 				var roots []string
 				if json.Unmarshal([]byte(raw), &roots) != nil {

@@ -65,8 +65,14 @@ func TestReadSession(t *testing.T) {
 		{"this turn's", []string{turnLine("t1", "read-only", "on-request", "m1", nil)}, "t1", plain("exec"), "read-only on-request false m1 []"},
 		{"the widest of every turn", []string{turnLine("t0", "danger-full-access", "never", "m0", nil), turnLine("t1", "read-only", "on-request", "m1", nil)}, "t1", plain(), "danger-full-access never false m1 []"},
 		{"a narrower turn added after cannot narrow", []string{turnLine("t1", "workspace-write", "on-request", "m1", noTmp), turnLine("t2", "read-only", "untrusted", "m2", nil)}, "t2", plain(), "workspace-write on-request false m2 []"},
-		{"network and roots", []string{turnLine("t1", "workspace-write", "on-request", "m", map[string]any{"network_access": true, "writable_roots": []any{"/", "/data"}, "exclude_slash_tmp": true, "exclude_tmpdir_env_var": true})}, "t1", plain(), "workspace-write on-request true m [/ /data]"},
-		{"/tmp and $TMPDIR unless excluded", []string{turnLine("t1", "workspace-write", "on-request", "m", nil)}, "t1", plain(), "workspace-write on-request false m [/tmp $TMPDIR]"},
+		{"network and roots", []string{turnLine("t1", "workspace-write", "on-request", "m", map[string]any{"network_access": true, "writable_roots": []any{"/srv", "/data"}, "exclude_slash_tmp": true, "exclude_tmpdir_env_var": true})}, "t1", plain(), "workspace-write on-request true m [/srv /data]"},
+		// The transcripts of these tests lie in /tmp, as a real one lies
+		// in CODEX_HOME: a session that may write there could rewrite it.
+		{"a writable root holding the transcript", []string{turnLine("t1", "workspace-write", "on-request", "m", map[string]any{"writable_roots": []any{"/"}, "exclude_slash_tmp": true, "exclude_tmpdir_env_var": true})}, "t1", plain(), "the session can rewrite its own transcript (it lies under /,"},
+		{"/tmp unless excluded", []string{turnLine("t1", "workspace-write", "on-request", "m", nil)}, "t1", plain(), "the session can rewrite its own transcript (it lies under /tmp,"},
+		{"attached short options", []string{turnLine("t1", "read-only", "on-request", "m", nil)}, "t1", plain("-sdanger-full-access"), "danger-full-access on-request false m []"},
+		{"an attached -c", []string{turnLine("t1", "read-only", "on-request", "m", nil)}, "t1", plain(`-csandbox_mode="danger-full-access"`), "danger-full-access on-request false m []"},
+		{"an inline table of sandbox_workspace_write", []string{turnLine("t1", "read-only", "on-request", "m", nil)}, "t1", plain("-s", "workspace-write", "-c", `sandbox_workspace_write={writable_roots=["/"], network_access=true}`), "workspace-write on-request true m [$CODEX_WRITABLE_ROOTS]"},
 		{"the command line is wider", []string{turnLine("t1", "read-only", "on-request", "m", nil)}, "t1", plain("exec", "--dangerously-bypass-approvals-and-sandbox"), "danger-full-access never false m []"},
 		{"-s and -c on the command line", []string{turnLine("t1", "read-only", "on-request", "m", nil)}, "t1", plain("-s", "workspace-write", "-c", `sandbox_workspace_write.writable_roots=["/etc"]`, "-c", "sandbox_workspace_write.network_access=true"), "workspace-write on-request true m [/etc]"},
 		{"--sandbox wins over -c sandbox_mode, as in Codex", []string{turnLine("t1", "read-only", "on-request", "m", nil)}, "t1", plain("-s", "read-only", "-c", `sandbox_mode="workspace-write"`), "read-only on-request false m []"},
@@ -79,7 +85,7 @@ func TestReadSession(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeTranscript(t, tc.lines...)
-			s, err := readSession(tc.env, path, tc.turn)
+			s, err := readSession(tc.env, path, tc.turn, "/w")
 			got := ""
 			if err != nil {
 				got = err.Error()
@@ -100,7 +106,7 @@ func TestReadSession(t *testing.T) {
 		{"rel.jsonl", `/transcript_path: transcript_path "rel.jsonl" is not an absolute path`},
 		{"/nonexistent/rollout.jsonl", "the session transcript cannot be read"},
 	} {
-		if _, err := readSession(host.Env{Limits: plan.DefaultLimits}, tc.transcript, "t1"); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := readSession(host.Env{Limits: plan.DefaultLimits}, tc.transcript, "t1", "/w"); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want %q", tc.transcript, err, tc.want)
 		}
 	}
@@ -122,6 +128,7 @@ func TestSessionSandboxJudged(t *testing.T) {
 		{"no sandbox and no approval is", "danger-full-access", "never", `{"agent_type": "ro"}`, `"permission_mode":"bypassPermissions"`},
 		{"the definition's model over the call's", "read-only", "on-request", `{"agent_type": "ro", "model": "o3"}`, `"model":"gpt-5.1-codex"`},
 		{"fork_context", "read-only", "on-request", `{"agent_type": "ro", "message": "m", "fork_context": true}`, `"brief_unreadable":"the child is handed the parent's conversation (fork_context), which the brief checks cannot read"`},
+		{"a padded type is trimmed, as Codex trims it", "read-only", "on-request", `{"agent_type": " ro "}`, `"role":"ro"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sp, err := Adapter{}.Spawn(ctx, codexPayload(tc.input), sessionEnv(t, dir, tc.sandbox, tc.approval))
@@ -149,10 +156,18 @@ func TestSessionSandboxJudged(t *testing.T) {
 	if u, _ := sp.Children[0].Child["brief_unreadable"].(string); !strings.Contains(u, "fork_turns") {
 		t.Errorf("v2 without fork_turns: %v", sp.Children[0].Child)
 	}
-	p["tool_input"].(map[string]any)["fork_turns"] = "none"
+	for _, none := range []any{"none", " None ", json.Number("0")} {
+		p["tool_input"].(map[string]any)["fork_turns"] = none
+		sp, _ = Adapter{}.Spawn(ctx, p, sessionEnv(t, dir, "read-only", "on-request"))
+		if _, set := sp.Children[0].Child["brief_unreadable"]; set {
+			t.Errorf("v2 with fork_turns %q: %v", none, sp.Children[0].Child)
+		}
+	}
+	// null is absent to Codex: every turn.
+	p["tool_input"].(map[string]any)["fork_turns"] = nil
 	sp, _ = Adapter{}.Spawn(ctx, p, sessionEnv(t, dir, "read-only", "on-request"))
-	if _, set := sp.Children[0].Child["brief_unreadable"]; set {
-		t.Errorf("v2 with fork_turns none: %v", sp.Children[0].Child)
+	if u, _ := sp.Children[0].Child["brief_unreadable"].(string); !strings.Contains(u, "fork_turns") {
+		t.Errorf("v2 with fork_turns null: %v", sp.Children[0].Child)
 	}
 }
 
