@@ -20,10 +20,6 @@ import (
 // its failure turns into a skip naming the reason, and a listed scenario
 // that passes fails, so that the list only shrinks.
 var adversarialOpen = map[string]string{
-	"untrusted_project_definition_shadows_user_definition": "fail-open: Codex loads no .codex layer of an untrusted project, agents " +
-		"included, and runs the user's definition; spawngate judges the project's",
-	"session_mcp_server_reaches_child": "fail-open: the child inherits the session's MCP servers (a project's .codex/config.toml) " +
-		"and calls them; spawngate judges the definition's mcp_servers only",
 	"project_config_disables_hooks": "fail-open: a trusted project's .codex/config.toml [features] hooks = false turns every " +
 		"hook off, the README's user-level gate included; nothing runs and the writer writes",
 	"config_declared_role_starts": "over-blocking: Codex declares roles in config.toml ([agents.NAME] config_file = ...); " +

@@ -415,7 +415,9 @@ func TestDoctorInstallation(t *testing.T) {
 			},
 			run:     execRun("-s", "workspace-write"),
 			session: "workspace-write",
-			verify:  refusedUnwritten("writer", "tools.write"),
+			// Codex loads no layer of an untrusted project, its agents
+			// included: the project's writer is no definition to it.
+			verify: refusedUnwritten("writer", "agent.definition"),
 		},
 		{
 			// The control: without [features] hooks = true in

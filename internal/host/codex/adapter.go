@@ -92,11 +92,21 @@ func (Adapter) Spawn(ctx context.Context, payload map[string]any, env host.Env) 
 	if err != nil {
 		return nil, err
 	}
+	dirs := env.AgentsDirs
+	if dirs == nil {
+		// The layers Codex loads: a trusted project's definitions and MCP
+		// servers, the user's; an untrusted project's neither.
+		l, err := readLayers(env, cwd)
+		if err != nil {
+			return nil, err
+		}
+		dirs, se.servers = l.agents, l.servers
+	}
 	c.Session = &se
 	if c.Type == "" {
 		c.Type = DefaultType
 	}
-	catalog, err := load(ctx, env, searchDirs(env, cwd))
+	catalog, err := load(ctx, env, dirs)
 	if err != nil {
 		return nil, err
 	}

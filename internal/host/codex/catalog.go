@@ -22,25 +22,6 @@ var Builtin = []string{"default", "worker", "explorer"}
 // DefaultType is the type a spawn that names none asks for.
 const DefaultType = "default"
 
-// searchDirs lists the folders Codex looks for definitions in, in its
-// order of precedence: the project's folder in cwd and in each directory
-// above it up to the repository root, closest first, then the user's.
-func searchDirs(env host.Env, cwd string) []string {
-	if env.AgentsDirs != nil {
-		return env.AgentsDirs
-	}
-	var dirs []string
-	for _, d := range agent.UpToRoot(cwd) {
-		dirs = append(dirs, filepath.Join(d, Folder))
-	}
-	if env.Getenv != nil && env.Getenv("CODEX_HOME") != "" {
-		dirs = append(dirs, filepath.Join(env.Getenv("CODEX_HOME"), "agents"))
-	} else if env.Home != "" {
-		dirs = append(dirs, filepath.Join(env.Home, Folder))
-	}
-	return dirs
-}
-
 // load reads the *.toml definitions of each folder and its subfolders, as
 // Codex does; a definition's name is read trimmed, as Codex trims it.
 func load(ctx context.Context, env host.Env, dirs []string) (*agent.Catalog, error) {

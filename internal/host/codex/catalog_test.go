@@ -53,50 +53,6 @@ func outsideRepo(t *testing.T) string {
 
 var testEnv = host.Env{Limits: plan.DefaultLimits}
 
-func TestSearchDirs(t *testing.T) {
-	base := outsideRepo(t)
-	writeTree(t, base, map[string]string{
-		"repo/.git/":         "",
-		"repo/a/b/":          "",
-		"repo/a/b/sub/.git/": "", // a repository nested inside another
-		"plain/a/":           "",
-	})
-	j := filepath.Join
-	for _, tc := range []struct {
-		name string
-		env  host.Env
-		cwd  string
-		want []string
-	}{
-		{
-			name: "from a subfolder up to the repository root, then home",
-			env:  host.Env{Home: j(base, "home")}, cwd: j(base, "repo/a"),
-			want: []string{j(base, "repo/a/.codex/agents"), j(base, "repo/.codex/agents"), j(base, "home/.codex/agents")},
-		},
-		{
-			name: "the closest repository is the root",
-			cwd:  j(base, "repo/a/b/sub"),
-			want: []string{j(base, "repo/a/b/sub/.codex/agents")},
-		},
-		{
-			name: "outside a repository, no home: cwd alone",
-			cwd:  j(base, "plain/a"),
-			want: []string{j(base, "plain/a/.codex/agents")},
-		},
-		{
-			name: "folders given replace them",
-			env:  host.Env{Home: j(base, "home"), AgentsDirs: []string{"/one", "/two"}}, cwd: j(base, "repo/a"),
-			want: []string{"/one", "/two"},
-		},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := searchDirs(tc.env, tc.cwd); !slices.Equal(got, tc.want) {
-				t.Errorf("searchDirs = %q\nwant         %q", got, tc.want)
-			}
-		})
-	}
-}
-
 // TestLoad: Codex reads the *.toml files of each folder and its
 // subfolders (collect_agent_role_files_recursive).
 func TestLoad(t *testing.T) {

@@ -183,6 +183,8 @@ type doctor struct {
 	hooks    []*gateHook // spawngate hooks on PreToolUse, as loaded
 	others   []*gateHook // spawngate hooks on any other event
 	jsonPos  map[string]map[string]plan.Position
+	// trusted are the project .codex folders Codex loads, root first.
+	trusted []string
 }
 
 // hookSource is one hooks table: a hooks.json, a config.toml's [hooks],
@@ -332,6 +334,7 @@ func (d *doctor) readProjects() error {
 		}
 		level, key := trustFor(trust, dir, root, repo)
 		if level == "trusted" {
+			d.trusted = append(d.trusted, dot)
 			if err := d.readLayer(dot, projectLayer); err != nil {
 				return err
 			}

@@ -37,6 +37,9 @@ type session struct {
 	model string
 	// source says where the session's settings were read, for messages.
 	source string
+	// servers are the MCP servers of the session's configuration, which
+	// every child inherits.
+	servers []string
 }
 
 // sandboxRank orders sandboxes from the narrowest.

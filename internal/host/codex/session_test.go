@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -196,5 +197,51 @@ func TestSessionRoots(t *testing.T) {
 		if got := asJSON(t, tr.Child["paths"]); got != tc.want {
 			t.Errorf("%s: paths %s, want %s", tc.sandbox, got, tc.want)
 		}
+	}
+}
+
+// TestReadLayers: a session takes definitions and MCP servers from the
+// layers Codex loads: a trusted project's .codex and CODEX_HOME, never an
+// untrusted project's.
+func TestReadLayers(t *testing.T) {
+	base := outsideRepo(t)
+	j := filepath.Join
+	home := j(base, "home")
+	repo := j(base, "repo")
+	other := j(base, "other")
+	writeTree(t, base, map[string]string{
+		"repo/.git/":                "",
+		"repo/.codex/config.toml":   "[mcp_servers.proj]\ncommand = \"p\"\n",
+		"repo/.codex/agents/r.toml": codexAgent("r", ""),
+		"other/.git/":               "",
+		"other/.codex/config.toml":  "[mcp_servers.evil]\ncommand = \"e\"\n",
+		"home/.codex/config.toml":   "[mcp_servers.user]\ncommand = \"u\"\n\n[projects.\"" + repo + "\"]\ntrust_level = \"trusted\"\n",
+		"home/.codex/agents/u.toml": codexAgent("u", ""),
+	})
+	env := host.Env{Home: home, Root: j(base, "root"), Limits: plan.DefaultLimits, Getenv: func(string) string { return "" }}
+	l, err := readLayers(env, repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{j(repo, ".codex", "agents"), j(home, ".codex", "agents")}; !slices.Equal(l.agents, want) {
+		t.Errorf("agents %q, want %q", l.agents, want)
+	}
+	if want := []string{"proj", "user"}; !slices.Equal(l.servers, want) {
+		t.Errorf("servers %q, want %q", l.servers, want)
+	}
+	l, err = readLayers(env, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{j(home, ".codex", "agents")}; !slices.Equal(l.agents, want) || !slices.Equal(l.servers, []string{"user"}) {
+		t.Errorf("an untrusted project: agents %q servers %q", l.agents, l.servers)
+	}
+	// The session's servers are tools of every child.
+	se := &session{sandbox: "read-only", servers: l.servers}
+	_, c := callerCatalog(t)
+	def, _ := resolve(c, "github")
+	tr := translate(call{Call: agent.Call{Host: Name, Type: "github", Paths: []string{"/w"}}, Session: se}, def, "")
+	if got := asJSON(t, tr.Child["tools"]); got != `["sandbox:read-only","mcp__user","mcp__github"]` {
+		t.Errorf("tools %s", got)
 	}
 }

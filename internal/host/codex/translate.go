@@ -98,6 +98,9 @@ func child(c call, def *agent.Definition, child, facts map[string]any, lines map
 			}
 		}
 		child["paths"] = paths
+		for _, name := range se.servers {
+			tools = append(tools, "mcp__"+name)
+		}
 	}
 	mode, set := def.Fields["sandbox_mode"]
 	if c.Session != nil {
