@@ -111,7 +111,8 @@ func readSession(env host.Env, transcript, turn, cwd string) (session, error) {
 			s.widen(fromCommandLine(args))
 		}
 	}
-	if root := writableTranscript(s, transcript, cwd); root != "" {
+	// A transcript given by hand (--transcript) is not the session's own.
+	if root := writableTranscript(s, transcript, cwd); root != "" && env.Transcript == "" {
 		return s, &plan.Error{Source: transcript, Msg: fmt.Sprintf("the session can rewrite its own transcript (it lies under %s, which the session's workspace-write sandbox lets it write), so the sandbox it records cannot be trusted: keep CODEX_HOME out of the workspace and the writable roots", root)}
 	}
 	return s, nil
