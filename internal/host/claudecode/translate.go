@@ -36,6 +36,12 @@ func translate(c call, def *agent.Definition, problem string) agent.Translation 
 	t, facts := agent.Start(c.Call, def, problem)
 	if c.Isolation != "" {
 		facts["isolation"] = c.Isolation
+	} else if def != nil {
+		// A definition's own isolation, when the call sets none.
+		if iso, ok := def.Fields["isolation"].(string); ok {
+			facts["isolation"] = iso
+			t.Lines["/agent/isolation"] = def.Lines["isolation"]
+		}
 	}
 	if c.Launch != "" {
 		facts["launch"] = c.Launch

@@ -397,6 +397,21 @@ func TestTranslatePermissionMode(t *testing.T) {
 	}
 }
 
+// TestTranslateIsolation: the call's isolation, else the definition's
+// own, is a fact agent.launch judges (remote is refused).
+func TestTranslateIsolation(t *testing.T) {
+	def := readDef(t, md("tools: Read\nisolation: remote\n"))
+	for _, tc := range []struct{ call, want string }{{"", "remote"}, {"worktree", "worktree"}} {
+		tr := translate(call{Call: agent.Call{Host: Name, Type: "t"}, Isolation: tc.call}, def, "")
+		if got := tr.Child["agent"].(map[string]any)["isolation"]; got != tc.want {
+			t.Errorf("call %q: isolation %v, want %q", tc.call, got, tc.want)
+		}
+	}
+	if got := translate(call{Call: agent.Call{Host: Name, Type: "t"}}, def, "").LineOf("/agent/isolation"); got != 5 {
+		t.Errorf("LineOf(/agent/isolation) = %d", got)
+	}
+}
+
 func TestTranslateModel(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
