@@ -170,7 +170,7 @@ func (d *doctor) read() error {
 	dropIns := d.rootPath(doctorPaths.dropIns)
 	entries, err := os.ReadDir(dropIns)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return &host.DoctorError{File: dropIns, Msg: "cannot be read: " + cause(err)}
+		return &host.DoctorError{File: dropIns, Msg: "cannot be read: " + host.Cause(err)}
 	}
 	for _, e := range entries { // ReadDir sorts by name
 		p := filepath.Join(dropIns, e.Name())
@@ -203,14 +203,14 @@ func (d *doctor) readDoc(path string, layer settingsLayer) (*settingsDoc, error)
 		return nil, nil
 	}
 	if err != nil {
-		return nil, &host.DoctorError{File: path, Msg: "cannot be read: " + cause(err)}
+		return nil, &host.DoctorError{File: path, Msg: "cannot be read: " + host.Cause(err)}
 	}
 	if !info.Mode().IsRegular() {
 		return nil, &host.DoctorError{File: path, Msg: "is not a file"}
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, &host.DoctorError{File: path, Msg: "cannot be read: " + cause(err)}
+		return nil, &host.DoctorError{File: path, Msg: "cannot be read: " + host.Cause(err)}
 	}
 	doc := &settingsDoc{path: path, layer: layer, data: data}
 	if len(bytes.TrimSpace(data)) == 0 {
@@ -248,15 +248,6 @@ func lostWith(l settingsLayer) string {
 		return ", a managed hook and allowManagedHooksOnly with it"
 	}
 	return ""
-}
-
-// cause is an error without the path an os error repeats.
-func cause(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
 }
 
 // lineCol turns a byte offset into a 1-based line and column (in
@@ -729,60 +720,11 @@ func (d *doctor) checkCommand(ctx context.Context, h *gateHook) {
 			add("hook.command", cmdPtr, fmt.Sprintf("the command is more than one simple command (it holds %q): its exit status need not be spawngate's, and a refusal can be lost", op), directly)
 		}
 	}
-	for len(words) > 0 && (isAssignment(words[0]) || words[0] == "exec") {
-		words = words[1:]
-	}
-	if len(words) == 0 || !isSpawngate(words[0]) {
-		runs := ""
-		if len(words) > 0 {
-			runs = fmt.Sprintf(" (it runs %q)", words[0])
-		}
-		add("hook.command", cmdPtr, "the command names spawngate but does not run it directly"+runs+": doctor cannot tell whether it judges every spawn, or whether a refusal reaches Claude Code", directly)
+	line, ok := host.CheckCommand(ctx, host.HookCommand{Host: Name, Title: "Claude Code", Words: words, Project: d.project,
+		LookedFor: "on PATH, or from the folder it runs in", PolicyFrom: "the folder the hook runs in", Policy: "/etc/spawngate/claude-code.yaml",
+		Directly: directly, ReadHook: d.o.ReadHook}, func(id, problem, fix string) { add(id, cmdPtr, problem, fix) })
+	if !ok {
 		return
-	}
-	program := words[0]
-	const abs = "give spawngate's absolute path, on a path the user cannot change, such as /usr/local/bin/spawngate"
-	switch info, err := os.Stat(program); {
-	case !filepath.IsAbs(program):
-		add("hook.command", cmdPtr, fmt.Sprintf("the command runs %q, which is looked for when the hook runs (on PATH, or from the folder it runs in): another spawngate earlier on PATH runs instead, and none at all lets every spawn through (exit 127)", program), abs)
-	case errors.Is(err, fs.ErrNotExist):
-		add("hook.command", cmdPtr, fmt.Sprintf("%s does not exist: Claude Code lets every spawn through when the hook cannot run (exit 127)", program), "install spawngate there, or correct the path")
-	case err != nil:
-		add("hook.command", cmdPtr, fmt.Sprintf("%s cannot be looked at (%s): if Claude Code cannot run it either, it lets every spawn through", program, cause(err)), "correct the path, or its folder's permissions")
-	case info.IsDir():
-		add("hook.command", cmdPtr, fmt.Sprintf("%s is a folder: Claude Code lets every spawn through when the hook cannot run", program), "name the spawngate executable")
-	case info.Mode().Perm()&0o111 == 0:
-		add("hook.command", cmdPtr, fmt.Sprintf("%s is not executable: Claude Code lets every spawn through when the hook cannot run (exit 126)", program), "make it executable: chmod 755 "+program)
-	}
-	if filepath.IsAbs(program) && within(program, d.project) {
-		add("hook.writable", cmdPtr, fmt.Sprintf("%s is inside the project, which a session can write: the model can replace it with a program that lets every spawn through", program), abs)
-	}
-	if len(words) < 3 || words[1] != "hook" || words[2] != Name {
-		sub := words[1:min(2, len(words))]
-		if len(words) > 2 && words[1] == "hook" {
-			sub = words[1:3]
-		}
-		add("hook.command", cmdPtr, fmt.Sprintf("the command runs %q, not spawngate hook %s: it does not judge Claude Code's spawns in Claude Code's protocol", strings.Join(append([]string{"spawngate"}, sub...), " "), Name),
-			"run spawngate hook claude-code --policy FILE")
-		return
-	}
-	if d.o.ReadHook == nil {
-		return
-	}
-	line, err := d.o.ReadHook(ctx, Name, words[3:], d.project)
-	if err != nil {
-		add("hook.policy", cmdPtr, fmt.Sprintf("the hook cannot start (%s): it exits 2 on every call, so every spawn would be refused", plan.OneLine(err.Error())),
-			"correct the command line or the policy; the command run by hand shows the same error")
-	}
-	if line.Policy != "" {
-		switch p := line.Policy; {
-		case !filepath.IsAbs(p):
-			add("hook.policy", cmdPtr, fmt.Sprintf("--policy %q is a relative path, read from the folder the hook runs in: which policy judges depends on where the session runs, and a session can write a policy of its own there", p),
-				"give the policy's absolute path, outside the project, where the user cannot edit it (such as /etc/spawngate/claude-code.yaml)")
-		case within(p, d.project):
-			add("hook.writable", cmdPtr, fmt.Sprintf("the policy %s is inside the project, which a session can write: the model can widen it", p),
-				"move it outside the project, where the user cannot edit it (such as /etc/spawngate/claude-code.yaml)")
-		}
 	}
 	if line.Timeout > 0 {
 		wait, set := h.timeout, h.timeout > 0
@@ -802,21 +744,6 @@ func (d *doctor) checkCommand(ctx context.Context, h *gateHook) {
 
 // seconds writes a duration as Claude Code's "timeout" counts it.
 func seconds(t time.Duration) string { return strconv.FormatFloat(t.Seconds(), 'f', -1, 64) }
-
-// within tells whether path is dir or inside it.
-func within(path, dir string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
-}
-
-func isSpawngate(program string) bool {
-	base := filepath.Base(program)
-	return base == "spawngate" || base == "spawngate.exe"
-}
-
-var assignment = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
-
-func isAssignment(word string) bool { return assignment.MatchString(word) }
 
 // expandProjectDir fills in the project folder where a command names it.
 func expandProjectDir(s, project string) string {

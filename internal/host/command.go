@@ -1,0 +1,123 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/spawngate/spawngate/internal/plan"
+)
+
+// HookCommand is a command hook that names spawngate, as a host's doctor
+// found it, with the host's own words for what happens around it.
+type HookCommand struct {
+	// Host is the host's name in commands (claude-code); Title is how
+	// messages name it (Claude Code).
+	Host, Title string
+	// Words are the words the command runs, split as its shell would.
+	Words []string
+	// Project is the folder sessions start in, which a session can write.
+	Project string
+	// LookedFor says where the host looks for a program given by name;
+	// PolicyFrom the folder a relative --policy is read from; Policy an
+	// example of where an operator policy belongs.
+	LookedFor, PolicyFrom, Policy string
+	// Directly is the fix for a command that does not run spawngate
+	// directly.
+	Directly string
+	// ReadHook is DoctorOptions.ReadHook.
+	ReadHook func(ctx context.Context, host string, args []string, dir string) (HookLine, error)
+}
+
+// CheckCommand checks that a hook command runs spawngate hook HOST
+// directly, by an absolute path to an executable outside the project,
+// and that its own flags and policy load: add is called once a finding,
+// with the finding's ID, problem and fix. It returns what the hook's flags
+// set, and whether they were read (the host then checks its timeout).
+func CheckCommand(ctx context.Context, c HookCommand, add func(id, problem, fix string)) (HookLine, bool) {
+	words := c.Words
+	for len(words) > 0 && (assignment.MatchString(words[0]) || words[0] == "exec") {
+		words = words[1:]
+	}
+	if len(words) == 0 || !isSpawngate(words[0]) {
+		runs := ""
+		if len(words) > 0 {
+			runs = fmt.Sprintf(" (it runs %q)", words[0])
+		}
+		add("hook.command", "the command names spawngate but does not run it directly"+runs+": doctor cannot tell whether it judges every spawn, or whether a refusal reaches "+c.Title, c.Directly)
+		return HookLine{}, false
+	}
+	program := words[0]
+	const abs = "give spawngate's absolute path, on a path the user cannot change, such as /usr/local/bin/spawngate"
+	switch info, err := os.Stat(program); {
+	case !filepath.IsAbs(program):
+		add("hook.command", fmt.Sprintf("the command runs %q, which is looked for when the hook runs (%s): another spawngate earlier on PATH runs instead, and none at all lets every spawn through (exit 127)", program, c.LookedFor), abs)
+	case errors.Is(err, fs.ErrNotExist):
+		add("hook.command", fmt.Sprintf("%s does not exist: %s lets every spawn through when the hook cannot run (exit 127)", program, c.Title), "install spawngate there, or correct the path")
+	case err != nil:
+		add("hook.command", fmt.Sprintf("%s cannot be looked at (%s): if %s cannot run it either, it lets every spawn through", program, Cause(err), c.Title), "correct the path, or its folder's permissions")
+	case info.IsDir():
+		add("hook.command", fmt.Sprintf("%s is a folder: %s lets every spawn through when the hook cannot run", program, c.Title), "name the spawngate executable")
+	case info.Mode().Perm()&0o111 == 0:
+		add("hook.command", fmt.Sprintf("%s is not executable: %s lets every spawn through when the hook cannot run (exit 126)", program, c.Title), "make it executable: chmod 755 "+program)
+	}
+	if filepath.IsAbs(program) && Within(program, c.Project) {
+		add("hook.writable", fmt.Sprintf("%s is inside the project, which a session can write: the model can replace it with a program that lets every spawn through", program), abs)
+	}
+	if len(words) < 3 || words[1] != "hook" || words[2] != c.Host {
+		sub := words[1:min(2, len(words))]
+		if len(words) > 2 && words[1] == "hook" {
+			sub = words[1:3]
+		}
+		add("hook.command", fmt.Sprintf("the command runs %q, not spawngate hook %s: it does not judge %s's spawns in %s's protocol", strings.Join(append([]string{"spawngate"}, sub...), " "), c.Host, c.Title, c.Title),
+			"run spawngate hook "+c.Host+" --policy FILE")
+		return HookLine{}, false
+	}
+	if c.ReadHook == nil {
+		return HookLine{}, false
+	}
+	line, err := c.ReadHook(ctx, c.Host, words[3:], c.Project)
+	if err != nil {
+		add("hook.policy", fmt.Sprintf("the hook cannot start (%s): it exits 2 on every call, so every spawn would be refused", plan.OneLine(err.Error())),
+			"correct the command line or the policy; the command run by hand shows the same error")
+	}
+	if line.Policy != "" {
+		switch p := line.Policy; {
+		case !filepath.IsAbs(p):
+			add("hook.policy", fmt.Sprintf("--policy %q is a relative path, read from %s: which policy judges depends on where the session runs, and a session can write a policy of its own there", p, c.PolicyFrom),
+				"give the policy's absolute path, outside the project, where the user cannot edit it (such as "+c.Policy+")")
+		case Within(p, c.Project):
+			add("hook.writable", fmt.Sprintf("the policy %s is inside the project, which a session can write: the model can widen it", p),
+				"move it outside the project, where the user cannot edit it (such as "+c.Policy+")")
+		}
+	}
+	return line, true
+}
+
+// Within tells whether path is dir or inside it.
+func Within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+func isSpawngate(program string) bool {
+	base := filepath.Base(program)
+	return base == "spawngate" || base == "spawngate.exe"
+}
+
+// assignment is a shell word that sets a variable for the command.
+var assignment = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+
+// Cause is an error without the path an os error repeats.
+func Cause(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
