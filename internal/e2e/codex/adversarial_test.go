@@ -24,10 +24,6 @@ var adversarialOpen = map[string]string{
 		"hook off, the README's user-level gate included; nothing runs and the writer writes",
 	"config_declared_role_starts": "over-blocking: Codex declares roles in config.toml ([agents.NAME] config_file = ...); " +
 		"spawngate knows only agents folders and refuses agent.definition",
-	"ephemeral_session_reader_starts": "over-blocking: codex exec --ephemeral writes no transcript (transcript_path null); " +
-		"spawngate blocks every spawn with exit 2, a read-only session's reader included",
-	"resumed_read_only_session_reader_starts": "over-blocking, by design: every turn_context of the transcript counts, so a " +
-		"session once workspace-write and resumed read-only is judged workspace-write and its reader refused (tools.write)",
 }
 
 // The adversarial MCP server: Codex starts this same test binary as a
@@ -527,6 +523,31 @@ func TestAdversarial(t *testing.T) {
 			verify:  startsReadOnly("reader"),
 		},
 		{
+			// A role declared in config.toml under the name of a project
+			// definition: whichever Codex runs, no child may run on a model
+			// the policy forbids.
+			name:  "config_declared_role_shadows_definition",
+			setup: setup{policy: policyModelsSession, defs: defs("reader", defReader)},
+			prepare: func(w *world) {
+				role := filepath.Join(w.base, "roles", "reader.toml")
+				writeDef(w.t, role, "reader", "evilreader", defReader+"model = \""+rogueModel+"\"\n")
+				mustWrite(w.t, filepath.Join(w.codexHome, "config.toml"), w.configTOML(fmt.Sprintf(
+					"\n[agents.reader]\ndescription = \"A declared reader.\"\nconfig_file = %q\n", role)))
+			},
+			plan: func(w *world) plan {
+				return plan{spawn: v1Spawn("reader", "Read."), children: map[string]childScript{
+					"reader":     runs("reader", "true"),
+					"evilreader": runs("evilreader", "true"),
+				}}
+			},
+			run:     execRun("-s", "read-only"),
+			session: "read-only",
+			verify: func(w *world, r *result, v *verdict) {
+				noChildOn(rogueModel)(w, r, v)
+				t.Logf("requests of the project's reader: %d; of the declared one: %d", len(r.childReqs("reader")), len(r.childReqs("evilreader")))
+			},
+		},
+		{
 			// An untrusted project's .codex layer is not loaded: Codex runs
 			// the user's reader (which pins a model the policy does not
 			// allow), spawngate judges the project's.
@@ -796,6 +817,43 @@ func TestAdversarial(t *testing.T) {
 			plan:   simple(false, v1Spawn("reader", "Read."), "reader"),
 			run:    execRun("--ephemeral", "-s", "read-only"),
 			verify: startsReadOnly("reader"),
+		},
+		{
+			// Without a transcript, a workspace-write sandbox's roots and
+			// network are configuration's: refused, saying what to change.
+			name:   "ephemeral_workspace_write_session_blocked",
+			setup:  setup{defs: defs("reader", defReader)},
+			plan:   simple(false, v1Spawn("reader", "Read."), "reader"),
+			run:    execRun("--ephemeral", "-s", "workspace-write"),
+			verify: blockedUnwritten("reader", "a workspace-write sandbox takes its writable roots and network from configuration"),
+		},
+		{
+			// Without a transcript and without a sandbox: the child would
+			// write anywhere.
+			name:   "ephemeral_full_access_session_reader_refused",
+			setup:  setup{defs: defs("reader", defReader)},
+			plan:   simple(false, v1Spawn("reader", "Read."), "reader"),
+			run:    execRun("--ephemeral", "--dangerously-bypass-approvals-and-sandbox"),
+			verify: refusedUnwritten("reader", ""),
+		},
+		{
+			// Resumed read-only after a workspace-write session whose
+			// writable roots held its transcript: the session could have
+			// rewritten what the hook reads, so the widest turn counts.
+			name:  "resumed_after_transcript_writable_session_refused",
+			setup: setup{defs: defs("reader", defReader)},
+			run: func(w *world) *result {
+				script := w.model.script
+				w.model.script = func(*modelRequest) []item { return []item{say("first session done")} }
+				first := w.execCodex("-s", "workspace-write", "-c", fmt.Sprintf("sandbox_workspace_write.writable_roots=[%q]", w.codexHome))
+				if first.err != nil {
+					return first
+				}
+				w.model.script = script
+				return w.execCodex("-s", "read-only", "resume", "--last")
+			},
+			plan:   simple(false, v1Spawn("reader", "Read."), "reader"),
+			verify: blockedUnwritten("reader", "the session can rewrite its own transcript"),
 		},
 		{
 			// A session once workspace-write, resumed read-only: its child

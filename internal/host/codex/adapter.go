@@ -81,14 +81,14 @@ func (Adapter) Spawn(ctx context.Context, payload map[string]any, env host.Env) 
 	if unreadable == "" {
 		unreadable = forked(tool, input)
 	}
-	transcript, turn := p.String("transcript_path"), p.String("turn_id")
+	transcript, turn, sessionModel := p.String("transcript_path"), p.String("turn_id"), p.String("model")
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
 	if env.Transcript != "" {
 		transcript, turn = env.Transcript, ""
 	}
-	se, err := readSession(env, transcript, turn, cwd)
+	se, err := readSession(env, transcript, turn, cwd, sessionModel)
 	if err != nil {
 		return nil, err
 	}

@@ -80,20 +80,25 @@ const maxTranscript = 64 << 20
 //   - the session transcript (transcript_path): each turn begins with a
 //     turn_context line carrying the turn's approval_policy,
 //     sandbox_policy and model, written before the turn's tool calls.
-//     The line of this turn (turn_id) must be there. Every turn_context of
-//     the file counts, the widest winning, so that a session cannot make
-//     its sandbox look narrower by adding a turn.
+//     The line of this turn (turn_id) must be there. It alone counts when
+//     no turn of the file could have written the file (a sandbox that
+//     keeps it out of reach, approval never: a session resumed narrower
+//     is judged as it now is); otherwise every turn_context counts, the
+//     widest winning, so that a session cannot make its sandbox look
+//     narrower by adding a turn.
 //   - the command line Codex was started with (its process is the hook's
 //     parent), whose sandbox flags a session cannot change: a wider one
-//     there wins over the transcript.
+//     there wins over the transcript. A codex exec session without a
+//     transcript (--ephemeral) is judged from it alone when it names a
+//     sandbox that needs nothing else to be known.
 //
 // A session that already runs without a sandbox could rewrite its own
 // transcript; the command line still shows a sandbox given there, and the
 // README says what is left.
-func readSession(env host.Env, transcript, turn, cwd string) (session, error) {
+func readSession(env host.Env, transcript, turn, cwd, model string) (session, error) {
 	var s session
 	if transcript == "" {
-		return s, host.Bad("/transcript_path", "transcript_path is missing, so the sandbox and approval the child gets (the session's, whatever its definition says) cannot be known")
+		return ephemeral(env, model)
 	}
 	if !filepath.IsAbs(transcript) {
 		return s, host.Bad("/transcript_path", "transcript_path %q is not an absolute path", transcript)
@@ -102,7 +107,7 @@ func readSession(env host.Env, transcript, turn, cwd string) (session, error) {
 	if err != nil {
 		return s, &plan.Error{Source: transcript, Msg: "the session transcript cannot be read, so the sandbox and approval the child gets cannot be known: " + plan.OneLine(err.Error())}
 	}
-	s, err = fromTranscript(transcript, data, turn)
+	s, err = fromTranscript(transcript, data, turn, cwd)
 	if err != nil {
 		return s, err
 	}
@@ -137,12 +142,13 @@ func writableTranscript(s session, transcript, cwd string) string {
 	return ""
 }
 
-// fromTranscript reads the turn_context lines of a transcript: the widest
-// of them all, requiring one for the turn (turn "" takes the last, for a
-// transcript given by hand).
-func fromTranscript(file string, data []byte, turn string) (session, error) {
-	var s session
-	found, seen := false, false
+// fromTranscript reads the turn_context lines of a transcript: this
+// turn's (required) when no turn could have rewritten the file, else the
+// widest of them all (turn "" takes the last line's model, for a
+// transcript given by hand, and the widest).
+func fromTranscript(file string, data []byte, turn, cwd string) (session, error) {
+	var widest, this session
+	found, seen, writable := false, false, false
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64<<10), maxTranscript)
 	line := 0
@@ -162,29 +168,101 @@ func fromTranscript(file string, data []byte, turn string) (session, error) {
 		}
 		t, err := turnContext(l.Payload)
 		if err != nil {
-			return s, &plan.Error{Source: file, Line: line, Msg: "a turn_context line cannot be read, so the sandbox and approval the child gets cannot be known: " + err.Error()}
+			return widest, &plan.Error{Source: file, Line: line, Msg: "a turn_context line cannot be read, so the sandbox and approval the child gets cannot be known: " + err.Error()}
 		}
 		if id, _ := l.Payload["turn_id"].(string); id == turn && turn != "" {
 			found = true
-			s.model = t.model
+			this.widen(t)
+			this.model = t.model
 		}
+		turnCwd, _ := l.Payload["cwd"].(string)
+		if turnCwd == "" {
+			turnCwd = cwd
+		}
+		writable = writable || couldRewrite(t, file, turnCwd)
 		last = t
 		seen = true
-		s.widen(t)
+		widest.widen(t)
 	}
 	if err := sc.Err(); err != nil {
-		return s, &plan.Error{Source: file, Msg: "the session transcript cannot be read: " + plan.OneLine(err.Error())}
+		return widest, &plan.Error{Source: file, Msg: "the session transcript cannot be read: " + plan.OneLine(err.Error())}
 	}
 	switch {
 	case !seen:
-		return s, &plan.Error{Source: file, Msg: "the session transcript holds no turn_context line, so the sandbox and approval the child gets cannot be known"}
+		return widest, &plan.Error{Source: file, Msg: "the session transcript holds no turn_context line, so the sandbox and approval the child gets cannot be known"}
 	case turn == "":
-		s.model = last.model
+		widest.model = last.model
 	case !found:
-		return s, &plan.Error{Source: file, Msg: fmt.Sprintf("the session transcript holds no turn_context for this turn (turn_id %q), so the sandbox and approval the child gets cannot be known", turn)}
+		return widest, &plan.Error{Source: file, Msg: fmt.Sprintf("the session transcript holds no turn_context for this turn (turn_id %q), so the sandbox and approval the child gets cannot be known", turn)}
+	case !writable:
+		this.source = file
+		return this, nil
+	default:
+		widest.model = this.model
 	}
-	s.source = file
+	widest.source = file
+	return widest, nil
+}
+
+// couldRewrite tells whether a turn of these settings, working in cwd,
+// could have written the transcript: without a sandbox, with a writable
+// root over it, or with an approval policy under which a command may be
+// let out of the sandbox.
+func couldRewrite(t session, transcript, cwd string) bool {
+	return t.sandbox == "danger-full-access" || t.approval != "never" || writableTranscript(t, transcript, cwd) != ""
+}
+
+// ephemeral is the session of a codex exec run that keeps no transcript
+// (--ephemeral): exec asks no approval, and the command line is the only
+// record of its sandbox. It is judged when that line names a read-only
+// sandbox or none at all; a workspace-write one takes its roots and
+// network from configuration the hook does not read, and a sandbox left
+// to configuration is not known.
+func ephemeral(env host.Env, model string) (session, error) {
+	fail := func(why string) (session, error) {
+		return session{}, host.Bad("/transcript_path", "transcript_path is missing, so the sandbox and approval the child gets (the session's, whatever its definition says) cannot be known: %s", why)
+	}
+	args, ok := parentArgs(env)
+	if !ok {
+		return fail("the session is not a codex process the hook can read")
+	}
+	if sub := subcommand(args); sub != "exec" && sub != "e" {
+		return fail("only a codex exec session may run without one")
+	}
+	s := fromCommandLine(args)
+	switch s.sandbox {
+	case "read-only", "danger-full-access":
+	case "workspace-write":
+		return fail("a workspace-write sandbox takes its writable roots and network from configuration: keep the transcript (drop --ephemeral) or run with -s read-only")
+	default:
+		return fail("the command line names no sandbox: keep the transcript (drop --ephemeral) or name one with -s")
+	}
+	s.approval, s.model, s.source = "never", model, "the codex exec command line"
 	return s, nil
+}
+
+// valueOptions are Codex's options that take a value as the next word,
+// which subcommand skips.
+var valueOptions = []string{"-c", "--config", "-m", "--model", "-s", "--sandbox", "-a", "--ask-for-approval",
+	"-C", "--cd", "-p", "--profile", "-i", "--image", "--add-dir", "--enable", "--disable", "--local-provider",
+	"--color", "--output-schema", "-o", "--output-last-message"}
+
+// subcommand is the first word of a Codex command line that is neither an
+// option nor an option's value.
+func subcommand(args []string) string {
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return ""
+		case slices.Contains(valueOptions, a):
+			i++
+		case strings.HasPrefix(a, "-"):
+		default:
+			return a
+		}
+	}
+	return ""
 }
 
 // turnContext reads one turn_context's settings.

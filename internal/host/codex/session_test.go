@@ -3,6 +3,7 @@ package codex
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -66,6 +67,14 @@ func TestReadSession(t *testing.T) {
 		{"this turn's", []string{turnLine("t1", "read-only", "on-request", "m1", nil)}, "t1", plain("exec"), "read-only on-request false m1 []"},
 		{"the widest of every turn", []string{turnLine("t0", "danger-full-access", "never", "m0", nil), turnLine("t1", "read-only", "on-request", "m1", nil)}, "t1", plain(), "danger-full-access never false m1 []"},
 		{"a narrower turn added after cannot narrow", []string{turnLine("t1", "workspace-write", "on-request", "m1", noTmp), turnLine("t2", "read-only", "untrusted", "m2", nil)}, "t2", plain(), "workspace-write on-request false m2 []"},
+		// A session resumed narrower, whose turns could none write the
+		// transcript (approval never, the file out of every sandbox's
+		// reach), is judged as this turn is.
+		{"resumed narrower: this turn's", []string{turnLine("t1", "workspace-write", "never", "m1", map[string]any{"network_access": true, "writable_roots": []any{"/srv"}, "exclude_slash_tmp": true, "exclude_tmpdir_env_var": true}), turnLine("t2", "read-only", "never", "m2", nil)}, "t2", plain(), "read-only never false m2 []"},
+		{"resumed narrower after a turn that could ask out: the widest", []string{turnLine("t1", "workspace-write", "untrusted", "m1", noTmp), turnLine("t2", "read-only", "never", "m2", nil)}, "t2", plain(), "workspace-write never false m2 []"},
+		{"resumed narrower after a turn that could write the file: the widest", []string{turnLine("t1", "workspace-write", "never", "m1", map[string]any{"exclude_tmpdir_env_var": true}), turnLine("t2", "read-only", "never", "m2", nil)}, "t2", plain(), "the session can rewrite its own transcript (it lies under /tmp,"},
+		{"resumed narrower after full access: the widest", []string{turnLine("t1", "danger-full-access", "never", "m1", nil), turnLine("t2", "read-only", "never", "m2", nil)}, "t2", plain(), "danger-full-access never false m2 []"},
+		{"this turn's line twice: the wider", []string{turnLine("t2", "workspace-write", "never", "m1", noTmp), turnLine("t2", "read-only", "never", "m2", nil)}, "t2", plain(), "workspace-write never false m2 []"},
 		{"network and roots", []string{turnLine("t1", "workspace-write", "on-request", "m", map[string]any{"network_access": true, "writable_roots": []any{"/srv", "/data"}, "exclude_slash_tmp": true, "exclude_tmpdir_env_var": true})}, "t1", plain(), "workspace-write on-request true m [/srv /data]"},
 		// The transcripts of these tests lie in /tmp, as a real one lies
 		// in CODEX_HOME: a session that may write there could rewrite it.
@@ -86,7 +95,7 @@ func TestReadSession(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeTranscript(t, tc.lines...)
-			s, err := readSession(tc.env, path, tc.turn, "/w")
+			s, err := readSession(tc.env, path, tc.turn, "/w", "")
 			got := ""
 			if err != nil {
 				got = err.Error()
@@ -103,13 +112,52 @@ func TestReadSession(t *testing.T) {
 		})
 	}
 	for _, tc := range []struct{ transcript, want string }{
-		{"", "/transcript_path: transcript_path is missing"},
+		{"", "/transcript_path: transcript_path is missing, so the sandbox and approval the child gets (the session's, whatever its definition says) cannot be known: the session is not a codex process the hook can read"},
 		{"rel.jsonl", `/transcript_path: transcript_path "rel.jsonl" is not an absolute path`},
 		{"/nonexistent/rollout.jsonl", "the session transcript cannot be read"},
 	} {
-		if _, err := readSession(host.Env{Limits: plan.DefaultLimits}, tc.transcript, "t1", "/w"); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := readSession(host.Env{Limits: plan.DefaultLimits, CommandLine: func(int) ([]string, error) { return nil, os.ErrNotExist }}, tc.transcript, "t1", "/w", ""); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want %q", tc.transcript, err, tc.want)
 		}
+	}
+}
+
+// TestEphemeralSession: a codex exec session without a transcript is
+// judged from its command line when that names a sandbox needing nothing
+// else; otherwise the spawn is refused with what to change.
+func TestEphemeralSession(t *testing.T) {
+	cmd := func(args ...string) host.Env {
+		return host.Env{Limits: plan.DefaultLimits, CommandLine: func(int) ([]string, error) { return append([]string{"/usr/bin/codex"}, args...), nil }}
+	}
+	for _, tc := range []struct {
+		name string
+		env  host.Env
+		want string // sandbox approval network model source, or the error
+	}{
+		{"exec -s read-only", cmd("exec", "--ephemeral", "-s", "read-only", "do it"), "read-only never false sm the codex exec command line"},
+		{"options before exec, their values skipped", cmd("-m", "exec", "-c", "x=1", "e", "--ephemeral", "--sandbox=read-only"), "read-only never false sm"},
+		{"exec --yolo", cmd("exec", "--ephemeral", "--yolo"), "danger-full-access never false sm"},
+		{"the widest flag wins", cmd("exec", "-s", "read-only", "--ephemeral", "--dangerously-bypass-approvals-and-sandbox"), "danger-full-access never"},
+		{"workspace-write", cmd("exec", "--ephemeral", "-s", "workspace-write"), "a workspace-write sandbox takes its writable roots and network from configuration"},
+		{"--full-auto", cmd("exec", "--ephemeral", "--full-auto"), "a workspace-write sandbox takes its writable roots"},
+		{"no sandbox named", cmd("exec", "--ephemeral", "go"), "the command line names no sandbox"},
+		{"not exec", cmd("-s", "read-only"), "only a codex exec session may run without one"},
+		{"exec after --", cmd("--", "exec", "-s", "read-only"), "only a codex exec session may run without one"},
+		{"a prompt word exec", cmd("-s", "read-only", "review", "exec"), "only a codex exec session may run without one"},
+		{"a parent that is not codex", host.Env{Limits: plan.DefaultLimits, CommandLine: func(int) ([]string, error) { return []string{"/bin/sh", "exec", "-s", "read-only"}, nil }}, "not a codex process the hook can read"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := readSession(tc.env, "", "t1", "/w", "sm")
+			got := ""
+			if err != nil {
+				got = err.Error()
+			} else {
+				got = fmt.Sprintf("%s %s %t %s %s", s.sandbox, s.approval, s.network, s.model, s.source)
+			}
+			if !strings.Contains(got, tc.want) {
+				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+		})
 	}
 }
 
