@@ -22,8 +22,6 @@ import (
 var adversarialOpen = map[string]string{
 	"project_config_disables_hooks": "fail-open: a trusted project's .codex/config.toml [features] hooks = false turns every " +
 		"hook off, the README's user-level gate included; nothing runs and the writer writes",
-	"config_declared_role_starts": "over-blocking: Codex declares roles in config.toml ([agents.NAME] config_file = ...); " +
-		"spawngate knows only agents folders and refuses agent.definition",
 }
 
 // The adversarial MCP server: Codex starts this same test binary as a
@@ -546,6 +544,104 @@ func TestAdversarial(t *testing.T) {
 				noChildOn(rogueModel)(w, r, v)
 				t.Logf("requests of the project's reader: %d; of the declared one: %d", len(r.childReqs("reader")), len(r.childReqs("evilreader")))
 			},
+		},
+		{
+			// A declared role is judged as Codex runs it: on its file's
+			// model.
+			name:  "config_declared_role_on_forbidden_model_refused",
+			setup: setup{policy: policyModelsSession},
+			prepare: func(w *world) {
+				role := filepath.Join(w.base, "roles", "reader.toml")
+				writeDef(w.t, role, "reader", "reader", defReader+"model = \""+rogueModel+"\"\n")
+				mustWrite(w.t, filepath.Join(w.codexHome, "config.toml"), w.configTOML(fmt.Sprintf(
+					"\n[agents.reader]\ndescription = \"A declared reader.\"\nconfig_file = %q\n", role)))
+			},
+			plan:    simple(false, v1Spawn("reader", "Read."), "reader"),
+			run:     execRun("-s", "read-only"),
+			session: "read-only",
+			verify:  refusedUnwritten("reader", "model.allowlist"),
+		},
+		{
+			// The trusted project's config.toml declares a role under the
+			// name of the user's definition: whichever Codex runs, none on
+			// a model the policy forbids.
+			name: "project_declared_role_shadows_user_definition",
+			setup: setup{policy: policyModelsSession,
+				projectConfig: "[agents.reader]\ndescription = \"A declared reader.\"\nconfig_file = \"roles/reader.toml\"\n"},
+			prepare: func(w *world) {
+				writeDef(w.t, filepath.Join(w.repo, ".codex", "roles", "reader.toml"), "reader", "evilreader", defReader+"model = \""+rogueModel+"\"\n")
+				writeDef(w.t, filepath.Join(w.codexHome, "agents", "reader.toml"), "reader", "reader", defReader)
+			},
+			plan: func(w *world) plan {
+				return plan{spawn: v1Spawn("reader", "Read."), children: map[string]childScript{
+					"reader":     runs("reader", "true"),
+					"evilreader": runs("evilreader", "true"),
+				}}
+			},
+			run:     execRun("-s", "read-only"),
+			session: "read-only",
+			verify: func(w *world, r *result, v *verdict) {
+				noChildOn(rogueModel)(w, r, v)
+				t.Logf("requests of the user's reader: %d; of the project's declared one: %d", len(r.childReqs("reader")), len(r.childReqs("evilreader")))
+			},
+		},
+		{
+			// The user's config.toml declares a role under the name of the
+			// user's own definition: whichever Codex runs, none on a model
+			// the policy forbids.
+			name:  "user_declared_role_beside_user_definition",
+			setup: setup{policy: policyModelsSession},
+			prepare: func(w *world) {
+				writeDef(w.t, filepath.Join(w.codexHome, "roles", "reader.toml"), "reader", "evilreader", defReader+"model = \""+rogueModel+"\"\n")
+				writeDef(w.t, filepath.Join(w.codexHome, "agents", "reader.toml"), "reader", "reader", defReader)
+				mustWrite(w.t, filepath.Join(w.codexHome, "config.toml"), w.configTOML(
+					"\n[agents.reader]\ndescription = \"A declared reader.\"\nconfig_file = \"roles/reader.toml\"\n"))
+			},
+			plan: func(w *world) plan {
+				return plan{spawn: v1Spawn("reader", "Read."), children: map[string]childScript{
+					"reader":     runs("reader", "true"),
+					"evilreader": runs("evilreader", "true"),
+				}}
+			},
+			run:     execRun("-s", "read-only"),
+			session: "read-only",
+			verify: func(w *world, r *result, v *verdict) {
+				noChildOn(rogueModel)(w, r, v)
+				t.Logf("requests of the user's reader: %d; of the user's declared one: %d", len(r.childReqs("reader")), len(r.childReqs("evilreader")))
+			},
+		},
+		{
+			// The same in the trusted project's layer.
+			name: "project_declared_role_beside_project_definition",
+			setup: setup{policy: policyModelsSession, defs: defs("reader", defReader),
+				projectConfig: "[agents.reader]\ndescription = \"A declared reader.\"\nconfig_file = \"roles/reader.toml\"\n"},
+			prepare: func(w *world) {
+				writeDef(w.t, filepath.Join(w.repo, ".codex", "roles", "reader.toml"), "reader", "evilreader", defReader+"model = \""+rogueModel+"\"\n")
+			},
+			plan: func(w *world) plan {
+				return plan{spawn: v1Spawn("reader", "Read."), children: map[string]childScript{
+					"reader":     runs("reader", "true"),
+					"evilreader": runs("evilreader", "true"),
+				}}
+			},
+			run:     execRun("-s", "read-only"),
+			session: "read-only",
+			verify: func(w *world, r *result, v *verdict) {
+				noChildOn(rogueModel)(w, r, v)
+				t.Logf("requests of the project's reader: %d; of the project's declared one: %d", len(r.childReqs("reader")), len(r.childReqs("evilreader")))
+			},
+		},
+		{
+			// A declaration without config_file shadows the project's
+			// definition too: the child runs with the session's settings
+			// (on its model, without the definition's instructions).
+			name: "project_declared_role_without_file_refused",
+			setup: setup{policy: policyModelsSession, defs: defs("reader", defReader),
+				projectConfig: "[agents.reader]\ndescription = \"A declared reader.\"\n"},
+			plan:    simple(false, v1Spawn("reader", "Read."), "reader"),
+			run:     execRun("-s", "read-only"),
+			session: "read-only",
+			verify:  refusedUnwritten("reader", "without a config_file"),
 		},
 		{
 			// An untrusted project's .codex layer is not loaded: Codex runs

@@ -93,14 +93,15 @@ func (Adapter) Spawn(ctx context.Context, payload map[string]any, env host.Env) 
 		return nil, err
 	}
 	dirs := env.AgentsDirs
+	var roles *declared
 	if dirs == nil {
-		// The layers Codex loads: a trusted project's definitions and MCP
-		// servers, the user's; an untrusted project's neither.
+		// The layers Codex loads: a trusted project's definitions, roles
+		// and MCP servers, the user's; an untrusted project's none.
 		l, err := readLayers(env, cwd)
 		if err != nil {
 			return nil, err
 		}
-		dirs, se.servers = l.agents, l.servers
+		dirs, se.servers, roles = l.agents, l.servers, declaredIn(ctx, env, l.roles)
 	}
 	c.Session = &se
 	if c.Type == "" {
@@ -110,7 +111,7 @@ func (Adapter) Spawn(ctx context.Context, payload map[string]any, env host.Env) 
 	if err != nil {
 		return nil, err
 	}
-	def, problem := resolve(catalog, c.Type)
+	def, problem := resolve(catalog, roles, c.Type)
 	t := translate(c, def, problem)
 	if unreadable != "" {
 		t.Child["brief_unreadable"] = unreadable
@@ -119,7 +120,7 @@ func (Adapter) Spawn(ctx context.Context, payload map[string]any, env host.Env) 
 	sp.Brief = c.Brief
 	if c.Caller != "" {
 		var problem string
-		sp.Parent, problem = callerParent(c, callerType, catalog)
+		sp.Parent, problem = callerParent(c, callerType, catalog, roles)
 		if problem != "" {
 			host.RefuseCaller(t, problem)
 		}
@@ -132,7 +133,7 @@ func (Adapter) Spawn(ctx context.Context, payload map[string]any, env host.Env) 
 // depth 1. It says why, when that definition cannot be found (or the
 // payload does not say the caller's type); the block then bounds nothing
 // but the depth and the paths.
-func callerParent(c call, typ string, catalog *agent.Catalog) (map[string]any, string) {
+func callerParent(c call, typ string, catalog *agent.Catalog, roles *declared) (map[string]any, string) {
 	paths := make([]any, len(c.Paths))
 	for i, p := range c.Paths {
 		paths[i] = p
@@ -142,7 +143,7 @@ func callerParent(c call, typ string, catalog *agent.Catalog) (map[string]any, s
 		return parent, fmt.Sprintf("the caller (agent_id %q) is a sub-agent, and the payload does not name its agent_type, so its own definition cannot be found: the gate cannot bound what it hands on", c.Caller)
 	}
 	parent["role"] = typ
-	def, problem := resolve(catalog, typ)
+	def, problem := resolve(catalog, roles, typ)
 	if def == nil {
 		return parent, fmt.Sprintf("the caller's own definition cannot be found (agent_id %q): %s", c.Caller, problem)
 	}
@@ -181,7 +182,7 @@ func (Adapter) Audit(ctx context.Context, folder string, env host.Env) ([]host.A
 				c.Type = fileType(def.File)
 			}
 		default:
-			if r, why := resolve(catalog, def.Name); r != def {
+			if r, why := resolve(catalog, nil, def.Name); r != def {
 				resolved, problem = nil, why
 			}
 		}

@@ -75,7 +75,7 @@ func TestCallerParent(t *testing.T) {
 		{"no type", "", `{"depth":1,"paths":["/w"]}`, `the caller (agent_id "a1") is a sub-agent, and the payload does not name its agent_type`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			parent, problem := callerParent(call{Call: agent.Call{Host: Name, Paths: []string{"/w"}, Caller: "a1"}}, tc.typ, c)
+			parent, problem := callerParent(call{Call: agent.Call{Host: Name, Paths: []string{"/w"}, Caller: "a1"}}, tc.typ, c, nil)
 			if got := asJSON(t, parent); got != tc.want {
 				t.Errorf("parent %s\nwant   %s", got, tc.want)
 			}

@@ -200,7 +200,7 @@ func TestResolve(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			def, problem := resolve(c, tc.typ)
+			def, problem := resolve(c, nil, tc.typ)
 			want := strings.NewReplacer("{a}", filepath.Join(root, "a"), "{b}", filepath.Join(root, "b")).Replace(tc.problem)
 			switch {
 			case tc.want != "":
@@ -219,13 +219,77 @@ func TestResolve(t *testing.T) {
 	}
 }
 
+// TestDeclaredRoles: a role config.toml declares comes before its own
+// layer's agents folder and after a higher layer's (as the real client
+// takes them), before a built-in type; its file needs no name or
+// description, one naming itself otherwise is refused, and so is a
+// declaration without a file, which runs with what the session has.
+func TestDeclaredRoles(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"a/r.toml":         codexAgent("reader", ""),
+		"b/w.toml":         codexAgent("writer", ""),
+		"b/bad.toml":       "x = \n",
+		"roles/r.toml":     "model = \"o3\"\nsandbox_mode = \"read-only\"\n",
+		"roles/named.toml": "name = \"other\"\n",
+		"roles/bad.toml":   "model = \n",
+	})
+	j := filepath.Join
+	c, err := load(context.Background(), testEnv, []string{j(root, "a"), j(root, "b")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	decl := func(name string, rank int, file string) role {
+		r := role{decl: "cfg [agents." + name + "]", rank: rank}
+		if file != "" {
+			r.file = j(root, "roles", file)
+		}
+		return r
+	}
+	roles := declaredIn(context.Background(), testEnv, map[string]role{
+		"reader":  decl("reader", 1, "r.toml"), // below folder a, which defines it
+		"writer":  decl("writer", 1, "r.toml"), // in folder b's layer: before it
+		"planner": decl("planner", 2, "r.toml"), // below b, whose bad.toml may define it
+		"default": decl("default", 1, "r.toml"),
+		"plain":   decl("plain", 0, ""),
+		"named":   decl("named", 0, "named.toml"),
+		"bad":     decl("bad", 0, "bad.toml"),
+		"gone":    decl("gone", 0, "gone.toml"),
+	})
+	for _, tc := range []struct{ typ, file, problem string }{
+		{"reader", "a/r.toml", ""},
+		{"writer", "roles/r.toml", ""},
+		{"planner", "", `agent type "planner" may be defined by ` + j(root, "b", "bad.toml") + ", which does not parse"},
+		{"default", "roles/r.toml", ""},
+		{"plain", "", `agent type "plain" is declared in cfg [agents.plain] without a config_file, so it would run with everything the session has`},
+		{"named", "", `the role "named" that cfg [agents.named] declares, in ` + j(root, "roles", "named.toml") + `: line 1: the role's file names itself "other", while config.toml declares it as "named"`},
+		{"bad", "", `the role "bad" that cfg [agents.bad] declares, in ` + j(root, "roles", "bad.toml") + ": line 1, column 9:"},
+		{"gone", "", `the role "gone" that cfg [agents.gone] declares, in ` + j(root, "roles", "gone.toml") + ": cannot be read: no such file"},
+		{"nope", "", `agent type "nope" may be defined by ` + j(root, "b", "bad.toml")},
+	} {
+		def, problem := resolve(c, roles, tc.typ)
+		switch {
+		case tc.file != "" && (def == nil || def.File != j(root, tc.file) || def.Name != tc.typ || problem != ""):
+			t.Errorf("%s: resolve = %v, %q; want %s", tc.typ, def, problem, tc.file)
+		case tc.file == "" && (def != nil || !strings.HasPrefix(problem, tc.problem)):
+			t.Errorf("%s: resolve = %v, %q\nwant the problem %q", tc.typ, def, problem, tc.problem)
+		}
+	}
+	if _, problem := resolve(&agent.Catalog{}, roles, "nope"); !strings.HasSuffix(problem, "(looked in ) nor declared in config.toml") {
+		t.Errorf("an unknown type: %q", problem)
+	}
+	if def, _ := resolve(c, roles, "writer"); def == nil || def.Fields["model"] != "o3" {
+		t.Errorf("the declared role's fields: %v", def)
+	}
+}
+
 func TestBuiltinAndDefault(t *testing.T) {
 	if !slices.Contains(Builtin, DefaultType) {
 		t.Errorf("the default type %q is not built in", DefaultType)
 	}
 	c := &agent.Catalog{}
 	for _, b := range Builtin {
-		if def, problem := resolve(c, b); def != nil || !strings.Contains(problem, "is built in") {
+		if def, problem := resolve(c, nil, b); def != nil || !strings.Contains(problem, "is built in") {
 			t.Errorf("resolve(%q) = %v, %q", b, def, problem)
 		}
 	}

@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"github.com/pelletier/go-toml/v2/unstable"
 
 	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/host"
 	"github.com/spawngate/spawngate/internal/plan"
 )
 
@@ -19,29 +21,18 @@ import (
 // written twice, or a value of the wrong type, is a definition that does
 // not parse).
 func ReadCodex(file string, data []byte) *agent.Definition {
-	d := &agent.Definition{File: file, Lines: map[string]int{}}
-	var fields map[string]any
-	if err := toml.Unmarshal(data, &fields); err != nil {
-		d.Err = &plan.Error{Source: file, Msg: plan.OneLine(tomlMessage(err))}
-		var de *toml.DecodeError
-		if errors.As(err, &de) {
-			d.Err.Line, d.Err.Column = de.Position()
-		}
+	d := parseTOML(file, data)
+	if d.Err != nil {
 		// A key written twice is an error of meaning, not of syntax: the
 		// name may still be read, so that only a spawn of that name is
 		// refused for it.
 		d.Name = tomlName(data)
 		return d
 	}
-	d.Fields = normalizeTOML(fields).(map[string]any)
-	tomlLines(data, d.Lines)
 	name, ok := d.Fields["name"].(string)
-	_, servers := d.Fields["mcp_servers"].(map[string]any)
-	_, serversSet := d.Fields["mcp_servers"]
 	switch {
-	case serversSet && !servers:
+	case badServers(d):
 		d.Name = name
-		d.Err = &plan.Error{Source: file, Line: d.Lines["mcp_servers"], Msg: "mcp_servers is not a table of servers"}
 	case !ok || name == "":
 		d.Err = &plan.Error{Source: file, Line: d.Lines["name"], Msg: "the definition has no name, which Codex knows an agent by"}
 	case !agent.IsString(d.Fields["description"]):
@@ -51,6 +42,53 @@ func ReadCodex(file string, data []byte) *agent.Definition {
 		d.Name = name
 	}
 	return d
+}
+
+// readRole reads the config_file of a role that config.toml declares
+// ([agents.NAME]): a layer of configuration over the session's, which
+// needs no name or description (the declaration gives them). A name in
+// the file other than the declared one is refused: which of the two Codex
+// goes by is not known.
+func readRole(name string) agent.Reader {
+	return func(_ context.Context, file string, data []byte) *agent.Definition {
+		d := parseTOML(file, data)
+		d.Name = name
+		if d.Err != nil || badServers(d) {
+			return d
+		}
+		if own, set := d.Fields["name"]; set && own != name {
+			d.Err = &plan.Error{Source: file, Line: d.Lines["name"], Msg: fmt.Sprintf("the role's file names itself %s, while config.toml declares it as %q: which name Codex goes by is not known", host.Show(own), name)}
+		}
+		return d
+	}
+}
+
+// parseTOML reads a definition's fields and their lines, or why it does
+// not parse.
+func parseTOML(file string, data []byte) *agent.Definition {
+	d := &agent.Definition{File: file, Lines: map[string]int{}}
+	var fields map[string]any
+	if err := toml.Unmarshal(data, &fields); err != nil {
+		d.Err = &plan.Error{Source: file, Msg: plan.OneLine(tomlMessage(err))}
+		var de *toml.DecodeError
+		if errors.As(err, &de) {
+			d.Err.Line, d.Err.Column = de.Position()
+		}
+		return d
+	}
+	d.Fields = normalizeTOML(fields).(map[string]any)
+	tomlLines(data, d.Lines)
+	return d
+}
+
+// badServers refuses an mcp_servers that is not a table of servers.
+func badServers(d *agent.Definition) bool {
+	v, set := d.Fields["mcp_servers"]
+	if _, ok := v.(map[string]any); !set || ok {
+		return false
+	}
+	d.Err = &plan.Error{Source: d.File, Line: d.Lines["mcp_servers"], Msg: "mcp_servers is not a table of servers"}
+	return true
 }
 
 func tomlMessage(err error) string {

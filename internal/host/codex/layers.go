@@ -22,6 +22,24 @@ type layers struct {
 	// servers are the MCP servers the layers' config.toml declare: the
 	// session's, which every child inherits beside its definition's.
 	servers []string
+	// roles are the agent types the layers' config.toml declare
+	// ([agents.NAME]), by name, the highest layer's declaration winning.
+	roles map[string]role
+}
+
+// role is one [agents.NAME] declaration of a config.toml.
+type role struct {
+	// file is its config_file, absolute (a relative one is taken from the
+	// declaring config.toml's folder); "" when it names none.
+	file string
+	// decl is where it is declared, for messages: the config.toml and the
+	// table.
+	decl string
+	// rank is how many agents folders come before it: those of higher
+	// layers. Codex takes a declaration over its own layer's folder (seen
+	// on the real client, both in the user's layer and a project's), and
+	// a higher layer's folder over it.
+	rank int
 }
 
 // readLayers reads the layers of a session started in cwd.
@@ -52,5 +70,36 @@ func readLayers(env host.Env, cwd string) (layers, error) {
 		}
 	}
 	sort.Strings(l.servers)
+	l.roles = declaredRoles(d.configs, l.agents)
 	return l, nil
+}
+
+// declaredRoles reads the [agents.NAME] tables, lowest layer first so
+// that a higher one replaces a name. The [agents] table's own settings
+// (max_threads, max_depth, ...) are not tables and are passed over.
+func declaredRoles(configs []*configDoc, folders []string) map[string]role {
+	roles := map[string]role{}
+	for _, cfg := range configs {
+		agents, _ := cfg.tree["agents"].(map[string]any)
+		dir := filepath.Dir(cfg.path)
+		rank := slices.Index(folders, filepath.Join(dir, "agents"))
+		if rank < 0 {
+			rank = len(folders) // the system layer, below every folder
+		}
+		for name, v := range agents {
+			decl, ok := v.(map[string]any)
+			if !ok {
+				continue
+			}
+			r := role{decl: fmt.Sprintf("%s [agents.%s]", cfg.path, name), rank: rank}
+			if file, _ := decl["config_file"].(string); file != "" {
+				if !filepath.IsAbs(file) {
+					file = filepath.Join(dir, file)
+				}
+				r.file = filepath.Clean(file)
+			}
+			roles[name] = r
+		}
+	}
+	return roles
 }

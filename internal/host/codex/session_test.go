@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -232,7 +233,7 @@ func writeDefs(t *testing.T, files map[string]string) string {
 // not (Codex writes nowhere there).
 func TestSessionRoots(t *testing.T) {
 	_, c := callerCatalog(t)
-	def, _ := resolve(c, "ro")
+	def, _ := resolve(c, nil, "ro")
 	for _, tc := range []struct {
 		sandbox, want string
 	}{
@@ -259,11 +260,12 @@ func TestReadLayers(t *testing.T) {
 	other := j(base, "other")
 	writeTree(t, base, map[string]string{
 		"repo/.git/":                "",
-		"repo/.codex/config.toml":   "[mcp_servers.proj]\ncommand = \"p\"\n",
+		"repo/.codex/config.toml":   "[mcp_servers.proj]\ncommand = \"p\"\n\n[agents.both]\nconfig_file = \"roles/both.toml\"\n",
 		"repo/.codex/agents/r.toml": codexAgent("r", ""),
 		"other/.git/":               "",
-		"other/.codex/config.toml":  "[mcp_servers.evil]\ncommand = \"e\"\n",
-		"home/.codex/config.toml":   "[mcp_servers.user]\ncommand = \"u\"\n\n[projects.\"" + repo + "\"]\ntrust_level = \"trusted\"\n",
+		"other/.codex/config.toml":  "[mcp_servers.evil]\ncommand = \"e\"\n\n[agents.evil]\nconfig_file = \"/evil.toml\"\n",
+		"home/.codex/config.toml": "[mcp_servers.user]\ncommand = \"u\"\n\n[agents]\nmax_threads = 4\n\n[agents.both]\nconfig_file = \"/user/both.toml\"\n\n" +
+			"[agents.mine]\ndescription = \"d\"\nconfig_file = \"/abs/mine.toml\"\n\n[agents.plain]\ndescription = \"no file\"\n\n[projects.\"" + repo + "\"]\ntrust_level = \"trusted\"\n",
 		"home/.codex/agents/u.toml": codexAgent("u", ""),
 	})
 	env := host.Env{Home: home, Root: j(base, "root"), Limits: plan.DefaultLimits, Getenv: func(string) string { return "" }}
@@ -277,17 +279,28 @@ func TestReadLayers(t *testing.T) {
 	if want := []string{"proj", "user"}; !slices.Equal(l.servers, want) {
 		t.Errorf("servers %q, want %q", l.servers, want)
 	}
+	// Roles declared in config.toml: the project's over the user's, a
+	// relative config_file from the declaring file's folder, a
+	// declaration without a file passed over.
+	projCfg, userCfg := j(repo, ".codex", "config.toml"), j(home, ".codex", "config.toml")
+	if want := map[string]role{
+		"both":  {file: j(repo, ".codex", "roles", "both.toml"), decl: projCfg + " [agents.both]", rank: 0},
+		"mine":  {file: "/abs/mine.toml", decl: userCfg + " [agents.mine]", rank: 1},
+		"plain": {decl: userCfg + " [agents.plain]", rank: 1},
+	}; !maps.Equal(l.roles, want) {
+		t.Errorf("roles %+v, want %+v", l.roles, want)
+	}
 	l, err = readLayers(env, other)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{j(home, ".codex", "agents")}; !slices.Equal(l.agents, want) || !slices.Equal(l.servers, []string{"user"}) {
-		t.Errorf("an untrusted project: agents %q servers %q", l.agents, l.servers)
+	if want := []string{j(home, ".codex", "agents")}; !slices.Equal(l.agents, want) || !slices.Equal(l.servers, []string{"user"}) || l.roles["evil"] != (role{}) || l.roles["both"].file != "/user/both.toml" || l.roles["both"].rank != 0 {
+		t.Errorf("an untrusted project: agents %q servers %q roles %+v", l.agents, l.servers, l.roles)
 	}
 	// The session's servers are tools of every child.
 	se := &session{sandbox: "read-only", servers: l.servers}
 	_, c := callerCatalog(t)
-	def, _ := resolve(c, "github")
+	def, _ := resolve(c, nil, "github")
 	tr := translate(call{Call: agent.Call{Host: Name, Type: "github", Paths: []string{"/w"}}, Session: se}, def, "")
 	if got := asJSON(t, tr.Child["tools"]); got != `["sandbox:read-only","mcp__user","mcp__github"]` {
 		t.Errorf("tools %s", got)

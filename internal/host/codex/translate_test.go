@@ -310,7 +310,7 @@ func TestTranslateExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, d := range c.Definitions() {
-		def, problem := resolve(c, d.Name)
+		def, problem := resolve(c, nil, d.Name)
 		tr := translate(call{Call: agent.Call{Host: Name, Type: d.Name, Paths: []string{"/w"}, Budget: "1000"}}, def, problem)
 		if (def == nil) != (d.Err != nil) {
 			t.Errorf("%s: resolved to %v, %q", d.File, def, problem)
