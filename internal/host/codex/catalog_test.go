@@ -247,8 +247,8 @@ func TestDeclaredRoles(t *testing.T) {
 		return r
 	}
 	roles := declaredIn(context.Background(), testEnv, map[string]role{
-		"reader":  decl("reader", 1, "r.toml"), // below folder a, which defines it
-		"writer":  decl("writer", 1, "r.toml"), // in folder b's layer: before it
+		"reader":  decl("reader", 1, "r.toml"),  // below folder a, which defines it
+		"writer":  decl("writer", 1, "r.toml"),  // in folder b's layer: before it
 		"planner": decl("planner", 2, "r.toml"), // below b, whose bad.toml may define it
 		"default": decl("default", 1, "r.toml"),
 		"plain":   decl("plain", 0, ""),
