@@ -53,17 +53,24 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	adapter, ok := hosts.Lookup(args[0])
 	if !ok {
 		if len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
-			printHookHelp(stdout)
+			printHookHelp(stderr)
 			return exitError
 		}
 		return fail(fmt.Sprintf("hook: unknown host %q: choose %s", args[0], strings.Join(hosts.Names(), " or ")))
 	}
-	opts, err := parseHook(adapter, args[1:], stdout)
+	// The help goes to stderr, with exit 2: a hook wired with -h blocks,
+	// and says why, where the host shows a blocking hook's reason.
+	opts, err := parseHook(adapter, args[1:], stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitError
 	}
 	if err != nil {
 		return fail(err.Error() + " (see spawngate help hook)")
+	}
+	for _, f := range []struct{ flag, name string }{{"--print-plan", opts.printPlan}, {"--decision-log", opts.log.file}} {
+		if namesStdout(f.name, stdout) {
+			return fail(fmt.Sprintf("%s %s: names the hook's standard output, which carries the host's answer alone: give - for stderr, or a file", f.flag, f.name))
+		}
 	}
 	log, err := openDecisions(opts.log, opts.policy, stderr)
 	if err != nil {
@@ -157,6 +164,28 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 // writePlan writes the plan a hook judged, for an operator to read or to
 // give to spawngate check: to a file, or to stderr for "-". Never to stdout,
 // which is the host's.
+// namesStdout tells whether a file flag names the process's standard
+// output: by a name that always does, or as the same file when stdout is
+// one.
+func namesStdout(name string, stdout io.Writer) bool {
+	switch filepath.Clean(name) {
+	case "", ".":
+		return false
+	case "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1", "/proc/thread-self/fd/1":
+		return true
+	}
+	f, ok := stdout.(*os.File)
+	if !ok {
+		return false
+	}
+	out, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	target, err := os.Stat(name)
+	return err == nil && os.SameFile(out, target)
+}
+
 func writePlan(name string, data []byte, stderr io.Writer) error {
 	if name == "-" {
 		_, err := stderr.Write(data)

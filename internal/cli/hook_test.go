@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -475,4 +476,38 @@ func sessionStartedIn(t *testing.T, root, dir string) int {
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	return cmd.Process.Pid
+}
+
+// TestNamesStdout: a file flag of the hook that names its standard output,
+// by a name that always does or as the very file stdout is, is caught.
+func TestNamesStdout(t *testing.T) {
+	dir := t.TempDir()
+	out, err := os.Create(filepath.Join(dir, "answer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	if err := os.Symlink(out.Name(), filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		stdout io.Writer
+		want   bool
+	}{
+		{"/dev/stdout", &bytes.Buffer{}, true},
+		{"/dev/fd/1", &bytes.Buffer{}, true},
+		{"/proc/self/fd/1/", &bytes.Buffer{}, true},
+		{out.Name(), out, true},
+		{filepath.Join(dir, "link"), out, true},
+		{out.Name(), &bytes.Buffer{}, false},
+		{filepath.Join(dir, "other.json"), out, false},
+		{"/dev/stderr", out, false},
+		{"-", out, false},
+		{"", out, false},
+	} {
+		if got := namesStdout(tc.name, tc.stdout); got != tc.want {
+			t.Errorf("namesStdout(%q, %T) = %t, want %t", tc.name, tc.stdout, got, tc.want)
+		}
+	}
 }
