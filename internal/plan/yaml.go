@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -37,14 +38,14 @@ func parseYAMLWith(ctx context.Context, source string, data []byte, lim Limits, 
 		if errors.Is(err, io.EOF) {
 			return nil, &Error{Source: source, Msg: "empty document: nothing to check"}
 		}
-		return nil, yamlSyntaxError(source, err)
+		return nil, yamlSyntaxError(source, data, err)
 	}
 	var next yaml.Node
 	switch err := dec.Decode(&next); {
 	case err == nil:
 		return nil, &Error{Source: source, Line: next.Line, Column: next.Column, Msg: "more than one YAML document: a plan is one document"}
 	case !errors.Is(err, io.EOF):
-		return nil, yamlSyntaxError(source, err)
+		return nil, yamlSyntaxError(source, data, err)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -203,13 +204,116 @@ func startsWithItsFirstKey(n *yaml.Node) bool {
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
-func yamlSyntaxError(source string, err error) error {
+// yamlParserProblems are the problems yaml.v3's parser (not its scanner)
+// reports. For those it names the line, counted from 0 (none at all for
+// the first), where the construct that holds the problem starts: a block
+// mapping's first key, a flow sequence's '['. Its scanner errors name the
+// problem's own line, counted from 1.
+var yamlParserProblems = map[string]bool{
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected <document start>": true,
+	"did not find expected <stream-start>":   true,
+	"did not find expected key":              true,
+	"did not find expected node content":     true,
+	"found duplicate %TAG directive":         true,
+	"found duplicate %YAML directive":        true,
+	"found incompatible YAML document":       true,
+	"found undefined tag handle":             true,
+}
+
+// A block's problem (a key or an item out of place) is placed on its own
+// line by parsing the document cut after a line: a cut fails the same way
+// once it holds that line, and not before (a cut inside a block ends it
+// cleanly), so a binary search over the cuts finds it in a few parses. A
+// flow collection's problem (an unclosed '[' or '{') is where the parser
+// says: the line that opens it.
+func yamlSyntaxError(source string, data []byte, err error) error {
 	msg := err.Error()
+	line, problem := 0, trimYAMLPrefix(msg)
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		return &Error{Source: source, Line: line, Msg: m[2]}
+		line, _ = strconv.Atoi(m[1])
+		problem = m[2]
 	}
-	return &Error{Source: source, Msg: "YAML: " + trimYAMLPrefix(msg)}
+	if !yamlParserProblems[problem] {
+		if line == 0 {
+			return &Error{Source: source, Msg: "YAML: " + problem}
+		}
+		return &Error{Source: source, Line: line, Msg: problem}
+	}
+	line++ // from 0
+	e := &Error{Source: source, Line: line, Msg: problem}
+	if strings.HasPrefix(problem, "did not find expected key") || strings.HasPrefix(problem, "did not find expected '-'") ||
+		strings.HasPrefix(problem, "did not find expected node content") {
+		e.Line = problemLine(data, line, problem)
+		if problem != "did not find expected node content" {
+			// A token out of place in a block: where it starts.
+			e.Column = firstColumn(data, e.Line)
+		}
+	}
+	return e
+}
+
+// problemLine is the first line from start whose cut of the document fails
+// with problem (start when the whole document does not).
+func problemLine(data []byte, start int, problem string) int {
+	// ends[i] is the offset just past line i+1.
+	var ends []int
+	for i, b := range data {
+		if b == '\n' {
+			ends = append(ends, i+1)
+		}
+	}
+	if len(ends) == 0 || ends[len(ends)-1] != len(data) {
+		ends = append(ends, len(data))
+	}
+	lo, hi := start, len(ends) // the answer lies in [lo, hi]
+	if lo < 1 || lo > hi || !failsWith(data, problem) {
+		return start
+	}
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if failsWith(data[:ends[mid-1]], problem) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}
+
+// failsWith tells whether the documents of data fail to parse with
+// problem.
+func failsWith(data []byte, problem string) (fails bool) {
+	defer func() {
+		if recover() != nil {
+			fails = false
+		}
+	}()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var n yaml.Node
+		err := dec.Decode(&n)
+		if err == nil {
+			continue
+		}
+		return !errors.Is(err, io.EOF) && strings.HasSuffix(err.Error(), problem)
+	}
+}
+
+// firstColumn is the column of the first character on line that is not a
+// blank, 0 when there is none.
+func firstColumn(data []byte, line int) int {
+	lines := bytes.SplitN(data, []byte("\n"), line+1)
+	if line < 1 || line > len(lines) {
+		return 0
+	}
+	text := lines[line-1]
+	if i := bytes.IndexFunc(text, func(r rune) bool { return r != ' ' && r != '\t' }); i >= 0 {
+		return utf8.RuneCount(text[:i]) + 1
+	}
+	return 0
 }
 
 func trimYAMLPrefix(s string) string {

@@ -33,6 +33,15 @@ var yamlCases = []decodeCase{
 		obj{"plan": list{obj{"budget_tokens": num("40000"), "tools": list{"fs.read"}}}}),
 	yamlOK("explicit document markers", "---\na: 1\n...\n", obj{"a": num("1")}),
 	yamlOK("comments around the document", "# head\na: 1 # line\n# foot\n", obj{"a": num("1")}),
+	// Syntax errors on the line that holds the problem: yaml.v3's parser
+	// counts from 0 and names the construct's start instead.
+	yamlErr("an unclosed [ on line 3", "a: 1\nb: 2\nc: [x, y\nd: 4\n", "doc:3: did not find expected ',' or ']'"),
+	yamlErr("an unclosed { on line 2", "a: 1\nb: {x: 1\n", "doc:2: did not find expected ',' or '}'"),
+	yamlErr("a key indented short, line 3", "plan:\n  - role: a\n   tools: [fs.read]\n", "doc:3:4: did not find expected '-' indicator"),
+	yamlErr("a key indented wrong deep in a mapping", "a:\n  b: 1\n  c: 2\n  d: 3\n e: 4\n", "doc:5:2: did not find expected key"),
+	yamlErr("a mapping key after a nested item, line 4", "version: 1\nchildren:\n   - id: a\n  role: x\n", "doc:4:3: did not find expected key"),
+	yamlErr("a block entry in a flow sequence", "plan: [\n  - role: r\n", "doc:2: did not find expected node content"),
+	yamlErr("a scanner error keeps its line", "a: 1\nb: c: d\n", "doc:2: mapping values are not allowed in this context"),
 	yamlErr("YAML directive", "%YAML 1.1\n---\na: 1\n", "doc:1:1: a YAML directive (%YAML, %TAG): YAML parsers disagree on how it splits or reads the document"),
 	yamlErr("directive after a comment", "# c\n%YAML 1.2\n---\na: 1\n", "doc:2:1: a YAML directive (%YAML, %TAG): YAML parsers disagree on how it splits or reads the document"),
 	yamlErr("U+2028 in a comment", "a: 1 # x\u2028b: 2\n", "doc:1:9: U+2028 LINE SEPARATOR: YAML parsers disagree on how it splits or reads the document"),
@@ -261,6 +270,21 @@ func billionLaughs() string {
 		fmt.Fprintf(&b, "%c: &%c [%s]\n", c, c, strings.Repeat(prev+",", 8)+prev)
 	}
 	return b.String()
+}
+
+// TestYAMLProblemFarFromItsBlock: a key out of place thousands of lines
+// into a mapping is reported on its own line, not the mapping's first.
+func TestYAMLProblemFarFromItsBlock(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("top:\n")
+	for i := range 5000 {
+		fmt.Fprintf(&b, "  k%d: %d\n", i, i)
+	}
+	b.WriteString(" bad: 1\nlast: 2\n")
+	_, err := plan.Decode(context.Background(), "doc", []byte(b.String()), plan.YAML, plan.DefaultLimits)
+	if err == nil || err.Error() != "doc:5002:2: did not find expected key" {
+		t.Fatalf("err = %v", err)
+	}
 }
 
 func TestDecodeYAMLBillionLaughs(t *testing.T) {
