@@ -3,6 +3,7 @@ package spawngate
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -44,7 +45,8 @@ type HookAnswer struct {
 	// otherwise.
 	Body []byte
 	// Plan is the plan the spawn was translated into and judged, and
-	// Result its result, when a spawn was judged.
+	// Result its result, when a spawn was judged. With an error, Result
+	// has the verdict NotJudged and the error's line.
 	Plan   []byte
 	Result Result
 }
@@ -70,16 +72,24 @@ func WithBudget(tokens int64) HookOption {
 // error means the spawn cannot be judged, and the host must be told to
 // refuse it (a command hook exits 2 with the error on stderr; an HTTP
 // hook answers the deny JSON: a non-2xx answer lets Claude Code spawn).
+// A host other than ClaudeCode and Codex, spelt exactly so, is an error,
+// never HookIgnore.
 func (g *Gate) Hook(ctx context.Context, host Host, payload []byte, opts ...HookOption) (HookAnswer, error) {
 	adapter, ok := hosts.Lookup(string(host))
 	if !ok {
 		// An unknown host is never "not a spawn": the caller would let it
 		// through.
-		return HookAnswer{}, &judge.Error{Kind: judge.Document, Source: "hook", Msg: fmt.Sprintf("unknown host %q: use ClaudeCode or Codex", string(host))}
+		return hookFailed(nil, &judge.Error{Kind: judge.Document, Source: "hook", Msg: fmt.Sprintf("unknown host %q: use ClaudeCode or Codex", string(host))})
+	}
+	if g == nil || g.g == nil {
+		return hookFailed(nil, notBuilt("hook"))
 	}
 	home, _ := os.UserHomeDir()
 	cfg := hook.Config{Host: adapter, Home: home, Getenv: os.Getenv}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return hookFailed(nil, optionError("Hook", "option %d of %d is nil", i+1, len(opts)))
+		}
 		o(&cfg)
 	}
 	d := hook.Decide(ctx, g.g, cfg, payload)
@@ -92,7 +102,23 @@ func (g *Gate) Hook(ctx context.Context, host Host, payload []byte, opts ...Hook
 	case hook.Deny:
 		a.Decision, a.Body = HookDeny, adapter.Deny(d.Event, d.Reason)
 	default:
-		return HookAnswer{Plan: d.Plan}, d.Err
+		err := d.Err
+		if err == nil {
+			err = &judge.Error{Kind: judge.Internal, Source: "hook", Msg: "internal error: the spawn was neither ignored, passed nor refused"}
+		}
+		return hookFailed(d.Plan, err)
 	}
 	return a, nil
+}
+
+// hookFailed is the answer that comes back with an error: no decision, and
+// a Result whose verdict is NotJudged.
+func hookFailed(plan []byte, err error) (HookAnswer, error) {
+	source := "hook"
+	var e *judge.Error
+	if errors.As(err, &e) && e.Source != "" {
+		source = e.Source
+	}
+	res, err := notJudged(source, err)
+	return HookAnswer{Plan: plan, Result: res}, err
 }

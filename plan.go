@@ -104,11 +104,12 @@ type Policy struct {
 // CheckPlan judges a plan built in Go. It is written as the JSON document
 // it describes and judged as one, by the same reader, schemas and checks
 // as any other, so a plan in Go and the same plan in a file get the same
-// answer.
+// answer. As with Check, an error comes with a Result whose verdict is
+// NotJudged.
 func (g *Gate) CheckPlan(ctx context.Context, p Plan) (Result, error) {
 	doc, err := p.Document()
 	if err != nil {
-		return Result{}, &Error{Kind: ErrDocument, Source: "plan", Msg: err.Error()}
+		return notJudged("plan.json", &Error{Kind: ErrDocument, Source: "plan.json", Msg: err.Error()})
 	}
 	return g.Check(ctx, "plan.json", doc)
 }

@@ -24,7 +24,11 @@
 package spawngate
 
 import (
+	"cmp"
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spawngate/spawngate/internal/judge"
@@ -47,10 +51,12 @@ type Violation = report.Violation
 // Verdict is the outcome of a child or a plan.
 type Verdict = report.Verdict
 
-// The verdicts a judged plan can have.
+// The verdicts a plan can have: Pass and Block for a judged plan, and
+// NotJudged for the Result that comes back with an error.
 const (
-	Pass  Verdict = report.Pass
-	Block Verdict = report.Block
+	Pass      Verdict = report.Pass
+	Block     Verdict = report.Block
+	NotJudged Verdict = report.Error // "error", as the command's reports write it
 )
 
 // Limits bound what one document may cost to read (see the README's
@@ -76,6 +82,9 @@ const (
 	ErrInterrupted ErrorKind = judge.Interrupted
 	ErrNoPolicy    ErrorKind = judge.NoPolicy
 	ErrInternal    ErrorKind = judge.Internal
+	// ErrOption: New was given an option it cannot build a gate with (a
+	// timeout that is not positive, a second policy); Source names it.
+	ErrOption ErrorKind = judge.Option
 )
 
 // Allowed tells whether a judged plan may be dispatched: only with no
@@ -109,20 +118,31 @@ type settings struct {
 	policyFile string
 	policyName string
 	policy     []byte
+	inMemory   bool     // the policy is WithPolicy's, not a file's
+	policies   []string // the options that gave a policy, in order
+	bundles    int
 	maxListed  int
 }
 
 // WithPolicyFile reads the operator's policy from a .yaml, .yml or .json
-// file.
+// file. The operator policy comes from one place: New refuses a second
+// WithPolicyFile or WithPolicy, and an empty path.
 func WithPolicyFile(path string) Option {
-	return func(s *settings) { s.policyFile, s.policy = path, nil }
+	return func(s *settings) {
+		s.policyFile, s.policy, s.inMemory = path, nil, false
+		s.policies = append(s.policies, "WithPolicyFile")
+	}
 }
 
 // WithPolicy takes the operator's policy document from memory; name
 // names it in messages and decides its syntax by its extension
-// ("policy.yaml").
+// ("policy.yaml"). New refuses a second WithPolicy or WithPolicyFile, and
+// judges an empty or nil document as the policy it is (an error).
 func WithPolicy(name string, doc []byte) Option {
-	return func(s *settings) { s.policyName, s.policy, s.policyFile = name, doc, "" }
+	return func(s *settings) {
+		s.policyName, s.policy, s.policyFile, s.inMemory = name, doc, "", true
+		s.policies = append(s.policies, "WithPolicy")
+	}
 }
 
 // WithChecks adds folders of the operator's own Rego checks (every
@@ -145,14 +165,22 @@ type BundleKey = judge.BundleKey
 // file from opa build, or a folder. With key, the bundle must be signed
 // with it; with a nil key, a signed bundle is refused. A bundle that
 // carries a policy cannot be combined with WithPolicyFile or WithPolicy.
+// New refuses a second WithBundle: the first one's checks would be
+// dropped without a word.
 func WithBundle(path string, key *BundleKey) Option {
-	return func(s *settings) { s.opts.Bundle, s.opts.BundleKey = path, key }
+	return func(s *settings) { s.opts.Bundle, s.opts.BundleKey, s.bundles = path, key, s.bundles+1 }
 }
 
-// WithLimits sets the limits documents are read with.
+// WithLimits sets the limits documents are read with; start from
+// DefaultLimits and change what you need. New refuses limits no document
+// could be read under: every field must be positive (MaxAliasNodes and
+// MaxAliasBytes may be 0, which refuses every YAML alias), and MaxDepth
+// at most 10,000, as the command's --max-* flags. A zero Limits is
+// refused, not read as "the defaults".
 func WithLimits(l Limits) Option { return func(s *settings) { s.opts.Limits = l } }
 
-// WithTimeout bounds judging one plan (30s unless given).
+// WithTimeout bounds judging one plan (30s unless given). New refuses a
+// timeout that is not positive.
 func WithTimeout(d time.Duration) Option { return func(s *settings) { s.opts.Timeout = d } }
 
 // WithResolvePaths also resolves every path on this machine's filesystem,
@@ -164,30 +192,42 @@ func WithResolvePaths() Option { return func(s *settings) { s.opts.ResolvePaths 
 func WithStrictExceptions() Option { return func(s *settings) { s.opts.StrictExceptions = true } }
 
 // WithToday judges the operator policy's exceptions as of a day
-// (YYYY-MM-DD, UTC) instead of the day of each decision.
+// (YYYY-MM-DD, UTC) instead of the day of each decision. New refuses a
+// day that is not one.
 func WithToday(date string) Option { return func(s *settings) { s.opts.Today = date } }
 
 // WithMaxListed bounds the violations one result lists (10,000 unless
-// given); the rest are counted per child.
+// given); the rest are counted per child. 0 lists none; New refuses a
+// negative bound.
 func WithMaxListed(n int) Option { return func(s *settings) { s.maxListed = n } }
 
-// New builds a gate. Without WithPolicyFile or WithPolicy it has no
-// operator policy, and judges a plan by the plan's own policy alone, which
-// its author wrote: give it the operator's. An error is an *Error.
+// New builds a gate under the operator's policy, given by WithPolicyFile,
+// WithPolicy, or a bundle that carries one (WithBundle). Without one there
+// is no gate: a plan's own policy was written by the plan's author, and
+// can only narrow the operator's, so New returns an error of Kind
+// ErrNoPolicy (spawngate check run without --policy judges by a plan's
+// policy alone; a gate in a program has no such mode). An option New cannot
+// build with (a second policy or bundle, a timeout that is not positive,
+// limits no document could be read under, a negative WithMaxListed, a
+// WithToday that is no date, a nil Option) is an error of Kind ErrOption
+// naming the option, never taken in silence. Every error is an *Error.
 func New(ctx context.Context, opts ...Option) (*Gate, error) {
 	s := settings{opts: judge.DefaultOptions(), maxListed: report.DefaultMaxListed}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, optionError("New", "option %d of %d is nil", i+1, len(opts))
+		}
 		o(&s)
 	}
-	if s.opts.Timeout <= 0 {
-		s.opts.Timeout = judge.DefaultTimeout
+	if err := s.check(); err != nil {
+		return nil, err
 	}
 	// A gate in process lives long: every check is compiled at once, so no
 	// decision waits for a compile.
 	s.opts.CompileAll = true
 	var g *judge.Gate
 	var err error
-	if s.policy != nil {
+	if s.inMemory {
 		g, err = judge.NewWithPolicy(ctx, s.opts, s.policyName, s.policy)
 	} else {
 		g, err = judge.New(ctx, s.opts, s.policyFile)
@@ -195,17 +235,86 @@ func New(ctx context.Context, opts ...Option) (*Gate, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Gate{g: g, maxListed: max(s.maxListed, 0)}, nil
+	if g.Operator() == nil {
+		// Only a bundle can still have left the gate without one.
+		return nil, &Error{Kind: ErrNoPolicy, Source: cmp.Or(s.opts.Bundle, "New"), Pointer: judge.BundlePolicyPointer,
+			Msg: "the bundle carries no operator policy, and neither WithPolicyFile nor WithPolicy gives one: a gate judges every plan by the operator's policy"}
+	}
+	return &Gate{g: g, maxListed: s.maxListed}, nil
+}
+
+// check refuses, before anything is read, the settings no gate can be
+// built with; a bundle that carries no policy is known only once read.
+func (s *settings) check() error {
+	switch {
+	case len(s.policies) > 1:
+		return optionError(s.policies[1], "the operator policy is already given by %s: it must come from one place, and a second would replace the first", s.policies[0])
+	case len(s.policies) == 0 && s.opts.Bundle == "":
+		return &Error{Kind: ErrNoPolicy, Source: "New",
+			Msg: "no operator policy: give WithPolicyFile, WithPolicy, or WithBundle with a bundle that carries one; a plan's own policy alone never builds a gate"}
+	case len(s.policies) == 1 && !s.inMemory && s.policyFile == "":
+		return optionError("WithPolicyFile", "the path is empty: name the operator's policy file")
+	case s.bundles > 1:
+		return optionError("WithBundle", "given %d times: the operator's checks must come from one bundle", s.bundles)
+	case s.opts.Bundle == "" && s.bundles > 0:
+		return optionError("WithBundle", "the path is empty: name the bundle")
+	case s.opts.Timeout <= 0:
+		return optionError("WithTimeout", "the timeout must be positive, not %s", s.opts.Timeout)
+	case s.maxListed < 0:
+		return optionError("WithMaxListed", "the bound must not be negative, not %d", s.maxListed)
+	case s.opts.Today != "" && !isDate(s.opts.Today):
+		return optionError("WithToday", "%q is not a date written YYYY-MM-DD", s.opts.Today)
+	}
+	var bad *plan.LimitError
+	if errors.As(s.opts.Limits.Check(), &bad) {
+		return optionError("WithLimits", "%s", bad.Error())
+	}
+	return nil
+}
+
+// isDate tells whether day is a real day written YYYY-MM-DD: a day that is
+// not one would compare with expiry dates as text, and could keep an
+// expired exception alive.
+func isDate(day string) bool {
+	t, err := time.Parse(time.DateOnly, day)
+	return err == nil && t.Format(time.DateOnly) == day
+}
+
+// optionError is an option New cannot build a gate with.
+func optionError(option, format string, args ...any) *Error {
+	return &Error{Kind: ErrOption, Source: option, Msg: fmt.Sprintf(format, args...)}
 }
 
 // Check judges a plan document (YAML or JSON, by the extension of name,
 // or by its first character when name has none). An error is an *Error:
-// the plan was not judged.
+// the plan was not judged, and the Result beside it has the verdict
+// NotJudged and the error's line.
 func (g *Gate) Check(ctx context.Context, name string, doc []byte) (Result, error) {
 	if name == "" {
 		name = "plan"
 	}
-	return g.g.JudgeBytes(ctx, name, doc, g.maxListed)
+	if g == nil || g.g == nil {
+		return notJudged(name, notBuilt(name))
+	}
+	res, err := g.g.JudgeBytes(ctx, name, doc, g.maxListed)
+	if err != nil {
+		return notJudged(name, err)
+	}
+	return res, nil
+}
+
+// notJudged is the Result that comes back with err: verdict NotJudged, the
+// error's line, no children; err is returned as an *Error.
+func notJudged(source string, err error) (Result, error) {
+	e := judge.AsError(source, err)
+	line := e.Error()
+	return report.Failed(source, line, &report.Problem{Line: e.Line, Column: e.Column, Pointer: plan.ShowPointer(e.Pointer), Msg: strings.TrimPrefix(line, e.Where())}), e
+}
+
+// notBuilt is the error of a Gate that New did not build (a nil or zero
+// Gate): it has no policy and no checks to judge with.
+func notBuilt(source string) *Error {
+	return &Error{Kind: ErrInternal, Source: source, Msg: "the gate was not built by spawngate.New"}
 }
 
 // Version is the spawngate module version, the OPA version it evaluates

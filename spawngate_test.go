@@ -52,6 +52,9 @@ func TestErrorsAreTypedAndNeverAllowed(t *testing.T) {
 			if !errors.As(err, &e) {
 				t.Fatalf("error %v (%T) is not a *spawngate.Error", err, err)
 			}
+			if res.Verdict != spawngate.NotJudged || res.Error != err.Error() || res.Source != "plan.json" {
+				t.Fatalf("result beside the error: %+v", res)
+			}
 			if e.Kind != tc.kind || e.Line != tc.line || e.Column != tc.col || e.Pointer != tc.pointer || e.Limit != tc.limit || e.Source != "plan.json" {
 				t.Fatalf("got %+v", e)
 			}
@@ -67,13 +70,8 @@ func TestErrorsAreTypedAndNeverAllowed(t *testing.T) {
 	if spawngate.Allowed(res, err) || !errors.As(err, &e) || e.Kind != spawngate.ErrTimeout || e.Limit != "timeout" {
 		t.Fatalf("timeout: %+v %v", res, err)
 	}
-	none, err := spawngate.New(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err = none.Check(context.Background(), "plan.json", []byte(`{"plan": [{"role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 1}]}`))
-	if spawngate.Allowed(res, err) || !errors.As(err, &e) || e.Kind != spawngate.ErrNoPolicy {
-		t.Fatalf("no policy: %+v %v", res, err)
+	if res.Verdict != spawngate.NotJudged {
+		t.Fatalf("timeout: verdict %q", res.Verdict)
 	}
 	if _, err := spawngate.New(context.Background(), spawngate.WithPolicy("p.json", []byte(`{"allowed_tools": []}`))); !errors.As(err, &e) || e.Kind != spawngate.ErrDocument {
 		t.Fatalf("a broken policy built a gate: %v", err)
@@ -269,5 +267,137 @@ func TestCheckPlanJudgesTrees(t *testing.T) {
 	}
 	if res.Children[0].Verdict != spawngate.Block || res.Children[0].Violations[0].Rule != "tree.tools" {
 		t.Fatalf("lead under a parent without Agent: %+v", res.Children[0])
+	}
+}
+
+// New builds no gate from what spawngate check would refuse: no operator
+// policy, a second one, options no gate can work with. Each is an *Error
+// of its kind naming the option, never a gate that judges by less.
+func TestNewRefusesWhatTheCommandRefuses(t *testing.T) {
+	ctx := context.Background()
+	// The plan author's policy, which alone would let anything through.
+	const wide = `{"policy": {"allowed_tools": ["shell.run"], "workspace_root": "/", "budget_cap_tokens": 1099511627776, "allow_write": true}, "plan": [{"role": "r", "tools": ["shell.run"], "paths": ["/srv"], "budget_tokens": 1099511627776}]}`
+	strict := spawngate.WithPolicy("strict.json", []byte(operator))
+	loose := spawngate.WithPolicy("loose.json", []byte(`{"allowed_tools": ["**"], "workspace_root": "/", "budget_cap_tokens": 1099511627776, "allow_write": true}`))
+	limits := func(change func(*spawngate.Limits)) spawngate.Option {
+		l := spawngate.DefaultLimits()
+		change(&l)
+		return spawngate.WithLimits(l)
+	}
+	checksOnly := t.TempDir() // a bundle of checks alone: no operator policy
+	for _, f := range []string{"release_deploy.rego", "roles.rego"} {
+		data, err := os.ReadFile("examples/checks/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(checksOnly+"/"+f, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		opts   []spawngate.Option
+		kind   spawngate.ErrorKind
+		source string
+	}{
+		{"no policy", nil, spawngate.ErrNoPolicy, "New"},
+		{"checks but no policy", []spawngate.Option{spawngate.WithChecks(checksOnly)}, spawngate.ErrNoPolicy, "New"},
+		{"a bundle without a policy", []spawngate.Option{spawngate.WithBundle(checksOnly, nil)}, spawngate.ErrNoPolicy, checksOnly},
+		{"strict then loose", []spawngate.Option{strict, loose}, spawngate.ErrOption, "WithPolicy"},
+		{"a file then memory", []spawngate.Option{spawngate.WithPolicyFile("examples/policy.yaml"), loose}, spawngate.ErrOption, "WithPolicy"},
+		{"memory then a file", []spawngate.Option{strict, spawngate.WithPolicyFile("examples/policy.yaml")}, spawngate.ErrOption, "WithPolicyFile"},
+		{"an empty policy path", []spawngate.Option{spawngate.WithPolicyFile("")}, spawngate.ErrOption, "WithPolicyFile"},
+		{"a nil policy document", []spawngate.Option{spawngate.WithPolicy("p.json", nil)}, spawngate.ErrDocument, "p.json"},
+		{"two bundles", []spawngate.Option{strict, spawngate.WithBundle(checksOnly, nil), spawngate.WithBundle(checksOnly, nil)}, spawngate.ErrOption, "WithBundle"},
+		{"an empty bundle path", []spawngate.Option{strict, spawngate.WithBundle("", nil)}, spawngate.ErrOption, "WithBundle"},
+		{"a zero timeout", []spawngate.Option{strict, spawngate.WithTimeout(0)}, spawngate.ErrOption, "WithTimeout"},
+		{"a negative timeout", []spawngate.Option{strict, spawngate.WithTimeout(-time.Second)}, spawngate.ErrOption, "WithTimeout"},
+		{"a negative listing bound", []spawngate.Option{strict, spawngate.WithMaxListed(-5)}, spawngate.ErrOption, "WithMaxListed"},
+		{"zero limits", []spawngate.Option{strict, spawngate.WithLimits(spawngate.Limits{})}, spawngate.ErrOption, "WithLimits"},
+		{"a zero limit", []spawngate.Option{strict, limits(func(l *spawngate.Limits) { l.MaxValues = 0 })}, spawngate.ErrOption, "WithLimits"},
+		{"a negative limit", []spawngate.Option{strict, limits(func(l *spawngate.Limits) { l.MaxAliasBytes = -1 })}, spawngate.ErrOption, "WithLimits"},
+		{"a depth past the stack", []spawngate.Option{strict, limits(func(l *spawngate.Limits) { l.MaxDepth = 1 << 30 })}, spawngate.ErrOption, "WithLimits"},
+		{"no day", []spawngate.Option{strict, spawngate.WithToday("tomorrow")}, spawngate.ErrOption, "WithToday"},
+		{"a nil option", []spawngate.Option{strict, nil}, spawngate.ErrOption, "New"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g, err := spawngate.New(ctx, tc.opts...)
+			var e *spawngate.Error
+			if !errors.As(err, &e) || e.Kind != tc.kind || e.Source != tc.source {
+				msg := "no error"
+				if g != nil {
+					res, err := g.Check(ctx, "plan.json", []byte(wide))
+					msg = fmt.Sprintf("a gate, and the wide plan allowed: %v (%v)", spawngate.Allowed(res, err), err)
+				}
+				t.Fatalf("got %v (%+v), want kind %s from %q; %s", err, e, tc.kind, tc.source, msg)
+			}
+			if g != nil {
+				t.Fatal("a gate beside the error")
+			}
+		})
+	}
+	// What the command takes, New takes too: listing nothing, and limits
+	// that refuse every YAML alias.
+	if _, err := spawngate.New(ctx, strict, spawngate.WithMaxListed(0), limits(func(l *spawngate.Limits) { l.MaxAliasNodes, l.MaxAliasBytes = 0, 0 })); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Every Result that comes back with an error has the verdict NotJudged
+// and the error's line, from every way of judging, so that a caller who
+// looks at the verdict alone still refuses.
+func TestResultBesideAnErrorIsNotJudged(t *testing.T) {
+	ctx := context.Background()
+	g := gate(t)
+	var zero spawngate.Gate
+	for _, tc := range []struct {
+		name  string
+		judge func() (spawngate.Result, error)
+		kind  spawngate.ErrorKind
+	}{
+		{"Check, broken", func() (spawngate.Result, error) { return g.Check(ctx, "plan.json", []byte(`{"plan": [1,]}`)) }, spawngate.ErrDocument},
+		{"Check, no name", func() (spawngate.Result, error) { return g.Check(ctx, "", nil) }, spawngate.ErrDocument},
+		{"CheckPlan, no children", func() (spawngate.Result, error) { return g.CheckPlan(ctx, spawngate.Plan{}) }, spawngate.ErrDocument},
+		{"CheckPlan, not JSON", func() (spawngate.Result, error) {
+			return g.CheckPlan(ctx, spawngate.Plan{Children: []spawngate.Spawn{{Role: "r", Tools: []string{"fs.read"}, BudgetTokens: 1, Metadata: make(chan int)}}})
+		}, spawngate.ErrDocument},
+		{"Check, a Gate New did not build", func() (spawngate.Result, error) { return zero.Check(ctx, "plan.json", []byte(`{"plan": []}`)) }, spawngate.ErrInternal},
+		{"Hook, a bad payload", func() (spawngate.Result, error) {
+			a, err := g.Hook(ctx, spawngate.ClaudeCode, []byte(`[]`))
+			return a.Result, err
+		}, spawngate.ErrDocument},
+		{"Hook, a Gate New did not build", func() (spawngate.Result, error) {
+			a, err := zero.Hook(ctx, spawngate.ClaudeCode, []byte(`{}`))
+			return a.Result, err
+		}, spawngate.ErrInternal},
+		{"Hook, a nil option", func() (spawngate.Result, error) {
+			a, err := g.Hook(ctx, spawngate.Codex, []byte(`{}`), nil)
+			return a.Result, err
+		}, spawngate.ErrOption},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := tc.judge()
+			var e *spawngate.Error
+			if !errors.As(err, &e) || e.Kind != tc.kind {
+				t.Fatalf("error %v (%T), want kind %s", err, err, tc.kind)
+			}
+			if res.Verdict != spawngate.NotJudged || res.Error != err.Error() || len(res.Children) != 0 || spawngate.Allowed(res, err) {
+				t.Fatalf("result beside %q: %+v", err, res)
+			}
+		})
+	}
+}
+
+// A host is named exactly: any other spelling is an error, never
+// HookIgnore, which would let the spawn through.
+func TestHookRefusesAnUnknownHost(t *testing.T) {
+	g := gate(t)
+	payload := []byte(`{"tool_name": "spawn_agent", "tool_input": {"message": "x"}, "cwd": "/repo/workspace"}`)
+	for _, host := range []spawngate.Host{"Codex", "codex ", "", "claude", "Claude-Code"} {
+		a, err := g.Hook(context.Background(), host, payload)
+		var e *spawngate.Error
+		if !errors.As(err, &e) || e.Kind != spawngate.ErrDocument || a.Decision != 0 || a.Body != nil || a.Result.Verdict != spawngate.NotJudged {
+			t.Errorf("host %q: answer %+v, error %v", host, a, err)
+		}
 	}
 }

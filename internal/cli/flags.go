@@ -150,26 +150,11 @@ func (c *command) checkGate(policy string, o *judge.Options) error {
 	if err := c.checkChecks(o); err != nil {
 		return err
 	}
-	l := o.Limits
+	var bad *plan.LimitError
+	if errors.As(o.Limits.Check(), &bad) {
+		return &usageError{"--" + bad.Limit + " " + bad.Rule}
+	}
 	switch {
-	case l.MaxBytes <= 0:
-		return &usageError{"--max-bytes must be positive"}
-	case l.MaxYAMLBytes <= 0:
-		return &usageError{"--max-yaml-bytes must be positive"}
-	case l.MaxDepth <= 0 || l.MaxDepth > maxDepthCeiling:
-		return &usageError{fmt.Sprintf("--max-depth must be between 1 and %d", maxDepthCeiling)}
-	case l.MaxAliasNodes < 0:
-		return &usageError{"--max-alias-nodes must not be negative"}
-	case l.MaxAliasBytes < 0:
-		return &usageError{"--max-alias-bytes must not be negative"}
-	case l.MaxChildEntries <= 0:
-		return &usageError{"--max-child-entries must be positive"}
-	case l.MaxStringBytes <= 0:
-		return &usageError{"--max-string-bytes must be positive"}
-	case l.MaxValues <= 0:
-		return &usageError{"--max-values must be positive"}
-	case l.MaxChildren <= 0:
-		return &usageError{"--max-children must be positive"}
 	case o.Timeout <= 0:
 		return &usageError{"--timeout must be positive"}
 	case o.Today != "" && !isDate(o.Today):
@@ -213,10 +198,6 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprint(w, "\nEvery flag may be given at most once; flags may come before or after the\n"+
 		"arguments, and -- ends them.\n")
 }
-
-// maxDepthCeiling caps --max-depth: the readers recurse once per level, and
-// a deeper document would overflow the stack instead of being refused.
-const maxDepthCeiling = 10000
 
 // usageError is a command line the gate cannot act on.
 type usageError struct{ msg string }

@@ -29,6 +29,9 @@ const (
 	// Internal: the gate itself failed (a bug, or checks that give a
 	// result it cannot read).
 	Internal
+	// Option: what the caller asked a gate to be built with cannot build
+	// one (the Go API's options); Error.Source names the option.
+	Option
 )
 
 func (k Kind) String() string {
@@ -45,6 +48,8 @@ func (k Kind) String() string {
 		return "no-policy"
 	case Internal:
 		return "internal"
+	case Option:
+		return "option"
 	}
 	return "unknown"
 }

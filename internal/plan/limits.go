@@ -1,5 +1,7 @@
 package plan
 
+import "fmt"
+
 // Limits bound what one document may cost to read. Every limit is checked
 // while reading, so hostile input fails fast with an error that names the
 // limit instead of exhausting the machine.
@@ -48,4 +50,49 @@ var DefaultLimits = Limits{
 	MaxValues:       2_000_000,
 	MaxChildren:     100_000,
 	MaxChildEntries: 1000,
+}
+
+// MaxDepthCeiling caps MaxDepth: the readers recurse once per level, and a
+// deeper document would overflow the stack (a crash that nothing can
+// recover from) instead of being refused.
+const MaxDepthCeiling = 10000
+
+// LimitError is a limit no reader can work with, named both ways: Limit as
+// Error.Limit names it ("max-depth"), Field as Limits does ("MaxDepth"), so
+// that each front end says it in its own words.
+type LimitError struct {
+	Limit, Field string
+	Rule         string // "must be positive"
+}
+
+func (e *LimitError) Error() string { return e.Field + " " + e.Rule }
+
+// Check refuses limits that no document could be read under, or that would
+// let the reader overflow its stack: each bound must be positive (the
+// alias bounds may be 0, which refuses every alias), and MaxDepth at most
+// MaxDepthCeiling. It is the one statement of that rule, for the command's
+// flags and the Go API alike. An error is a *LimitError.
+func (l Limits) Check() error {
+	positive := "must be positive"
+	switch {
+	case l.MaxBytes <= 0:
+		return &LimitError{"max-bytes", "MaxBytes", positive}
+	case l.MaxYAMLBytes <= 0:
+		return &LimitError{"max-yaml-bytes", "MaxYAMLBytes", positive}
+	case l.MaxDepth <= 0 || l.MaxDepth > MaxDepthCeiling:
+		return &LimitError{"max-depth", "MaxDepth", fmt.Sprintf("must be between 1 and %d", MaxDepthCeiling)}
+	case l.MaxAliasNodes < 0:
+		return &LimitError{"max-alias-nodes", "MaxAliasNodes", "must not be negative"}
+	case l.MaxAliasBytes < 0:
+		return &LimitError{"max-alias-bytes", "MaxAliasBytes", "must not be negative"}
+	case l.MaxChildEntries <= 0:
+		return &LimitError{"max-child-entries", "MaxChildEntries", positive}
+	case l.MaxStringBytes <= 0:
+		return &LimitError{"max-string-bytes", "MaxStringBytes", positive}
+	case l.MaxValues <= 0:
+		return &LimitError{"max-values", "MaxValues", positive}
+	case l.MaxChildren <= 0:
+		return &LimitError{"max-children", "MaxChildren", positive}
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package plan_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"runtime"
 	"strconv"
 	"strings"
@@ -148,6 +149,43 @@ func TestLimitsAtTheirValuePass(t *testing.T) {
 		}
 		if _, err := plan.Decode(context.Background(), "doc", []byte(doc), syntax, lim); err != nil {
 			t.Errorf("%s at the limits: %v", doc, err)
+		}
+	}
+}
+
+// Check refuses each limit no document could be read under, by both its
+// names, and takes the defaults and alias bounds of 0 (no aliases at all).
+func TestLimitsCheck(t *testing.T) {
+	with := func(change func(*plan.Limits)) plan.Limits {
+		l := plan.DefaultLimits
+		change(&l)
+		return l
+	}
+	for _, tc := range []struct {
+		lim          plan.Limits
+		limit, field string
+	}{
+		{plan.DefaultLimits, "", ""},
+		{with(func(l *plan.Limits) { l.MaxAliasNodes, l.MaxAliasBytes = 0, 0 }), "", ""},
+		{with(func(l *plan.Limits) { l.MaxDepth = plan.MaxDepthCeiling }), "", ""},
+		{plan.Limits{}, "max-bytes", "MaxBytes"},
+		{with(func(l *plan.Limits) { l.MaxYAMLBytes = -1 }), "max-yaml-bytes", "MaxYAMLBytes"},
+		{with(func(l *plan.Limits) { l.MaxDepth = 0 }), "max-depth", "MaxDepth"},
+		{with(func(l *plan.Limits) { l.MaxDepth = plan.MaxDepthCeiling + 1 }), "max-depth", "MaxDepth"},
+		{with(func(l *plan.Limits) { l.MaxAliasNodes = -1 }), "max-alias-nodes", "MaxAliasNodes"},
+		{with(func(l *plan.Limits) { l.MaxAliasBytes = -1 }), "max-alias-bytes", "MaxAliasBytes"},
+		{with(func(l *plan.Limits) { l.MaxChildEntries = 0 }), "max-child-entries", "MaxChildEntries"},
+		{with(func(l *plan.Limits) { l.MaxStringBytes = 0 }), "max-string-bytes", "MaxStringBytes"},
+		{with(func(l *plan.Limits) { l.MaxValues = -5 }), "max-values", "MaxValues"},
+		{with(func(l *plan.Limits) { l.MaxChildren = 0 }), "max-children", "MaxChildren"},
+	} {
+		err := tc.lim.Check()
+		var le *plan.LimitError
+		switch {
+		case tc.limit == "" && err != nil:
+			t.Errorf("%+v: %v", tc.lim, err)
+		case tc.limit != "" && (!errors.As(err, &le) || le.Limit != tc.limit || le.Field != tc.field || !strings.HasPrefix(err.Error(), tc.field+" must ")):
+			t.Errorf("%+v: got %v, want %s (%s)", tc.lim, err, tc.limit, tc.field)
 		}
 	}
 }
