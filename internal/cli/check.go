@@ -61,11 +61,14 @@ func parseCheck(args []string, help io.Writer) (*checkOptions, error) {
 	if stdinUses > 1 {
 		return opts, &usageError{"- is given more than once: standard input can be read only once"}
 	}
+	if opts.policy == "" && opts.gate.Bundle == "" {
+		return opts, &usageError{"check needs --policy FILE (or a --bundle carrying the policy): a plan's own policy can narrow the operator's, never stand in for it"}
+	}
 	return opts, nil
 }
 
 func printCheckHelp(w io.Writer, fs *flag.FlagSet) {
-	fmt.Fprint(w, "Usage: spawngate check [flags] PLAN...\n\n"+
+	fmt.Fprint(w, "Usage: spawngate check --policy FILE|--bundle FILE [flags] PLAN...\n\n"+
 		"Judges each child of each PLAN (a .yaml, .yml or .json file, or - for\n"+
 		"standard input) and exits 0 if every child may be dispatched, 1 if any\n"+
 		"child is refused, 2 if the gate could not evaluate.\n\nFlags:\n")
@@ -144,6 +147,9 @@ func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Wri
 		opts.gate.ExpectNested = true
 	}
 	g, err := newGate(ctx, opts.gate, opts.policy, read...)
+	if err == nil {
+		err = needOperator(g, "check")
+	}
 	if err != nil {
 		rep.Error = err.Error()
 		fmt.Fprintf(stderr, "spawngate: %s\n", report.Clean(rep.Error))

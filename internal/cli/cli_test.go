@@ -15,6 +15,19 @@ import (
 const passingPlan = `{"policy": {"allowed_tools": ["fs.read"], "workspace_root": "/w", "budget_cap_tokens": 10},
  "plan": [{"role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 1}]}`
 
+// openPolicy writes an operator policy that refuses nothing the plans of
+// these tests allow by their own policy, which then judges them: check
+// judges nothing without an operator policy.
+func openPolicy(t testing.TB) string {
+	t.Helper()
+	name := filepath.Join(t.TempDir(), "open.yaml")
+	doc := "allowed_tools: [\"**\"]\nworkspace_root: /\nbudget_cap_tokens: 9007199254740991\nallow_write: true\n"
+	if err := os.WriteFile(name, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
 type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("broken pipe") }
@@ -22,7 +35,7 @@ func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("broken p
 // A report that cannot be delivered is not a pass, however the plan fared.
 func TestRunExitsTwoWhenTheReportCannotBeWritten(t *testing.T) {
 	var stderr bytes.Buffer
-	code := Run(context.Background(), []string{"check", "-"}, strings.NewReader(passingPlan), failingWriter{}, &stderr)
+	code := Run(context.Background(), []string{"check", "--policy", openPolicy(t), "-"}, strings.NewReader(passingPlan), failingWriter{}, &stderr)
 	if code != exitError {
 		t.Fatalf("exit %d, want %d", code, exitError)
 	}
@@ -38,7 +51,7 @@ func (panickingReader) Read([]byte) (int, error) { panic("injected fault\nsecond
 // A panic anywhere under Run is an internal error on one line and exit 2.
 func TestRunRecoversFromAPanic(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	code := Run(context.Background(), []string{"check", "-"}, panickingReader{}, &stdout, &stderr)
+	code := Run(context.Background(), []string{"check", "--policy", openPolicy(t), "-"}, panickingReader{}, &stdout, &stderr)
 	if code != exitError {
 		t.Fatalf("exit %d, want %d", code, exitError)
 	}
@@ -52,7 +65,7 @@ func TestRunRecoversFromAPanic(t *testing.T) {
 
 func TestRunPassesACleanPlanInProcess(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	code := Run(context.Background(), []string{"check", "--format", "json", "-"}, strings.NewReader(passingPlan), &stdout, &stderr)
+	code := Run(context.Background(), []string{"check", "--policy", openPolicy(t), "--format", "json", "-"}, strings.NewReader(passingPlan), &stdout, &stderr)
 	if code != exitPass || stderr.Len() != 0 {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
 	}
@@ -65,7 +78,7 @@ func TestRunRefusesWhenTheContextIsDone(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var stdout, stderr bytes.Buffer
-	code := Run(ctx, []string{"check", "-"}, strings.NewReader(passingPlan), &stdout, &stderr)
+	code := Run(ctx, []string{"check", "--policy", openPolicy(t), "-"}, strings.NewReader(passingPlan), &stdout, &stderr)
 	if code != exitError {
 		t.Fatalf("exit %d with a cancelled context, want %d", code, exitError)
 	}
@@ -73,7 +86,7 @@ func TestRunRefusesWhenTheContextIsDone(t *testing.T) {
 
 func TestRunReportsAPanicAsJSONWhenAskedFor(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	code := Run(context.Background(), []string{"check", "--format", "json", "-"}, panickingReader{}, &stdout, &stderr)
+	code := Run(context.Background(), []string{"check", "--policy", openPolicy(t), "--format", "json", "-"}, panickingReader{}, &stdout, &stderr)
 	if code != exitError {
 		t.Fatalf("exit %d, want %d", code, exitError)
 	}
@@ -85,11 +98,11 @@ func TestRunReportsAPanicAsJSONWhenAskedFor(t *testing.T) {
 
 func TestRunTimesOut(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	code := Run(context.Background(), []string{"check", "--timeout", "1ns", "-"}, strings.NewReader(passingPlan), &stdout, &stderr)
+	code := Run(context.Background(), []string{"check", "--policy", openPolicy(t), "--timeout", "1ns", "-"}, strings.NewReader(passingPlan), &stdout, &stderr)
 	if code != exitError {
 		t.Fatalf("exit %d, want %d", code, exitError)
 	}
-	if got := stderr.String(); got != "spawngate: <stdin>: timed out after 1ns (limit --timeout)\n" {
+	if got := stderr.String(); !strings.HasPrefix(got, "spawngate: ") || !strings.HasSuffix(got, ": timed out after 1ns (limit --timeout)\n") || strings.Count(got, "\n") != 1 {
 		t.Fatalf("stderr %q", got)
 	}
 }
@@ -102,7 +115,7 @@ func TestStderrEscapesFileNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
-	code := Run(context.Background(), []string{"check", name}, strings.NewReader(""), &stdout, &stderr)
+	code := Run(context.Background(), []string{"check", "--policy", openPolicy(t), name}, strings.NewReader(""), &stdout, &stderr)
 	if code != exitError {
 		t.Fatalf("exit %d", code)
 	}

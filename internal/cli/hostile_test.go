@@ -44,7 +44,7 @@ func flood(n int, distinct bool) string {
 func TestAFloodOfViolationsIsCountedAndTheReportStaysSmall(t *testing.T) {
 	const children = 40000
 	var stdout, stderr bytes.Buffer
-	code := Run(context.Background(), []string{"check", "--format", "json", "-"}, strings.NewReader(flood(children, false)), &stdout, &stderr)
+	code := Run(context.Background(), []string{"check", "--policy", openPolicy(t), "--format", "json", "-"}, strings.NewReader(flood(children, false)), &stdout, &stderr)
 	if code != exitBlock {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
 	}
@@ -84,7 +84,7 @@ func TestAliasesCannotAmplifyTheReport(t *testing.T) {
 		b.WriteString("  - {role: *r, tools: [fs.read], paths: [], budget_tokens: 1}\n")
 	}
 	var stdout, stderr bytes.Buffer
-	code := Run(context.Background(), []string{"check", "--format", "json", "-"}, strings.NewReader(b.String()), &stdout, &stderr)
+	code := Run(context.Background(), []string{"check", "--policy", openPolicy(t), "--format", "json", "-"}, strings.NewReader(b.String()), &stdout, &stderr)
 	if code != exitError {
 		t.Fatalf("exit %d, want %d", code, exitError)
 	}
@@ -103,7 +103,7 @@ func TestTheTimeoutStopsAnEvaluationThatWouldRunOn(t *testing.T) {
 	doc := flood(20000, true)
 	cpu := cpuTime(t)
 	var stdout, stderr bytes.Buffer
-	code := Run(context.Background(), []string{"check", "--timeout", "300ms", "-"}, strings.NewReader(doc), &stdout, &stderr)
+	code := Run(context.Background(), []string{"check", "--policy", openPolicy(t), "--timeout", "300ms", "-"}, strings.NewReader(doc), &stdout, &stderr)
 	used := cpuTime(t) - cpu
 	if code != exitError || !strings.Contains(stderr.String(), "timed out after 300ms") {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
@@ -156,7 +156,7 @@ func TestManyPlansAreReportedInTheOrderGiven(t *testing.T) {
 	}
 	run := func() (int, string, string) {
 		var stdout, stderr bytes.Buffer
-		code := Run(context.Background(), append([]string{"check", "--format", "json", "--max-listed", "50"}, args...), nil, &stdout, &stderr)
+		code := Run(context.Background(), append([]string{"check", "--policy", openPolicy(t), "--format", "json", "--max-listed", "50"}, args...), nil, &stdout, &stderr)
 		return code, stdout.String(), stderr.String()
 	}
 	code, out, errs := run()

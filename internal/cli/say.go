@@ -21,7 +21,7 @@ func say(err error) (string, *report.Problem) {
 	msg := e.Msg
 	switch {
 	case e.Kind == judge.NoPolicy:
-		msg = "no policy applies: pass --policy FILE, or give the plan a policy block"
+		msg = "no policy applies: pass --policy FILE"
 	case e.Limit != "":
 		msg += " (limit --" + e.Limit + ")"
 	}
