@@ -121,7 +121,7 @@ func readBundle(ctx context.Context, loader *plan.Loader, name string, key *Bund
 	if err != nil {
 		// The signature was verified above: what OPA refuses now is the
 		// content (OPA verifies it again, and would say so).
-		return nil, fail("cannot be read as a bundle: %v", err)
+		return nil, fail("cannot be read as a bundle: %v", firstParseError(files, r.ParserOptions(), err))
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -160,6 +160,27 @@ func readBundle(ctx context.Context, loader *plan.Loader, name string, key *Bund
 	byName(out.modules)
 	byName(out.tests)
 	return out, nil
+}
+
+// firstParseError is the error of the first module, in the bundle's
+// order, that does not parse, when OPA's reader failed on one: it parses
+// the modules all at once and tells of whichever failed first in time, so
+// its message could differ from one run to the next.
+func firstParseError(files []heldFile, opts ast.ParserOptions, err error) error {
+	var one *ast.Error
+	var many ast.Errors
+	if !errors.As(err, &one) && !errors.As(err, &many) {
+		return err
+	}
+	for _, f := range files {
+		if !strings.HasSuffix(f.path, bundle.RegoExt) {
+			continue
+		}
+		if _, perr := ast.ParseModuleWithOpts(f.path, string(f.data), opts); perr != nil {
+			return perr
+		}
+	}
+	return err
 }
 
 // bundleFile names a file inside a bundle: "bundle.tar.gz/checks/x.rego".

@@ -9,8 +9,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -274,6 +276,24 @@ func TestBundleAtTheBudget(t *testing.T) {
 		_, err := judgeWith(t, opts, "", fetchingPlan)
 		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
 			t.Errorf("--max-bytes %d: err %v, want %q", tt.max, err, tt.want)
+		}
+	}
+}
+
+// Of a bundle's modules that do not parse, the first in the bundle is
+// named, every time: OPA parses them at once, and would name whichever
+// failed first in time.
+func TestBundleParseErrorIsTheFirst(t *testing.T) {
+	entries := []entry{{name: "/checks/a.rego", data: append(junk(2<<20), "\nthis is not rego\n"...)}}
+	for _, n := range "bcdefgh" {
+		entries = append(entries, entry{name: "/checks/" + string(n) + ".rego", data: []byte("package x\n\nthis is not rego either\n")})
+	}
+	name := writeArchive(t, t.TempDir(), entries)
+	for range 5 {
+		_, err := judge.New(context.Background(), bundleOptions(name, "", ""), "")
+		named := regexp.MustCompile(`/checks/\w+\.rego`).FindAllString(fmt.Sprint(err), -1)
+		if err == nil || len(named) == 0 || strings.Count(strings.Join(named, " "), "/checks/a.rego") != len(named) {
+			t.Fatalf("err %v, want the errors of /checks/a.rego alone", err)
 		}
 	}
 }
