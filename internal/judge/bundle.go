@@ -165,14 +165,24 @@ func readBundle(ctx context.Context, loader *plan.Loader, name string, key *Bund
 // firstParseError is the error of the first module, in the bundle's
 // order, that does not parse, when OPA's reader failed on one: it parses
 // the modules all at once and tells of whichever failed first in time, so
-// its message could differ from one run to the next.
+// its message could differ from one run to the next. Only the modules
+// before the one it names are parsed again.
 func firstParseError(files []heldFile, opts ast.ParserOptions, err error) error {
 	var one *ast.Error
 	var many ast.Errors
-	if !errors.As(err, &one) && !errors.As(err, &many) {
+	var named string
+	switch {
+	case errors.As(err, &one) && one.Location != nil:
+		named = one.Location.File
+	case errors.As(err, &many) && len(many) > 0 && many[0].Location != nil:
+		named = many[0].Location.File
+	default:
 		return err
 	}
 	for _, f := range files {
+		if f.path == named {
+			return err
+		}
 		if !strings.HasSuffix(f.path, bundle.RegoExt) {
 			continue
 		}

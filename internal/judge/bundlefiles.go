@@ -66,8 +66,9 @@ type budget struct {
 func newBudget(name string, max int64) *budget { return &budget{name: name, max: max} }
 
 // over is the error of a bundle that holds more than the budget.
-func (b *budget) over(at string) error {
-	return &plan.Error{Source: b.name, Msg: fmt.Sprintf("decompresses to more than %d bytes (at %s): a bundle, all its files together, is held to the size of one document", b.max, strings.TrimPrefix(at, "/")), Limit: "max-bytes"}
+// where says where in the bundle: "at checks/x.rego".
+func (b *budget) over(where string) error {
+	return &plan.Error{Source: b.name, Msg: fmt.Sprintf("holds more than %d bytes (%s): a bundle, all its files together and decompressed, is held to the size of one document", b.max, where), Limit: "max-bytes"}
 }
 
 // fits tells whether n more bytes fit the budget.
@@ -112,7 +113,7 @@ func (t tarball) each(ctx context.Context, b *budget, fn func(path, url string, 
 		return readFailed(b.name, fmt.Errorf("archive read failed: %w", err))
 	}
 	tr := tar.NewReader(&budgetReader{r: gz, b: b})
-	at := "the start"
+	where := "at its start"
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -122,7 +123,7 @@ func (t tarball) each(ctx context.Context, b *budget, fn func(path, url string, 
 		case errors.Is(err, io.EOF):
 			return nil
 		case errors.Is(err, errOverBudget):
-			return b.over("after " + at)
+			return b.over(where)
 		case err != nil:
 			return readFailed(b.name, err)
 		}
@@ -131,13 +132,14 @@ func (t tarball) each(ctx context.Context, b *budget, fn func(path, url string, 
 		if h.Typeflag != tar.TypeReg {
 			continue
 		}
-		at = h.Name
+		rel := strings.TrimPrefix(h.Name, "/")
+		where = "after " + rel
 		if !b.fits(h.Size) {
-			return b.over(h.Name)
+			return b.over("at " + rel)
 		}
 		if err := fn(h.Name, filepath.Join(h.Name), h.Size, tr); err != nil {
 			if errors.Is(err, errOverBudget) {
-				return b.over(h.Name)
+				return b.over("at " + rel)
 			}
 			return err
 		}
@@ -183,7 +185,7 @@ func (f folder) file(b *budget, d *bundle.Descriptor, fn func(path, url string, 
 		return readFailed(b.name, err)
 	}
 	if !b.fits(info.Size()) {
-		return b.over(d.Path())
+		return b.over("at " + strings.TrimPrefix(d.Path(), "/"))
 	}
 	b.used += info.Size()
 	return fn(d.Path(), d.URL(), info.Size(), io.LimitReader(file, info.Size()))
