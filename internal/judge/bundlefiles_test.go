@@ -106,7 +106,9 @@ func allocated(f func()) uint64 {
 // bundle is held to --max-bytes, the signature is verified before any
 // other file is held, an unsigned bundle is refused without holding a
 // file when a key is required, and a file the signature does not list, or
-// lists with another digest, stops the reading there.
+// lists with another digest, stops the reading there (before what would
+// go over the budget). A signed file missing, or a second signature, is
+// refused too.
 func TestHostileBundles(t *testing.T) {
 	const (
 		budget = 4 << 20 // --max-bytes for these bundles
@@ -123,7 +125,7 @@ func TestHostileBundles(t *testing.T) {
 		return files
 	}
 	small := []entry{{name: "/checks/no_http.rego", data: []byte(noHTTP)}}
-	tampered := append([]entry{{name: "/checks/no_http.rego", data: []byte(strings.ReplaceAll(noHTTP, `"http.get" in child.tools`, "false"))}}, junkFiles(1)...)
+	tampered := []entry{{name: "/checks/no_http.rego", data: []byte(strings.ReplaceAll(noHTTP, `"http.get" in child.tools`, "false"))}}
 	tests := []struct {
 		name    string
 		entries func() []entry
@@ -178,30 +180,55 @@ func TestHostileBundles(t *testing.T) {
 			want: "the signature does not verify with the key given: failed to verify JWT signature",
 		},
 		{
-			name: "a wrong signature first, then large modules",
+			// The reading stops at the signature: the modules after it
+			// would go over the budget.
+			name: "a wrong signature first, then more than the budget",
 			entries: func() []entry {
-				files := junkFiles(1)
+				files := junkFiles(many)
 				return append([]entry{signature(t, files, signer.private, "RS256")}, files...)
 			},
 			key:  other.public,
 			want: "the signature does not verify with the key given: failed to verify JWT signature",
 		},
 		{
-			name: "a signed module, then a large one the signature does not list",
+			// The reading stops at the first file not listed, before
+			// what would go over the budget.
+			name: "a signature first, a signed module, then modules it does not list",
 			entries: func() []entry {
-				return append(append(append([]entry{}, small...), signature(t, small, signer.private, "RS256")), junkFiles(1)...)
+				return append(append([]entry{signature(t, small, signer.private, "RS256")}, small...), junkFiles(many)...)
 			},
 			key:  signer.public,
 			want: "file checks/junka.rego is not listed in the signature",
 		},
 		{
-			name: "a module changed after signing, then a large one",
+			// The reading stops at the first digest that differs.
+			name: "a signature first, a module changed after signing, then more than the budget",
 			entries: func() []entry {
-				signed := append(append([]entry{}, small...), junkFiles(1)...)
-				return append(append([]entry{}, tampered...), signature(t, signed, signer.private, "RS256"))
+				signed := append(append([]entry{}, small...), junkFiles(many)...)
+				return append(append([]entry{signature(t, signed, signer.private, "RS256")}, tampered...), junkFiles(many)...)
 			},
 			key:  signer.public,
 			want: "checks/no_http.rego: digest mismatch",
+		},
+		{
+			name: "a signed file missing",
+			entries: func() []entry {
+				signed := append(append([]entry{}, small...), junkFiles(1)...)
+				return append(append([]entry{}, small...), signature(t, signed, signer.private, "RS256"))
+			},
+			key:  signer.public,
+			want: "the signature does not verify with the key given: it lists checks/junka.rego, which the bundle does not hold",
+		},
+		{
+			name: "a second signature",
+			entries: func() []entry {
+				sig := signature(t, small, signer.private, "RS256")
+				second := sig
+				second.name = "/checks/.signatures.json"
+				return append(append([]entry{sig}, small...), second)
+			},
+			key:  signer.public,
+			want: "holds more than one .signatures.json (checks/.signatures.json is another)",
 		},
 		{
 			name: "a signed bundle, and no key given",
