@@ -35,7 +35,7 @@ func newCommand(name string, help func(io.Writer, *flag.FlagSet)) *command {
 func (c *command) gateFlags(policy *string, o *judge.Options) {
 	fs := c.fs
 	fs.Var(policyFlag{policy}, "policy", "the operator's policy `FILE` (.yaml, .yml or .json)")
-	fs.Int64Var(&o.Limits.MaxBytes, "max-bytes", plan.DefaultLimits.MaxBytes, "largest plan or policy document, in `bytes`")
+	fs.Int64Var(&o.Limits.MaxBytes, "max-bytes", plan.DefaultLimits.MaxBytes, "largest plan or policy document, and largest bundle once decompressed, in `bytes`")
 	fs.Int64Var(&o.Limits.MaxYAMLBytes, "max-yaml-bytes", plan.DefaultLimits.MaxYAMLBytes, "largest YAML document, in `bytes` (YAML takes far more memory to parse than JSON)")
 	fs.IntVar(&o.Limits.MaxDepth, "max-depth", plan.DefaultLimits.MaxDepth, "deepest nesting of lists and mappings, in `levels`")
 	fs.IntVar(&o.Limits.MaxAliasNodes, "max-alias-nodes", plan.DefaultLimits.MaxAliasNodes, "most `values` YAML aliases may expand to, per document")

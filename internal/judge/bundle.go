@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"sort"
@@ -31,6 +30,30 @@ type BundleKey struct {
 	// Alg is the signing algorithm (RS256 unless given): RS256, RS384,
 	// RS512, PS256, PS384, PS512, ES256, ES384, ES512, HS256, HS384, HS512.
 	Alg string
+}
+
+// config reads the key into OPA's verification settings.
+func (key *BundleKey) config() (*bundle.VerificationConfig, error) {
+	secret, err := os.ReadFile(key.File)
+	if err != nil {
+		return nil, &plan.Error{Source: key.File, Msg: "cannot read the verification key: " + plan.Reason(err)}
+	}
+	if len(bytes.TrimSpace(secret)) == 0 {
+		return nil, &plan.Error{Source: key.File, Msg: "the verification key file is empty"}
+	}
+	id, alg := key.ID, key.Alg
+	if id == "" {
+		id = "default"
+	}
+	if alg == "" {
+		alg = "RS256"
+	}
+	if strings.HasPrefix(alg, "HS") {
+		// The secret is the file's text: the line break an editor or
+		// echo ends it with is not part of it.
+		secret = bytes.TrimRight(secret, "\r\n")
+	}
+	return bundle.NewVerificationConfig(map[string]*bundle.KeyConfig{id: {Key: string(secret), Algorithm: alg}}, id, "", nil), nil
 }
 
 // The bundle's data holds the operator policy at this path, and nothing
@@ -68,51 +91,26 @@ func readBundle(ctx context.Context, loader *plan.Loader, name string, key *Bund
 	if err != nil {
 		return nil, fail("cannot read: %s", plan.Reason(err))
 	}
-	var raw []byte // the archive, read once, so that every pass reads the same bytes
-	if !info.IsDir() {
-		if raw, err = plan.ReadFile(name, lim.MaxBytes); err != nil {
+	var verify *bundle.VerificationConfig
+	if key != nil {
+		if verify, err = key.config(); err != nil {
 			return nil, err
 		}
 	}
-	open := func() bundle.DirectoryLoader {
-		if raw == nil {
-			return bundle.NewDirectoryLoader(name)
-		}
-		return bundle.NewTarballLoaderWithBaseURL(bytes.NewReader(raw), "")
-	}
-	signed, err := hasSignatures(open())
-	if err != nil {
-		return nil, fail("cannot be read as a bundle (a .tar.gz file from opa build, or a folder): %v", err)
-	}
-	var verify *bundle.VerificationConfig
-	switch {
-	case key == nil && signed:
-		return nil, fail("is signed (it holds .signatures.json), and no verification key is given: a signature that is not checked proves nothing; give the public key (or the HMAC secret) it was signed with")
-	case key != nil && !signed:
-		return nil, fail("is not signed (it holds no .signatures.json), and a verification key is given: only a bundle signed with that key is read")
-	case key != nil:
-		secret, err := os.ReadFile(key.File)
+	var src bundleSource = folder{root: name}
+	if !info.IsDir() {
+		raw, err := plan.ReadFile(name, lim.MaxBytes)
 		if err != nil {
-			return nil, &plan.Error{Source: key.File, Msg: "cannot read the verification key: " + plan.Reason(err)}
+			return nil, err
 		}
-		if len(bytes.TrimSpace(secret)) == 0 {
-			return nil, &plan.Error{Source: key.File, Msg: "the verification key file is empty"}
-		}
-		id, alg := key.ID, key.Alg
-		if id == "" {
-			id = "default"
-		}
-		if alg == "" {
-			alg = "RS256"
-		}
-		if strings.HasPrefix(alg, "HS") {
-			// The secret is the file's text: the line break an editor or
-			// echo ends it with is not part of it.
-			secret = bytes.TrimRight(secret, "\r\n")
-		}
-		verify = bundle.NewVerificationConfig(map[string]*bundle.KeyConfig{id: {Key: string(secret), Algorithm: alg}}, id, "", nil)
+		src = tarball{raw: raw}
 	}
-	r := bundle.NewCustomReader(open()).
+	// Bounded and verified first: OPA's reader parses what it is given.
+	files, err := readBundleFiles(ctx, name, src, lim.MaxBytes, verify)
+	if err != nil {
+		return nil, err
+	}
+	r := bundle.NewCustomReader(&heldLoader{files: files}).
 		WithSizeLimitBytes(lim.MaxBytes + 1). // OPA refuses a file of this size or more
 		WithRegoVersion(ast.RegoV1).
 		WithProcessAnnotations(false)
@@ -121,10 +119,9 @@ func readBundle(ctx context.Context, loader *plan.Loader, name string, key *Bund
 	}
 	b, err := r.Read()
 	if err != nil {
-		if verify != nil {
-			return nil, fail("the signature does not verify with the key given: %v", err)
-		}
-		return nil, fail("cannot be read as a bundle: %v", err)
+		// The signature was verified above: what OPA refuses now is the
+		// content (OPA verifies it again, and would say so).
+		return nil, fail("cannot be read as a bundle: %v", firstParseError(files, r.ParserOptions(), err))
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -141,7 +138,7 @@ func readBundle(ctx context.Context, loader *plan.Loader, name string, key *Bund
 	// what OPA's readers accept but could read differently (a duplicate
 	// key, a YAML yes that YAML 1.1 reads as true) is refused, as in a
 	// --policy file. The values judged are those OPA read and verified.
-	if err := strictData(ctx, open(), name, lim); err != nil {
+	if err := strictData(ctx, files, name, lim); err != nil {
 		return nil, err
 	}
 	out := &bundleContents{}
@@ -165,58 +162,59 @@ func readBundle(ctx context.Context, loader *plan.Loader, name string, key *Bund
 	return out, nil
 }
 
+// firstParseError is the error of the first module, in the bundle's
+// order, that does not parse, when OPA's reader failed on one: it parses
+// the modules all at once and tells of whichever failed first in time, so
+// its message could differ from one run to the next. Only the modules
+// before the one it names are parsed again.
+func firstParseError(files []heldFile, opts ast.ParserOptions, err error) error {
+	var one *ast.Error
+	var many ast.Errors
+	var named string
+	switch {
+	case errors.As(err, &one) && one.Location != nil:
+		named = one.Location.File
+	case errors.As(err, &many) && len(many) > 0 && many[0].Location != nil:
+		named = many[0].Location.File
+	default:
+		return err
+	}
+	for _, f := range files {
+		if f.path == named {
+			return err
+		}
+		if !strings.HasSuffix(f.path, bundle.RegoExt) {
+			continue
+		}
+		if _, perr := ast.ParseModuleWithOpts(f.path, string(f.data), opts); perr != nil {
+			return perr
+		}
+	}
+	return err
+}
+
 // bundleFile names a file inside a bundle: "bundle.tar.gz/checks/x.rego".
 func bundleFile(bundleName, p string) string {
 	return strings.TrimSuffix(bundleName, "/") + "/" + p
 }
 
-// hasSignatures tells whether a bundle holds a .signatures.json file.
-func hasSignatures(l bundle.DirectoryLoader) (bool, error) {
-	for {
-		f, err := l.NextFile()
-		if errors.Is(err, io.EOF) {
-			return false, nil
-		}
-		if err != nil {
-			return false, err
-		}
-		f.Close()
-		if bundle.IsSignaturesFile(f.Path()) {
-			return true, nil
-		}
-	}
-}
-
 // strictData reads every data file of the bundle with the gate's reader.
-func strictData(ctx context.Context, l bundle.DirectoryLoader, name string, lim plan.Limits) error {
-	for {
-		f, err := l.NextFile()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return &plan.Error{Source: name, Msg: "cannot be read as a bundle: " + plan.Reason(err)}
-		}
-		base := path.Base(f.Path())
+func strictData(ctx context.Context, files []heldFile, name string, lim plan.Limits) error {
+	for _, f := range files {
+		base := path.Base(f.path)
 		if base != "data.json" && !bundle.IsYAMLDataFile(base) {
-			f.Close()
 			continue
 		}
-		var buf bytes.Buffer
-		_, err = f.Read(&buf, lim.MaxBytes+1)
-		f.Close()
-		if err != nil && !errors.Is(err, io.EOF) {
-			return &plan.Error{Source: name, Msg: "cannot be read as a bundle: " + plan.Reason(err)}
-		}
-		source := bundleFile(name, strings.TrimPrefix(path.Clean("/"+f.Path()), "/"))
+		source := bundleFile(name, strings.TrimPrefix(path.Clean("/"+f.path), "/"))
 		syntax := plan.JSON
 		if base != "data.json" {
 			syntax = plan.YAML
 		}
-		if _, err := plan.Decode(ctx, source, buf.Bytes(), syntax, lim); err != nil {
+		if _, err := plan.Decode(ctx, source, f.data, syntax, lim); err != nil {
 			return err
 		}
 	}
+	return nil
 }
 
 // readPolicy finds the operator policy in the bundle's data and validates

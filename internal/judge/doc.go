@@ -8,6 +8,7 @@
 //
 // It also reads what the operator brings beside the built-in checks:
 // folders of Rego checks (checks.go), OPA bundles carrying checks and the
-// operator policy (bundle.go), and runs their Rego tests for spawngate
+// operator policy (bundle.go, read bounded and verified first in
+// bundlefiles.go), and runs their Rego tests for spawngate
 // verify (verify.go).
 package judge
