@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -116,77 +115,14 @@ func ReadFile(ctx context.Context, file string, lim plan.Limits, read Reader) *D
 	return read(ctx, file, data)
 }
 
-// maxWalk bounds the entries one folder walk looks at, so that a folder
-// tree of links cannot hold the gate.
-const maxWalk = 100_000
-
 // Files lists the files in dir whose names end in suffix, in path order,
 // in subfolders too when recursive. Links are followed, to folders and to
 // files, as the hosts follow them; a folder or file reached twice (two
 // links to one place, or a loop) is listed once. A dir that does not exist
 // holds none.
 func Files(ctx context.Context, dir, suffix string, recursive bool) ([]string, error) {
-	info, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, nil
-	case err != nil:
-		return nil, &plan.Error{Source: dir, Msg: "agents folder cannot be read: " + plan.Reason(err)}
-	case !info.IsDir():
-		return nil, &plan.Error{Source: dir, Msg: "agents folder is not a directory"}
-	}
-	var files []string
-	var seen []os.FileInfo
-	visited := func(fi os.FileInfo) bool {
-		for _, s := range seen {
-			if os.SameFile(s, fi) {
-				return true
-			}
-		}
-		seen = append(seen, fi)
-		return false
-	}
-	visited(info)
-	walked := 0
-	var walk func(string) error
-	walk = func(d string) error {
-		entries, err := os.ReadDir(d)
-		if err != nil {
-			return &plan.Error{Source: d, Msg: "agents folder cannot be read: " + plan.Reason(err)}
-		}
-		for _, e := range entries {
-			if walked++; walked > maxWalk {
-				return &plan.Error{Source: dir, Msg: fmt.Sprintf("agents folder holds more than %d entries", maxWalk)}
-			}
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			path := filepath.Join(d, e.Name())
-			fi, err := os.Stat(path) // follows a link
-			if err != nil {
-				if e.Type()&fs.ModeSymlink != 0 && strings.HasSuffix(e.Name(), suffix) {
-					files = append(files, path) // a dangling link: read, and refused
-				}
-				continue
-			}
-			switch {
-			case fi.IsDir():
-				if recursive && !visited(fi) {
-					if err := walk(path); err != nil {
-						return err
-					}
-				}
-			case strings.HasSuffix(e.Name(), suffix) && !visited(fi):
-				files = append(files, path)
-			}
-		}
-		return nil
-	}
-	if err := walk(dir); err != nil {
-		return nil, err
-	}
-	slices.Sort(files)
-	return files, nil
+	w := plan.Walk{Noun: "agents folder", Recursive: recursive, Match: func(name string) bool { return strings.HasSuffix(name, suffix) }}
+	return w.Files(ctx, dir)
 }
 
 // Definitions lists every file found, in folder order, then file order.

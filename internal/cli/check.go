@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/spawngate/spawngate/internal/judge"
+	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
 )
 
@@ -69,12 +71,14 @@ func parseCheck(args []string, help io.Writer) (*checkOptions, error) {
 
 func printCheckHelp(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprint(w, "Usage: spawngate check --policy FILE|--bundle FILE [flags] PLAN...\n\n"+
-		"Judges each child of each PLAN (a .yaml, .yml or .json file, or - for\n"+
-		"standard input) and exits 0 if every child may be dispatched, 1 if any\n"+
-		"child is refused, 2 if the gate could not evaluate.\n\nFlags:\n")
+		"Judges each child of each PLAN (a .yaml, .yml or .json file, a folder\n"+
+		"of them, or - for standard input) and exits 0 if every child may be\n"+
+		"dispatched, 1 if any child is refused, 2 if the gate could not\n"+
+		"evaluate.\n\nFlags:\n")
 	printFlags(w, fs)
 	fmt.Fprint(w, "\nExamples:\n"+
 		"  spawngate check --policy examples/policy.yaml examples/refused-plan.yaml\n"+
+		"  spawngate check --policy policy.yaml --format sarif plans/\n"+
 		"  generate-plan | spawngate check --policy policy.yaml --format json -\n")
 }
 
@@ -143,7 +147,8 @@ func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Wri
 	if log != nil {
 		read = append(read, log.read)
 	}
-	if firstLooksNested(opts.plans) {
+	plans := expandPlans(ctx, opts.plans, opts.policy)
+	if firstLooksNested(names(plans)) {
 		opts.gate.ExpectNested = true
 	}
 	g, err := newGate(ctx, opts.gate, opts.policy, read...)
@@ -165,13 +170,17 @@ func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Wri
 		res  report.Result
 		line string // the error, when it could not be judged
 	}
-	inOrder(len(opts.plans), func(i int) judged {
+	inOrder(len(plans), func(i int) judged {
 		start := time.Now()
-		res, err := g.JudgeFile(ctx, opts.plans[i], stdin, opts.maxListed)
+		var res report.Result
+		err := plans[i].err
+		if err == nil {
+			res, err = g.JudgeFile(ctx, plans[i].name, stdin, opts.maxListed)
+		}
 		var j judged
 		if err != nil {
 			line, problem := say(err)
-			j = judged{report.Failed(judge.SourceName(opts.plans[i]), line, problem), line}
+			j = judged{report.Failed(judge.SourceName(plans[i].name), line, problem), line}
 		} else {
 			j = judged{res: res}
 		}
@@ -259,6 +268,75 @@ func needOperator(g *judge.Gate, command string) error {
 		return nil
 	}
 	return fmt.Errorf("%s needs an operator policy: the bundle carries none (at data%s), and no --policy is given", command, strings.ReplaceAll(judge.BundlePolicyPointer, "/", "."))
+}
+
+// planArg is one plan document to judge, or why a PLAN argument gives
+// none.
+type planArg struct {
+	name string
+	err  error
+}
+
+func names(plans []planArg) []string {
+	out := make([]string, len(plans))
+	for i, p := range plans {
+		out[i] = p.name
+	}
+	return out
+}
+
+// planFolder is what a folder given as PLAN is searched for: the plan
+// documents in it and its subfolders, hidden ones (.git, .github) passed
+// over.
+var planFolder = plan.Walk{Noun: "folder of plans", Recursive: true, SkipHidden: true, Match: func(name string) bool {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
+}}
+
+// expandPlans turns each folder among the PLAN arguments into the plan
+// documents under it, in path order, as conftest does; a file (or -)
+// stays as given. The operator's policy file is passed over when it lies
+// in a folder given. A folder that holds no plan, or cannot be walked,
+// is an error in its place: nothing to check never passes.
+func expandPlans(ctx context.Context, args []string, policy string) []planArg {
+	var out []planArg
+	for _, a := range args {
+		info, err := os.Stat(a)
+		if a == "-" || err != nil || !info.IsDir() {
+			out = append(out, planArg{name: a})
+			continue
+		}
+		files, err := planFolder.Files(ctx, a)
+		if err != nil {
+			out = append(out, planArg{name: a, err: judge.AsError(a, err)})
+			continue
+		}
+		n := 0
+		for _, f := range files {
+			if policy != "" && sameFile(f, policy) {
+				continue
+			}
+			out = append(out, planArg{name: f})
+			n++
+		}
+		if n == 0 {
+			out = append(out, planArg{name: a, err: judge.AsError(a, &plan.Error{Source: a, Msg: "the folder holds no plan (no .yaml, .yml or .json file outside hidden folders): nothing to check"})})
+		}
+	}
+	return out
+}
+
+// sameFile tells whether two names are one file.
+func sameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }
 
 // firstLooksNested peeks at the first plan file, when it is a small
