@@ -82,5 +82,7 @@ func (d Dir) String() string { return string(d) }
 
 var (
 	_ Store   = Dir("")
+	_ Store   = (*Redis)(nil)
 	_ Session = (*Ledger)(nil)
+	_ Session = (*redisSession)(nil)
 )
