@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -10,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"gopkg.in/yaml.v3"
 )
 
 // Ledger flags that contradict each other, or a Redis URL that cannot be
@@ -85,4 +89,66 @@ func TestServeNeedsAWritableLedger(t *testing.T) {
 	if code := stop(); code != exitPass {
 		t.Fatalf("stopped with %d", code)
 	}
+}
+
+// The Kubernetes example shares the session ledger: the spawngate
+// Deployment names, with --ledger, the Redis Service of redis.yaml, which
+// selects Redis pods and not spawngate's, and that Redis never evicts a
+// ledger to make room.
+func TestDeploymentExampleSharesTheLedger(t *testing.T) {
+	docs := map[string]map[string]any{} // by kind and name
+	files, _ := filepath.Glob(filepath.Join("..", "..", "examples", "deploy", "kubernetes", "*.yaml"))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		for {
+			var doc map[string]any
+			if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			docs[fmt.Sprint(doc["kind"], "/", dig(t, doc, "metadata", "name"))] = doc
+		}
+	}
+	need := func(key string) map[string]any {
+		if docs[key] == nil {
+			t.Fatalf("no %s among the manifests", key)
+		}
+		return docs[key]
+	}
+	container := dig(t, need("Deployment/spawngate"), "spec", "template", "spec", "containers").([]any)[0].(map[string]any)
+	var args []string
+	for _, a := range container["args"].([]any) {
+		args = append(args, a.(string))
+	}
+	opts, err := parseServe(args[1:], io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := need("Service/spawngate-redis")
+	port := dig(t, svc, "spec", "ports").([]any)[0].(map[string]any)["port"]
+	if want := fmt.Sprintf("redis://spawngate-redis:%v/0", port); opts.ledger.url != want {
+		t.Fatalf("the Deployment's --ledger is %q, want %q", opts.ledger.url, want)
+	}
+	redis := need("StatefulSet/spawngate-redis")
+	labels := dig(t, redis, "spec", "template", "metadata", "labels").(map[string]any)
+	selector := dig(t, svc, "spec", "selector").(map[string]any)
+	for k, v := range selector {
+		if labels[k] != v {
+			t.Fatalf("the Redis Service selects %v, the Redis pods are %v", selector, labels)
+		}
+	}
+	spawngate := dig(t, need("Service/spawngate"), "spec", "selector").(map[string]any)
+	if fmt.Sprint(spawngate) == fmt.Sprint(selector) {
+		t.Fatal("the spawngate Service would route to Redis pods")
+	}
+	redisArgs := fmt.Sprint(dig(t, redis, "spec", "template", "spec", "containers").([]any)[0].(map[string]any)["args"])
+	if !strings.Contains(redisArgs, "--maxmemory-policy noeviction") || !strings.Contains(redisArgs, "--appendonly yes") {
+		t.Fatalf("Redis may lose a ledger: %s", redisArgs)
+	}
+	need("NetworkPolicy/spawngate-redis")
 }
