@@ -24,7 +24,7 @@ import (
 )
 
 // write writes files under root, making folders.
-func write(t *testing.T, root string, files map[string]string) {
+func write(t testing.TB, root string, files map[string]string) {
 	t.Helper()
 	for name, content := range files {
 		path := filepath.Join(root, name)
@@ -58,7 +58,7 @@ func codexAgent(name, sandbox string, mcp ...string) string {
 
 // catalogs writes definitions for both hosts, in dir/cc and dir/cx. (The
 // caller's parent block is the adapters' callerParent, tested there.)
-func catalogs(t *testing.T) (dir string) {
+func catalogs(t testing.TB) (dir string) {
 	dir = t.TempDir()
 	write(t, dir, map[string]string{
 		"cc/lead.md":      claudeAgent("lead", "Read, Grep, Agent"),
@@ -245,7 +245,7 @@ func TestLedgerErrors(t *testing.T) {
 }
 
 // retaskGate is a gate whose operator policy sets brief_retask.
-func retaskGate(t *testing.T, extra string) *judge.Gate {
+func retaskGate(t testing.TB, extra string) *judge.Gate {
 	t.Helper()
 	g, err := judge.NewWithPolicy(context.Background(), judge.DefaultOptions(), "policy.yaml", []byte(ccPolicy+"brief_retask: {}\n"+extra))
 	if err != nil {
@@ -585,5 +585,40 @@ func TestLedgerSharedByReplicas(t *testing.T) {
 	wg.Wait()
 	if passed := slices.DeleteFunc(slices.Clone(kinds), func(k Kind) bool { return k != Pass }); len(passed) != 1 || slices.Contains(kinds, Fail) {
 		t.Fatalf("decisions %v: want one pass and the rest refused", kinds)
+	}
+}
+
+// BenchmarkDecideWithLedger is one hook decision that hands out a fresh
+// nonce, with the session ledger in a folder and in Redis (when
+// SPAWNGATE_REDIS_URL names one): what keeping the ledger costs a
+// decision.
+func BenchmarkDecideWithLedger(b *testing.B) {
+	dir := catalogs(b)
+	g := retaskGate(b, "")
+	stores := map[string]func(b *testing.B) ledger.Store{
+		"dir": func(b *testing.B) ledger.Store { return ledger.Dir(b.TempDir()) },
+		"redis": func(b *testing.B) ledger.Store {
+			r, err := ledger.NewRedis(ledgertest.RedisURL(b), time.Hour)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { r.Close() })
+			return r
+		},
+	}
+	for _, name := range []string{"dir", "redis"} {
+		b.Run(name, func(b *testing.B) {
+			cfg := Config{Host: claudecode.Adapter{}, AgentsDirs: []string{filepath.Join(dir, "cc")}, Ledger: stores[name](b)}
+			session := fmt.Sprintf("%s-%d", b.Name(), time.Now().UnixNano())
+			i := 0
+			for b.Loop() {
+				// A session of its own every 500 nonces, so that the
+				// ledger's size stays that of a busy session.
+				i++
+				if d := Decide(context.Background(), g, cfg, ccPayload(fmt.Sprintf("%s-%d", session, i/500), "reader", "", "", retaskBrief(fmt.Sprintf("R-b%d", i)))); d.Kind != Pass {
+					b.Fatalf("decision %d: %v %v", i, d.Kind, d.Err)
+				}
+			}
+		})
 	}
 }
