@@ -31,7 +31,7 @@ type hookOptions struct {
 	transcript string
 	budget     string
 	printPlan  string
-	stateDir   string
+	ledger     ledgerFlags
 	log        logFlags
 }
 
@@ -117,7 +117,15 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return fail(line)
 	}
 	home, _ := os.UserHomeDir()
-	cfg := hook.Config{Host: adapter, Home: home, Budget: json.Number(opts.budget), Getenv: os.Getenv, StateDir: opts.stateDir}
+	cfg := hook.Config{Host: adapter, Home: home, Budget: json.Number(opts.budget), Getenv: os.Getenv, StateDir: opts.ledger.stateDir}
+	if opts.ledger.url != "" {
+		store, err := opts.ledger.store()
+		if err != nil {
+			return fail("--ledger " + err.Error())
+		}
+		defer store.Close()
+		cfg.Ledger = store
+	}
 	if opts.transcript != "" {
 		abs, err := filepath.Abs(opts.transcript)
 		if err != nil {
@@ -202,13 +210,7 @@ func parseHook(adapter host.Adapter, args []string, help io.Writer) (*hookOption
 	c.fs.Var(&opts.agentDirs, "agents-dir", "a `DIR` of agent definitions to look in, before any other; repeat it to give several, in order (default: the host's own folders, found as the host finds them: for Claude Code from CLAUDE_PROJECT_DIR, for Codex from the payload's cwd)")
 	c.fs.StringVar(&opts.budget, "budget-tokens", "", "the token `budget` a spawn is granted when its definition states none (default: the operator policy's budget_cap_tokens)")
 	c.logFlags(&opts.log)
-	c.fs.Func("state-dir", "the `DIR` the session ledgers are kept in: the SHA-256 of each re-task nonce a session handed out, so that a later spawn reusing one is refused; used only when the operator policy sets brief_retask (default: $XDG_STATE_HOME/spawngate, else ~/.local/state/spawngate)", func(s string) error {
-		if s == "" {
-			return errors.New("is empty: name a folder for the session ledgers")
-		}
-		opts.stateDir = s
-		return nil
-	})
+	c.ledgerFlags(&opts.ledger)
 	c.fs.StringVar(&opts.printPlan, "print-plan", "", "also write the plan the hook judged to `FILE` (- for stderr), to read it or give it to spawngate check; the answer is the same")
 	args, err := c.parse(args, help)
 	if err != nil {
@@ -221,6 +223,9 @@ func parseHook(adapter host.Adapter, args []string, help io.Writer) (*hookOption
 		return opts, &usageError{"hook needs --policy FILE (or a --bundle carrying the policy): a spawn call carries no policy of its own"}
 	}
 	if err := c.checkGate(opts.policy, &opts.gate); err != nil {
+		return opts, err
+	}
+	if err := c.checkLedger(&opts.ledger); err != nil {
 		return opts, err
 	}
 	if opts.budget != "" {

@@ -44,6 +44,7 @@ type serveOptions struct {
 	readTimeout     time.Duration
 	writeTimeout    time.Duration
 	idleTimeout     time.Duration
+	ledger          ledgerFlags
 }
 
 // DefaultAddr is where spawngate serve listens unless told otherwise:
@@ -71,6 +72,7 @@ func parseServe(args []string, help io.Writer) (*serveOptions, error) {
 	fs.DurationVar(&opts.readTimeout, "read-timeout", 10*time.Second, "longest time to read one request, as a `duration`")
 	fs.DurationVar(&opts.writeTimeout, "write-timeout", 0, "longest time to answer one request, as a `duration` (default: --timeout plus 5s)")
 	fs.DurationVar(&opts.idleTimeout, "idle-timeout", 60*time.Second, "longest time an idle keep-alive connection stays open, as a `duration`")
+	c.ledgerFlags(&opts.ledger)
 	args, err := c.parse(args, help)
 	if err != nil {
 		return opts, err
@@ -99,7 +101,10 @@ func parseServe(args []string, help io.Writer) (*serveOptions, error) {
 			return opts, &usageError{fmt.Sprintf("--budget-tokens %q: not a positive whole number", opts.budget)}
 		}
 	}
-	return opts, c.checkGate(opts.policy, &opts.gate)
+	if err := c.checkGate(opts.policy, &opts.gate); err != nil {
+		return opts, err
+	}
+	return opts, c.checkLedger(&opts.ledger)
 }
 
 // runServe is spawngate serve. It answers until the first SIGINT or
@@ -136,6 +141,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	cfg.Version, _ = judge.Versions()
 	cfg.Home, _ = os.UserHomeDir()
+	if cfg.Ledger, err = opts.ledger.serverStore(cfg.Home); err != nil {
+		return fail("--ledger " + err.Error())
+	}
+	if cfg.Ledger != nil {
+		defer cfg.Ledger.Close()
+	}
 	if opts.tokenFile != "" {
 		token, err := os.ReadFile(opts.tokenFile)
 		if err != nil {
@@ -154,6 +165,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		cfg.DecisionLog = w
 	}
 	s, err := server.New(ctx, cfg)
+	var noLedger *server.LedgerError
+	if errors.As(err, &noLedger) {
+		return fail(err.Error() + ledgerHint(&opts.ledger))
+	}
 	if err != nil {
 		return fail(err.Error())
 	}
@@ -191,7 +206,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if srv.TLSConfig != nil {
 		ln = tls.NewListener(ln, srv.TLSConfig)
 	}
-	logger.Info("serving", "addr", ln.Addr().String(), "policy", opts.policy, "digest", s.PolicyDigest(), "checks", s.ChecksDigest(), "tls", srv.TLSConfig != nil)
+	logger.Info("serving", "addr", ln.Addr().String(), "policy", opts.policy, "digest", s.PolicyDigest(), "checks", s.ChecksDigest(), "tls", srv.TLSConfig != nil, "ledger", ledgerName(cfg.Ledger))
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 

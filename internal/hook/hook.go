@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -89,9 +90,11 @@ type Config struct {
 	// Transcript is a session transcript to read instead of the
 	// payload's (see host.Env).
 	Transcript string
-	// StateDir is the folder the session ledgers are kept in (package
-	// ledger), used only when the operator policy sets brief_retask; ""
-	// means ledger.DefaultDir, from Getenv and Home.
+	// Ledger is where the session ledgers are kept (package ledger), used
+	// only when the operator policy sets brief_retask; nil means the
+	// folder StateDir, and "" there ledger.DefaultDir, from Getenv and
+	// Home. A server sets it: its ledger is never chosen by a request.
+	Ledger   ledger.Store
 	StateDir string
 }
 
@@ -134,27 +137,65 @@ func decide(ctx context.Context, g *judge.Gate, cfg Config, payload []byte) Deci
 	if len(sp.Children) == 0 {
 		return Decision{Kind: Fail, Event: event, Err: &judge.Error{Kind: judge.Internal, Source: payloadSource, Msg: "internal error: a spawn was translated into no child"}}
 	}
-	parent := sp.Parent
-	var led *ledger.Ledger
-	var nonce *regexp.Regexp
-	if retask, on := g.Operator()["brief_retask"]; on {
-		if nonce, err = noncePattern(g.Sources().Policy, retask); err != nil {
-			return Decision{Kind: Fail, Event: event, Err: err}
+	retask, on := g.Operator()["brief_retask"]
+	if !on {
+		d, _ := judgeSpawn(ctx, g, event, sp, nil, nil)
+		return d
+	}
+	nonce, err := noncePattern(g.Sources().Policy, retask)
+	if err != nil {
+		return Decision{Kind: Fail, Event: event, Err: err}
+	}
+	store, err := ledgerStore(cfg)
+	if err != nil {
+		return Decision{Kind: Fail, Event: event, Err: err}
+	}
+	if cfg.Ledger == nil {
+		defer store.Close()
+	}
+	// A ledger shared by replicas is not locked against them: a nonce
+	// claimed by another replica between the read and the write makes the
+	// decision be taken again on what the ledger holds now, where
+	// brief.retask refuses the reuse. A round is taken again only when
+	// another of its nonces was claimed meanwhile, so a few rounds end any
+	// honest race; more is a Fail.
+	for range maxClaims {
+		if d, claimed := judgeSpawn(ctx, g, event, sp, store, nonce); !claimed {
+			return d
 		}
-		if led, err = openLedger(ctx, g, cfg, sp.Session); err != nil {
-			return Decision{Kind: Fail, Event: event, Err: err}
+	}
+	return Decision{Kind: Fail, Event: event, Err: &judge.Error{Kind: judge.Document, Source: store.String(),
+		Msg: fmt.Sprintf("the session's nonces were claimed by other decisions %d times while this one was judged", maxClaims)}}
+}
+
+// maxClaims bounds how many times one decision is taken again because
+// another replica claimed one of its nonces meanwhile.
+const maxClaims = 4
+
+// judgeSpawn judges a translated spawn, with the session's ledger from
+// store when it is not nil: its nonces go into the parent block, and a
+// passed spawn's nonce is kept. claimed says another decision claimed one
+// of its nonces meanwhile: the Decision is then a Fail, to be taken again.
+func judgeSpawn(ctx context.Context, g *judge.Gate, event string, sp *host.Spawn, store ledger.Store, nonce *regexp.Regexp) (d Decision, claimed bool) {
+	parent := sp.Parent
+	var led ledger.Session
+	if store != nil {
+		var err error
+		if led, err = openLedger(ctx, g, store, sp.Session); err != nil {
+			return Decision{Kind: Fail, Event: event, Err: err}, false
 		}
 		defer led.Close()
+		parent = maps.Clone(parent)
 		if parent == nil {
 			parent = map[string]any{}
 		}
 		parent["session_nonces_sha256"] = led.Hashes()
 	}
-	d := Decision{Event: event, Plan: agent.Plan(sp.Children, parent), Children: sp.Children}
+	d = Decision{Event: event, Plan: agent.Plan(sp.Children, parent), Children: sp.Children}
 	res, err := g.JudgeSpawn(ctx, spawnSource, d.Plan, maxReasons)
 	if err != nil {
 		d.Kind, d.Err = Fail, err
-		return d
+		return d, false
 	}
 	d.Result = res
 	switch res.Verdict {
@@ -170,10 +211,11 @@ func decide(ctx context.Context, g *judge.Gate, cfg Config, payload []byte) Deci
 		// cannot keep it cannot catch its reuse later, so the spawn cannot
 		// go ahead either.
 		if err := record(ctx, led, nonce, sp.Brief); err != nil {
-			d.Kind, d.Err = Fail, err
+			d.Kind, d.Err = Fail, ledgerError(err, g.Options().Timeout)
+			claimed = errors.Is(err, ledger.ErrClaimed)
 		}
 	}
-	return d
+	return d, claimed
 }
 
 // DefaultNoncePattern finds the re-task nonce in a brief (its group 1)
@@ -202,20 +244,29 @@ func noncePattern(source string, retask any) (*regexp.Regexp, error) {
 	return re, nil
 }
 
+// ledgerStore is where the session ledgers are kept: the Config's store,
+// else the folder it names or the default one.
+func ledgerStore(cfg Config) (ledger.Store, error) {
+	if cfg.Ledger != nil {
+		return cfg.Ledger, nil
+	}
+	if cfg.StateDir != "" {
+		return ledger.Dir(cfg.StateDir), nil
+	}
+	dir, err := ledger.DefaultDir(cfg.Getenv, cfg.Home)
+	if err != nil {
+		return nil, &judge.Error{Kind: judge.Document, Source: "session ledger", Msg: err.Error() + ", and the operator policy sets brief_retask"}
+	}
+	return ledger.Dir(dir), nil
+}
+
 // openLedger locks and reads the session's ledger, within the hook's
 // deadline.
-func openLedger(ctx context.Context, g *judge.Gate, cfg Config, session string) (*ledger.Ledger, error) {
+func openLedger(ctx context.Context, g *judge.Gate, store ledger.Store, session string) (ledger.Session, error) {
 	if session == "" {
 		return nil, &judge.Error{Kind: judge.Document, Source: payloadSource, Pointer: "/session_id", Msg: "session_id is missing, and the operator policy sets brief_retask: the nonces a session handed out are kept by session"}
 	}
-	dir := cfg.StateDir
-	if dir == "" {
-		var err error
-		if dir, err = ledger.DefaultDir(cfg.Getenv, cfg.Home); err != nil {
-			return nil, &judge.Error{Kind: judge.Document, Source: "session ledger", Msg: err.Error() + ", and the operator policy sets brief_retask"}
-		}
-	}
-	l, err := ledger.Open(ctx, dir, session, g.Options().Limits.MaxBytes)
+	l, err := store.Open(ctx, session, g.Options().Limits.MaxBytes)
 	if err != nil {
 		return nil, ledgerError(err, g.Options().Timeout)
 	}
@@ -223,7 +274,7 @@ func openLedger(ctx context.Context, g *judge.Gate, cfg Config, session string) 
 }
 
 // record adds the nonces of a brief that goes ahead to the ledger.
-func record(ctx context.Context, led *ledger.Ledger, nonce *regexp.Regexp, brief string) error {
+func record(ctx context.Context, led ledger.Session, nonce *regexp.Regexp, brief string) error {
 	found := false
 	for _, m := range nonce.FindAllStringSubmatch(brief, -1) {
 		if m[1] != "" {
@@ -237,10 +288,7 @@ func record(ctx context.Context, led *ledger.Ledger, nonce *regexp.Regexp, brief
 	if err := ctx.Err(); err != nil {
 		return err // too late: the spawn is blocked, so its nonce is not handed out
 	}
-	if err := led.Commit(); err != nil {
-		return ledgerError(err, 0)
-	}
-	return nil
+	return led.Commit(ctx)
 }
 
 // ledgerError is a ledger's error as the gate reports it: which file,
@@ -254,7 +302,7 @@ func ledgerError(err error, timeout time.Duration) error {
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		e.Kind, e.Limit = judge.Timeout, "timeout"
-		e.Msg = fmt.Sprintf("the ledger is locked by another hook: timed out after %s waiting for it", timeout)
+		e.Msg = fmt.Sprintf("%s: timed out after %s waiting for it", le.Msg, timeout)
 	case errors.Is(err, context.Canceled):
 		e.Kind = judge.Interrupted
 	case errors.Is(err, ledger.ErrTooLarge):

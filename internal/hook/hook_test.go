@@ -19,11 +19,12 @@ import (
 	"github.com/spawngate/spawngate/internal/host/codex"
 	"github.com/spawngate/spawngate/internal/judge"
 	"github.com/spawngate/spawngate/internal/ledger"
+	"github.com/spawngate/spawngate/internal/ledger/ledgertest"
 	"github.com/spawngate/spawngate/internal/report"
 )
 
 // write writes files under root, making folders.
-func write(t *testing.T, root string, files map[string]string) {
+func write(t testing.TB, root string, files map[string]string) {
 	t.Helper()
 	for name, content := range files {
 		path := filepath.Join(root, name)
@@ -57,7 +58,7 @@ func codexAgent(name, sandbox string, mcp ...string) string {
 
 // catalogs writes definitions for both hosts, in dir/cc and dir/cx. (The
 // caller's parent block is the adapters' callerParent, tested there.)
-func catalogs(t *testing.T) (dir string) {
+func catalogs(t testing.TB) (dir string) {
 	dir = t.TempDir()
 	write(t, dir, map[string]string{
 		"cc/lead.md":      claudeAgent("lead", "Read, Grep, Agent"),
@@ -232,7 +233,7 @@ func TestLedgerErrors(t *testing.T) {
 	}{
 		{&ledger.Error{File: "/s/x.json", Pointer: "/nonces_sha256/1", Msg: "the ledger is corrupt: not a SHA-256"}, judge.Document, "/s/x.json: /nonces_sha256/1: the ledger is corrupt: not a SHA-256", ""},
 		{&ledger.Error{File: "/s/x.json", Line: 1, Column: 4, Msg: "the ledger is corrupt: bad"}, judge.Document, "/s/x.json:1:4: the ledger is corrupt: bad", ""},
-		{&ledger.Error{File: "/s/x.lock", Msg: "locked", Err: context.DeadlineExceeded}, judge.Timeout, "/s/x.lock: the ledger is locked by another hook: timed out after 2s waiting for it (limit timeout)", "timeout"},
+		{&ledger.Error{File: "/s/x.lock", Msg: "the ledger is locked by another hook", Err: context.DeadlineExceeded}, judge.Timeout, "/s/x.lock: the ledger is locked by another hook: timed out after 2s waiting for it (limit timeout)", "timeout"},
 		{&ledger.Error{File: "/s/x.lock", Msg: "locked", Err: context.Canceled}, judge.Interrupted, "/s/x.lock: locked", ""},
 		{&ledger.Error{File: "/s/x.json", Msg: "the ledger is larger than 9 bytes", Err: ledger.ErrTooLarge}, judge.Limit, "/s/x.json: the ledger is larger than 9 bytes (limit max-bytes)", "max-bytes"},
 	} {
@@ -244,7 +245,7 @@ func TestLedgerErrors(t *testing.T) {
 }
 
 // retaskGate is a gate whose operator policy sets brief_retask.
-func retaskGate(t *testing.T, extra string) *judge.Gate {
+func retaskGate(t testing.TB, extra string) *judge.Gate {
 	t.Helper()
 	g, err := judge.NewWithPolicy(context.Background(), judge.DefaultOptions(), "policy.yaml", []byte(ccPolicy+"brief_retask: {}\n"+extra))
 	if err != nil {
@@ -467,5 +468,157 @@ func TestReasonSeveralChildren(t *testing.T) {
 	one := reason(children[1:2], report.Result{Children: []report.Child{{Index: 0, Violations: []report.Violation{{Rule: "r", Path: "/plan/0/tools/1", Message: "m"}}}}})
 	if one != "spawngate refused this sub-agent: wide (/a/wide.md)\n- r /tools/1 (line 4): m" {
 		t.Errorf("one child: %q", one)
+	}
+}
+
+// racedStore stands for a ledger that replicas share: between a
+// decision's read and its claim, another replica claims the same nonces,
+// races times. With keep false that replica's claim is not kept, so the
+// race never ends.
+type racedStore struct {
+	mu     sync.Mutex
+	hashes []string
+	races  int
+	keep   bool
+	opens  int
+}
+
+func (s *racedStore) Open(ctx context.Context, session string, maxBytes int64) (ledger.Session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.opens++
+	return &racedSession{store: s, hashes: slices.Clone(s.hashes)}, nil
+}
+func (s *racedStore) Check(context.Context) error { return nil }
+func (s *racedStore) Close() error                { return nil }
+func (s *racedStore) String() string              { return "raced" }
+
+type racedSession struct {
+	store  *racedStore
+	hashes []string
+	added  []string
+}
+
+func (l *racedSession) Hashes() []string { return append([]string{}, l.hashes...) }
+func (l *racedSession) Add(n string) {
+	if !slices.Contains(l.hashes, ledger.Hash(n)) {
+		l.added = append(l.added, ledger.Hash(n))
+	}
+}
+func (l *racedSession) Close() error { return nil }
+func (l *racedSession) Commit(ctx context.Context) error {
+	s := l.store
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.races > 0 {
+		s.races--
+		if s.keep {
+			s.hashes = append(s.hashes, l.added...)
+		}
+		return &ledger.Error{File: "raced", Msg: "claimed meanwhile", Err: ledger.ErrClaimed}
+	}
+	s.hashes = append(s.hashes, l.added...)
+	return nil
+}
+
+// A nonce another replica claimed between this decision's read and its
+// claim is refused by brief.retask, the decision taken again on the
+// ledger as it is now: never a pass. A race that does not end is a Fail
+// after a bounded number of rounds.
+func TestLedgerClaimedMeanwhile(t *testing.T) {
+	dir := catalogs(t)
+	g := retaskGate(t, "")
+	payload := ccPayload("s", "reader", "", "", retaskBrief("R-raced"))
+	store := &racedStore{races: 1, keep: true}
+	cfg := Config{Host: claudecode.Adapter{}, AgentsDirs: []string{filepath.Join(dir, "cc")}, Ledger: store}
+	d := Decide(context.Background(), g, cfg, payload)
+	if d.Kind != Deny || !slices.Equal(rules(d), []string{"brief.retask /brief"}) || store.opens != 2 {
+		t.Fatalf("a nonce claimed meanwhile: %v %q %v after %d reads", d.Kind, rules(d), d.Err, store.opens)
+	}
+	if !strings.Contains(string(d.Plan), ledger.Hash("R-raced")) {
+		t.Fatalf("the decision taken again does not see the claimed nonce:\n%s", d.Plan)
+	}
+
+	endless := &racedStore{races: 1 << 30}
+	cfg.Ledger = endless
+	d = Decide(context.Background(), g, cfg, payload)
+	if d.Kind != Fail || endless.opens != maxClaims || d.Err.Error() != "raced: the session's nonces were claimed by other decisions 4 times while this one was judged" {
+		t.Fatalf("an endless race: %v %v after %d reads", d.Kind, d.Err, endless.opens)
+	}
+	if len(endless.hashes) != 0 {
+		t.Fatalf("an endless race kept %v", endless.hashes)
+	}
+}
+
+// Two replicas sharing a Redis ledger: a nonce handed out through one is
+// refused through the other, and of many decisions racing on one nonce
+// across them exactly one passes; the others are refused, none fails.
+func TestLedgerSharedByReplicas(t *testing.T) {
+	url := ledgertest.RedisURL(t)
+	dir := catalogs(t)
+	g := retaskGate(t, "")
+	var replicas []Config
+	for range 2 {
+		store, err := ledger.NewRedis(url, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { store.Close() })
+		replicas = append(replicas, Config{Host: claudecode.Adapter{}, AgentsDirs: []string{filepath.Join(dir, "cc")}, Ledger: store})
+	}
+	session := fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano())
+	decide := func(replica int, nonce string) Decision {
+		return Decide(context.Background(), g, replicas[replica], ccPayload(session, "reader", "", "", retaskBrief(nonce)))
+	}
+	if d := decide(0, "R-one"); d.Kind != Pass {
+		t.Fatalf("first use: %v %q %v", d.Kind, rules(d), d.Err)
+	}
+	if d := decide(1, "R-one"); d.Kind != Deny || !slices.Equal(rules(d), []string{"brief.retask /brief"}) {
+		t.Fatalf("reuse on the other replica: %v %q %v", d.Kind, rules(d), d.Err)
+	}
+	const n = 16
+	kinds := make([]Kind, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { kinds[i] = decide(i%2, "R-raced").Kind })
+	}
+	wg.Wait()
+	if passed := slices.DeleteFunc(slices.Clone(kinds), func(k Kind) bool { return k != Pass }); len(passed) != 1 || slices.Contains(kinds, Fail) {
+		t.Fatalf("decisions %v: want one pass and the rest refused", kinds)
+	}
+}
+
+// BenchmarkDecideWithLedger is one hook decision that hands out a fresh
+// nonce, with the session ledger in a folder and in Redis (when
+// SPAWNGATE_REDIS_URL names one): what keeping the ledger costs a
+// decision.
+func BenchmarkDecideWithLedger(b *testing.B) {
+	dir := catalogs(b)
+	g := retaskGate(b, "")
+	stores := map[string]func(b *testing.B) ledger.Store{
+		"dir": func(b *testing.B) ledger.Store { return ledger.Dir(b.TempDir()) },
+		"redis": func(b *testing.B) ledger.Store {
+			r, err := ledger.NewRedis(ledgertest.RedisURL(b), time.Hour)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { r.Close() })
+			return r
+		},
+	}
+	for _, name := range []string{"dir", "redis"} {
+		b.Run(name, func(b *testing.B) {
+			cfg := Config{Host: claudecode.Adapter{}, AgentsDirs: []string{filepath.Join(dir, "cc")}, Ledger: stores[name](b)}
+			session := fmt.Sprintf("%s-%d", b.Name(), time.Now().UnixNano())
+			i := 0
+			for b.Loop() {
+				// A session of its own every 500 nonces, so that the
+				// ledger's size stays that of a busy session.
+				i++
+				if d := Decide(context.Background(), g, cfg, ccPayload(fmt.Sprintf("%s-%d", session, i/500), "reader", "", "", retaskBrief(fmt.Sprintf("R-b%d", i)))); d.Kind != Pass {
+					b.Fatalf("decision %d: %v %v", i, d.Kind, d.Err)
+				}
+			}
+		})
 	}
 }

@@ -76,7 +76,8 @@ func Hash(nonce string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Ledger is one session's ledger, locked from Open to Close.
+// Ledger is one session's ledger in a directory (the Dir store), locked
+// from Open to Close.
 type Ledger struct {
 	file string
 	lock *os.File
@@ -137,10 +138,15 @@ func (l *Ledger) Add(nonce string) {
 
 // Commit writes what Add added, atomically: a temporary file in the same
 // folder, synced, renamed over the ledger. Without an addition it writes
-// nothing.
-func (l *Ledger) Commit() error {
+// nothing. A ctx that has ended writes nothing and is an error: the
+// decision it was for is past its deadline, and its spawn does not go
+// ahead.
+func (l *Ledger) Commit(ctx context.Context) error {
 	if !l.changed {
 		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return &Error{File: l.file, Msg: "the decision ended before the ledger was written", Err: err}
 	}
 	if l.lock == nil {
 		return &Error{File: l.file, Msg: "the ledger is closed"}

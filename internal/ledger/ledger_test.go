@@ -73,7 +73,7 @@ func TestLedgerKeepsHashesOnly(t *testing.T) {
 	for _, n := range []string{"R-zeta", "R-alpha", "R-zeta"} {
 		l.Add(n)
 	}
-	if err := l.Commit(); err != nil {
+	if err := l.Commit(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Close(); err != nil {
@@ -173,7 +173,7 @@ func TestCorruptLedgerFailsClosed(t *testing.T) {
 		for i := range 20 {
 			l.Add(strconv.Itoa(i))
 		}
-		if err := l.Commit(); err != nil {
+		if err := l.Commit(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		l.Close()
@@ -238,18 +238,18 @@ func TestLockWaitIsBoundedAndSerializes(t *testing.T) {
 		got <- l.Hashes()
 	}()
 	time.Sleep(30 * time.Millisecond) // the second is waiting now
-	if err := first.Commit(); err != nil {
+	if err := first.Commit(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	first.Close()
 	if h := <-got; !slices.Equal(h, hashesOf("R-first")) {
 		t.Fatalf("the second Open saw %v", h)
 	}
-	if err := first.Commit(); err != nil { // nothing new: nothing to write
+	if err := first.Commit(context.Background()); err != nil { // nothing new: nothing to write
 		t.Fatal(err)
 	}
 	first.Add("R-late")
-	if err := first.Commit(); err == nil {
+	if err := first.Commit(context.Background()); err == nil {
 		t.Fatal("a closed ledger was written")
 	}
 }
@@ -267,7 +267,7 @@ func addOne(dir, session, nonce string) error {
 		return fmt.Errorf("nonce %s already there", nonce)
 	}
 	l.Add(nonce)
-	return l.Commit()
+	return l.Commit(ctx)
 }
 
 // Many goroutines racing on one ledger keep every nonce.

@@ -33,7 +33,7 @@ func lockPath(ctx context.Context, file string) (*os.File, error) {
 		case <-ctx.Done():
 			t.Stop()
 			f.Close()
-			return nil, &Error{File: file, Msg: "the ledger is locked by another hook, and the wait for it ended", Err: ctx.Err()}
+			return nil, &Error{File: file, Msg: "the ledger is locked by another hook", Err: ctx.Err()}
 		case <-t.C:
 		}
 		wait = min(2*wait, 20*time.Millisecond)

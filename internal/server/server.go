@@ -23,6 +23,7 @@ import (
 	"github.com/spawngate/spawngate/internal/host"
 	"github.com/spawngate/spawngate/internal/hosts"
 	"github.com/spawngate/spawngate/internal/judge"
+	"github.com/spawngate/spawngate/internal/ledger"
 	"github.com/spawngate/spawngate/internal/report"
 )
 
@@ -42,6 +43,11 @@ type Config struct {
 	AgentsDirs []string
 	Home       string
 	Budget     json.Number
+	// Ledger keeps the session ledgers when the operator policy sets
+	// brief_retask: a policy that does cannot be served without one the
+	// server can read and write (LedgerError). Replicas that serve one
+	// session must share it (ledger.Redis). A request never chooses it.
+	Ledger ledger.Store
 	// Token, when set, must come as "Authorization: Bearer <token>".
 	Token []byte
 	// DecisionLog, when set, gets one JSON line per decision; LogInput adds
@@ -153,6 +159,9 @@ func (s *Server) load(ctx context.Context) (*state, error) {
 	if _, err := g.Engine(); err != nil {
 		return nil, err
 	}
+	if err := s.checkLedger(ctx, g); err != nil {
+		return nil, err
+	}
 	src := g.Sources()
 	st := &state{gate: g, digest: src.PolicyDigest, loaded: time.Now()}
 	if len(src.Modules) > 0 {
@@ -160,6 +169,58 @@ func (s *Server) load(ctx context.Context) (*state, error) {
 	}
 	return st, nil
 }
+
+// LedgerError is why a policy that sets brief_retask cannot be served:
+// no session ledger is configured, or the one configured cannot be read
+// and written now.
+type LedgerError struct {
+	// Policy names the operator policy; Err is the ledger's error, nil
+	// when none is configured.
+	Policy string
+	Err    error
+}
+
+func (e *LedgerError) Error() string {
+	if e.Err == nil {
+		return e.Policy + ": /brief_retask: the operator policy turns the session checks on, and no session ledger is configured"
+	}
+	return e.Policy + ": /brief_retask: the operator policy turns the session checks on, and the session ledger cannot be used: " + e.Err.Error()
+}
+
+func (e *LedgerError) Unwrap() error { return e.Err }
+
+// checkLedger makes sure that a policy that keeps session ledgers has one
+// it can read and write, within the decision timeout.
+func (s *Server) checkLedger(ctx context.Context, g *judge.Gate) error {
+	if _, on := g.Operator()["brief_retask"]; !on {
+		return nil
+	}
+	policy := g.Sources().Policy
+	if policy == "" {
+		policy = "operator policy"
+	}
+	if s.cfg.Ledger == nil {
+		return &LedgerError{Policy: policy}
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Gate.Timeout)
+	defer cancel()
+	if err := s.cfg.Ledger.Check(ctx); err != nil {
+		return &LedgerError{Policy: policy, Err: err}
+	}
+	return nil
+}
+
+// noLedger is the store of a server given none: it serves no policy that
+// sets brief_retask (checkLedger), and if one came it would refuse, never
+// let a request's headers choose a folder.
+type noLedger struct{}
+
+func (noLedger) Open(context.Context, string, int64) (ledger.Session, error) {
+	return nil, errors.New("no session ledger is configured")
+}
+func (noLedger) Check(context.Context) error { return errors.New("no session ledger is configured") }
+func (noLedger) Close() error                { return nil }
+func (noLedger) String() string              { return "session ledger" }
 
 // Digest is how the server names a policy: the SHA-256 of its bytes.
 func Digest(data []byte) string {
@@ -410,7 +471,11 @@ func (s *Server) hook(adapter host.Adapter) http.HandlerFunc {
 			cannot("busy", "no turn to evaluate came before the request ended")
 			return
 		}
-		cfg := hook.Config{Host: adapter, AgentsDirs: s.cfg.AgentsDirs, Home: s.cfg.Home, Budget: s.cfg.Budget, Getenv: sessionEnv(r)}
+		store := s.cfg.Ledger
+		if store == nil {
+			store = noLedger{}
+		}
+		cfg := hook.Config{Host: adapter, AgentsDirs: s.cfg.AgentsDirs, Home: s.cfg.Home, Budget: s.cfg.Budget, Getenv: sessionEnv(r), Ledger: store}
 		dec := hook.Decide(r.Context(), st.gate, cfg, body)
 		done()
 		event = dec.Event
