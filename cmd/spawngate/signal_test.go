@@ -113,7 +113,7 @@ func startInPhase(t testing.TB, phase string) *running {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p.cmd, p.name, p.stdin = exec.Command(bin, "check", "-"), "<stdin>", w
+		p.cmd, p.name, p.stdin = exec.Command(bin, "check", "--policy", operatorPolicy(t), "-"), "<stdin>", w
 		p.cmd.Stdin = r
 		p.cmd.Stderr = p.stderr
 		if err := p.cmd.Start(); err != nil {
@@ -135,7 +135,7 @@ func startInPhase(t testing.TB, phase string) *running {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p.cmd = exec.Command(bin, "check", "--timeout", "10m", p.name)
+		p.cmd = exec.Command(bin, "check", "--policy", operatorPolicy(t), "--timeout", "10m", p.name)
 		p.cmd.Stderr = p.stderr
 		if err := p.cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -205,6 +205,17 @@ func waitFor(t testing.TB, p *running, what string, ready func() (bool, error)) 
 		time.Sleep(5 * time.Millisecond) // a poll interval, not a guess at readiness
 	}
 	t.Fatalf("the process was not seen to %s in two minutes", what)
+}
+
+// operatorPolicy writes the operator's policy the slow plans are judged
+// by: the plan's own, which refuses every child, decides.
+func operatorPolicy(t testing.TB) string {
+	t.Helper()
+	name := filepath.Join(t.TempDir(), "operator.json")
+	if err := os.WriteFile(name, []byte(`{"allowed_tools": ["fs.read"], "workspace_root": "/w", "budget_cap_tokens": 9}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return name
 }
 
 // slowPlan writes a plan of children that cannot be judged as one, each
