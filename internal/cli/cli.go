@@ -141,14 +141,21 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runVerify(ctx, args[1:], stdout, stderr)
 	case "doctor":
 		return runDoctor(ctx, args[1:], stdout, stderr)
-	case "version", "--version":
+	case "version", "--version", "-version":
 		return runVersion(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		return help(args, stdout, stderr)
 	}
+	if s := suggest(args[0], commands); s != "" {
+		fmt.Fprintf(stderr, "spawngate: unknown command %q: did you mean %s? (see spawngate help)\n", args[0], s)
+		return exitError
+	}
 	fmt.Fprintf(stderr, "spawngate: unknown command %q (see spawngate help)\n", args[0])
 	return exitError
 }
+
+// commands are the command names, for a slip's suggestion.
+var commands = []string{"check", "rules", "hook", "agents", "serve", "verify", "doctor", "version", "help"}
 
 // help answers a help word. Help is an answer only when it is all that was
 // asked: "help" or "help check" alone. Anything else after a help word (a
@@ -172,6 +179,10 @@ func help(args []string, stdout, stderr io.Writer) int {
 		return runVerify(context.Background(), []string{"-h"}, stdout, stderr)
 	case len(args) == 2 && args[0] == "help" && args[1] == "rules":
 		return rules(context.Background(), []string{"-h"}, stdout, stderr)
+	case len(args) == 2 && args[0] == "help" && args[1] == "doctor":
+		return runDoctor(context.Background(), []string{"-h"}, stdout, stderr)
+	case len(args) == 2 && args[0] == "help" && args[1] == "version":
+		return runVersion([]string{"-h"}, stdout, stderr)
 	}
 	msg := fmt.Sprintf("%s takes no arguments but a command name (help COMMAND): nothing was checked", args[0])
 	fmt.Fprintf(stderr, "spawngate: %s\n", msg)
@@ -184,8 +195,10 @@ func help(args []string, stdout, stderr io.Writer) int {
 const usage = `spawngate decides whether each child of a spawn plan may be dispatched.
 
 Usage:
-  spawngate check [flags] PLAN...   judge spawn plans (PLAN: a .yaml, .yml or
-                                    .json file, or - for standard input)
+  spawngate check --policy FILE PLAN...
+                                    judge spawn plans (PLAN: a .yaml, .yml or
+                                    .json file, a folder of them, or - for
+                                    standard input)
   spawngate hook claude-code|codex  answer a host's PreToolUse hook: judge the
                                     sub-agent its payload asks for
   spawngate agents [flags] [PATH]   judge every Claude Code and Codex agent
@@ -211,8 +224,8 @@ A hook answers in its host's protocol instead, and never exits 1.
 Example:
   spawngate check --policy examples/policy.yaml examples/refused-plan.yaml
 
-Run 'spawngate help COMMAND' (check, hook, agents, serve, verify, rules)
-for its flags.
+Run 'spawngate help COMMAND' (check, hook, agents, serve, verify, rules,
+doctor, version) for its flags.
 `
 
 // oneLine keeps an error on one line of stderr.

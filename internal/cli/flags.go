@@ -133,7 +133,7 @@ func (c *command) parse(args []string, help io.Writer) ([]string, error) {
 				c.help(help, fs)
 				return nil, err
 			}
-			return positional, &usageError{flagError(err)}
+			return positional, &usageError{flagError(err, fs)}
 		}
 		if fs.NArg() == 0 {
 			break
@@ -173,7 +173,10 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 			kind = " " + kind
 		}
 		fmt.Fprintf(w, "  --%s%s\n    \t%s", f.Name, kind, usage)
-		if f.DefValue != "" && f.DefValue != "false" {
+		// A default is shown once: the usage's own words when it says one,
+		// else the flag's value, unless that is the zero of its type (an
+		// unset duration, an empty list), which says nothing.
+		if !strings.Contains(usage, "(default") && !zeroDefault(f.DefValue) {
 			fmt.Fprintf(w, " (default %s)", f.DefValue)
 		}
 		fmt.Fprintln(w)
@@ -197,6 +200,15 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 	}
 	fmt.Fprint(w, "\nEvery flag may be given at most once; flags may come before or after the\n"+
 		"arguments, and -- ends them.\n")
+}
+
+// zeroDefault tells whether a flag's default is the zero of its kind.
+func zeroDefault(v string) bool {
+	switch v {
+	case "", "false", "0", "0s", "[]":
+		return true
+	}
+	return false
 }
 
 // usageError is a command line the gate cannot act on.
@@ -316,9 +328,14 @@ var (
 
 // flagError says a flag package error the way the flags are documented,
 // with two dashes.
-func flagError(err error) string {
+func flagError(err error, fs *flag.FlagSet) string {
 	msg := err.Error()
 	if m := unknownFlag.FindStringSubmatch(msg); m != nil {
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		if s := suggest(m[1], names); s != "" {
+			return fmt.Sprintf("unknown flag --%s: did you mean --%s?", m[1], s)
+		}
 		return "unknown flag --" + m[1]
 	}
 	if m := missingValue.FindStringSubmatch(msg); m != nil {

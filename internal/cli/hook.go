@@ -282,6 +282,15 @@ func printHookFlags(w io.Writer, adapter host.Adapter, fs *flag.FlagSet) {
 		"Refused: the host's refusal JSON on stdout, exit 0. Cannot judge: one line on\n"+
 		"stderr, exit 2. Never exit 1. (This help exits 2.)\n\nFlags:\n")
 	printFlags(w, fs)
+	fmt.Fprint(w, "\nExample (a payload tried by hand; the host writes one on stdin):\n"+hookExamples[adapter.Name()])
+}
+
+// hookExamples are the help's example per host, run from a checkout.
+var hookExamples = map[string]string{
+	"claude-code": "  spawngate hook claude-code --policy examples/claude-code/policy.yaml \\\n" +
+		"    --agents-dir examples/claude-code/.claude/agents < examples/claude-code/payloads/fixer.json\n",
+	"codex": "  spawngate hook codex --policy examples/codex/policy.yaml --agents-dir examples/codex/.codex/agents \\\n" +
+		"    --transcript examples/codex/sessions/workspace-write.jsonl < examples/codex/payloads/writer-v2.json\n",
 }
 
 // isTerminal tells whether r is a terminal, where a person types.

@@ -511,3 +511,32 @@ func TestNamesStdout(t *testing.T) {
 		}
 	}
 }
+
+// TestHookHelpExamplesRun: the example each host's help shows runs from a
+// checkout and refuses the writer it is given, as the help says.
+func TestHookHelpExamplesRun(t *testing.T) {
+	t.Chdir(filepath.Join("..", ".."))
+	for name, example := range hookExamples {
+		t.Run(name, func(t *testing.T) {
+			line := strings.ReplaceAll(strings.TrimSpace(example), "\\\n", " ")
+			cmd, payload, ok := strings.Cut(line, " < ")
+			if !ok {
+				t.Fatalf("the example reads no payload: %q", example)
+			}
+			words := strings.Fields(cmd)
+			if len(words) < 3 || words[0] != "spawngate" {
+				t.Fatalf("not a spawngate command: %q", cmd)
+			}
+			in, err := os.Open(strings.TrimSpace(payload))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer in.Close()
+			var stdout, stderr bytes.Buffer
+			code := Run(context.Background(), words[1:], in, &stdout, &stderr)
+			if code != exitPass || !strings.Contains(stdout.String(), `"permissionDecision":"deny"`) || stderr.Len() != 0 {
+				t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
+			}
+		})
+	}
+}

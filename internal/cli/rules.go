@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -27,6 +28,14 @@ func rules(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c := newCommand("spawngate rules", printRulesHelp)
 	c.fs.Var(policyFlag{&policy}, "policy", "the operator's policy `FILE`, for the checks its checks field names")
 	c.checksFlags(&o)
+	format := "text"
+	c.fs.Func("format", "output `format`: text (for a person) or json (one document: every rule's id, severity, title, description, and for the operator's own, custom and file) (default text)", func(s string) error {
+		if s != "text" && s != "json" {
+			return errors.New("use text or json")
+		}
+		format = s
+		return nil
+	})
 	var writeTo string
 	c.fs.Var(fileFlag{&writeTo, "a folder"}, "write-rego", "write the built-in Rego modules into `DIR` (created if need be) instead of listing the rules: opa build and opa test need them to compile checks that import data.spawngate.lib")
 	rest, err := c.parse(args, stdout)
@@ -55,6 +64,12 @@ func rules(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		engine, err = g.Engine()
 	}
+	if err == nil && format == "json" {
+		err = writeRulesJSON(stdout, engine.Checks())
+		if err == nil {
+			return exitPass
+		}
+	}
 	if err == nil {
 		var b strings.Builder
 		for i, c := range engine.Checks() {
@@ -76,6 +91,35 @@ func rules(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "spawngate: %s\n", report.Clean(oneLine(err.Error())))
 	return exitError
+}
+
+// ruleJSON is one rule as rules --format json lists it.
+type ruleJSON struct {
+	ID          string `json:"id"`
+	Severity    string `json:"severity"`
+	Title       string `json:"title"`
+	Description string `json:"description"`
+	Custom      bool   `json:"custom,omitempty"`
+	File        string `json:"file,omitempty"`
+}
+
+// writeRulesJSON writes the rules as one JSON document: {"rules": [...]}.
+func writeRulesJSON(w io.Writer, checks []gate.Check) error {
+	out := struct {
+		Rules []ruleJSON `json:"rules"`
+	}{Rules: make([]ruleJSON, len(checks))}
+	for i, c := range checks {
+		out.Rules[i] = ruleJSON{ID: c.ID, Severity: c.Severity, Title: c.Title, Description: c.Description, Custom: c.Custom}
+		if c.Custom {
+			out.Rules[i].File = c.File
+		}
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
 }
 
 // writeBuiltins writes the built-in modules (not their tests) into dir,
@@ -121,6 +165,10 @@ func printRulesHelp(w io.Writer, fs *flag.FlagSet) {
 		"operator's own checks, theirs, marked custom with the file each comes\n"+
 		"from.\n\nFlags:\n")
 	printFlags(w, fs)
+	fmt.Fprint(w, "\nExamples:\n"+
+		"  spawngate rules\n"+
+		"  spawngate rules --policy policy.yaml --checks checks/ --format json\n"+
+		"  spawngate rules --write-rego build/spawngate   # for opa build and opa test\n")
 }
 
 // wrap breaks text into lines of at most width characters, at spaces.

@@ -286,6 +286,13 @@ Flags:
 // and the digest of the embedded checks and schemas that the decision log
 // records.
 func runVersion(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		fmt.Fprint(stdout, "Usage: spawngate version\n\n"+
+			"Prints spawngate's version, the version of OPA it embeds, and the\n"+
+			"digest of its built-in checks (which a decision log records), and\n"+
+			"exits 0.\n")
+		return exitPass
+	}
 	if len(args) > 0 {
 		fmt.Fprintf(stderr, "spawngate: version takes no arguments\n")
 		return exitError
