@@ -68,11 +68,23 @@ id_holds(x) if x.id == input.child.id
 tool_holds(x, _) if not "tool" in object.keys(x)
 
 # A tool selector names the tool entry the violation is about, with a
-# pattern as in allowed_tools.
+# pattern as in allowed_tools, and like allowed_tools it names only a plain
+# tool name (never a requested pattern such as fs:*), and a tool that only
+# an exact entry allows (lib.exact_only_tools) only when it is that entry.
 tool_holds(x, violation) if {
 	regex.match(`^/tools/[0-9]+$`, violation.field)
-	is_string(violation.value)
-	lib.matches([x.tool], violation.value)
+	lib.is_tool_name(violation.value)
+	names_tool(x.tool, violation.value)
+}
+
+names_tool(pattern, tool) if {
+	not tool in lib.exact_only_tools
+	lib.matches([pattern], tool)
+}
+
+names_tool(pattern, tool) if {
+	tool in lib.exact_only_tools
+	pattern == tool
 }
 
 path_holds(x, _) if not "path" in object.keys(x)

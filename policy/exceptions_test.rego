@@ -118,3 +118,28 @@ test_no_exceptions_no_notes if {
 	exceptions.notes == set() with input as {"policies": {"operator": {}}, "today": "2026-12-01", "matched": []}
 	exceptions.excepted == {} with input as {"policies": {}, "today": "2026-12-01", "child": {"role": "a"}, "violations": [shell_write]}
 }
+
+# A tool only an exact entry allows is excepted only by that exact entry,
+# never by a pattern; and no tool pattern excepts a requested tool that is
+# itself a pattern or not a plain name.
+test_exact_only_tool_by_pattern_denied if {
+	v := {"rule": "tools.allowlist", "field": "/tools/0", "value": "sandbox:danger-full-access", "policies": ["operator"]}
+	every pattern in ["sandbox:*", "sandbox:danger-*", "*", "**", "sandbox:danger-full-acces?"] {
+		exceptions.excepted == {} with input as judged([{"rule": "tools.allowlist", "tool": pattern, "reason": "r", "expires": "2027-01-01"}], {"role": "a"}, [v])
+	}
+}
+
+test_exact_only_tool_by_exact_entry_allowed if {
+	v := {"rule": "tools.allowlist", "field": "/tools/0", "value": "sandbox:danger-full-access", "policies": ["operator"]}
+	x := {"rule": "tools.allowlist", "tool": "sandbox:danger-full-access", "reason": "r", "expires": "2027-01-01"}
+	exceptions.excepted == {0: 0} with input as judged([x], {"role": "a"}, [v])
+	other := object.union(v, {"value": "sandbox:workspace-write"})
+	exceptions.excepted == {0: 0} with input as judged([object.union(x, {"tool": "sandbox:*"})], {"role": "a"}, [other])
+}
+
+test_requested_pattern_tool_denied if {
+	x := {"rule": "tools.allowlist", "tool": "*", "reason": "r", "expires": "2027-01-01"}
+	every tool in ["fs:*", "mcp__github__*", "Bash(git diff:*)", "a b", "fs.read:"] {
+		exceptions.excepted == {} with input as judged([x], {"role": "a"}, [{"rule": "tools.allowlist", "field": "/tools/0", "value": tool}])
+	}
+}
