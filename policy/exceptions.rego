@@ -62,8 +62,15 @@ role_holds(x) if x.role == input.child.role
 
 id_holds(x) if not "id" in object.keys(x)
 
-# The gate passes the child's id only when the child is judged alone.
-id_holds(x) if x.id == input.child.id
+# An id is the plan author's to choose, so an exception naming one holds
+# only beside a role, which role_holds binds (the schema refuses an id
+# without a role): a child that takes an excepted id must still be of the
+# role the operator named, and is judged by what that role may do. The
+# gate passes the child's id only when the child is judged alone.
+id_holds(x) if {
+	"role" in object.keys(x)
+	x.id == input.child.id
+}
 
 tool_holds(x, _) if not "tool" in object.keys(x)
 

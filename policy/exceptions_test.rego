@@ -80,7 +80,7 @@ test_role_selector if {
 }
 
 test_id_selector_needs_the_child_alone if {
-	x := {"rule": "tools.write", "id": "job-7", "reason": "r", "expires": "2027-01-01"}
+	x := {"rule": "tools.write", "role": "migrator", "id": "job-7", "reason": "r", "expires": "2027-01-01"}
 	exceptions.excepted == {0: 0} with input as judged([x], {"role": "migrator", "id": "job-7"}, [shell_write])
 	exceptions.excepted == {} with input as judged([x], {"role": "migrator", "id": "job-8"}, [shell_write])
 	exceptions.excepted == {} with input as judged([x], {"role": "migrator"}, [shell_write])
@@ -142,4 +142,20 @@ test_requested_pattern_tool_denied if {
 	every tool in ["fs:*", "mcp__github__*", "Bash(git diff:*)", "a b", "fs.read:"] {
 		exceptions.excepted == {} with input as judged([x], {"role": "a"}, [{"rule": "tools.allowlist", "field": "/tools/0", "value": tool}])
 	}
+}
+
+# An id is the plan author's to choose: an exception naming one without a
+# role (which the schema refuses) excepts nothing, and one with a role
+# holds only for a child of that role, whatever id it takes.
+test_id_without_role_denied if {
+	x := {"rule": "budget.cap", "id": "backfill-1", "reason": "r", "expires": "2027-01-01"}
+	v := {"rule": "budget.cap", "field": "/budget_tokens", "value": 9e9, "policies": ["operator"]}
+	exceptions.excepted == {} with input as judged([x], {"role": "anything", "id": "backfill-1"}, [v])
+}
+
+test_id_with_role_of_another_child_denied if {
+	x := {"rule": "budget.cap", "role": "backfill", "id": "backfill-1", "reason": "r", "expires": "2027-01-01"}
+	v := {"rule": "budget.cap", "field": "/budget_tokens", "value": 9e9, "policies": ["operator"]}
+	exceptions.excepted == {} with input as judged([x], {"role": "deployer", "id": "backfill-1"}, [v])
+	exceptions.excepted == {0: 0} with input as judged([x], {"role": "backfill", "id": "backfill-1"}, [v])
 }

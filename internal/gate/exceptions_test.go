@@ -18,7 +18,7 @@ import (
 const exceptingPolicy = `{"allowed_tools": ["fs.read", "shell.run"], "workspace_root": "/repo", "budget_cap_tokens": 1000,
   "exceptions": [
     {"rule": "tools.write", "role": "migrator", "tool": "shell.run", "reason": "OPS-12 migration", "expires": "2027-01-31"},
-    {"rule": "budget.cap", "id": "job-7", "reason": "OPS-13 backfill", "expires": "2027-01-31"},
+    {"rule": "budget.cap", "role": "backfill", "id": "job-7", "reason": "OPS-13 backfill", "expires": "2027-01-31"},
     {"rule": "tools.write", "role": "reader", "reason": "gone", "expires": "2026-11-30"},
     {"rule": "model.allowlist", "role": "migrator", "reason": "never needed", "expires": "2027-01-31"}
   ]}`
@@ -169,12 +169,13 @@ func TestExceptionsOnlyEverExcept(t *testing.T) {
 		for range r.IntN(5) {
 			x := fmt.Sprintf(`"rule": %q, "reason": "r", "expires": %q`, pick(rules...), pick("2020-01-01", "2026-12-01", "2099-01-01"))
 			sel := false
-			if r.IntN(2) == 0 {
-				x += fmt.Sprintf(`, "role": %q`, pick("migrator", "reader", "backfill"))
+			if r.IntN(3) == 0 {
+				// an id never stands alone: the role is bound beside it
+				x += fmt.Sprintf(`, "id": "c%d"`, r.IntN(6))
 				sel = true
 			}
-			if r.IntN(3) == 0 {
-				x += fmt.Sprintf(`, "id": "c%d"`, r.IntN(6))
+			if r.IntN(2) == 0 || sel {
+				x += fmt.Sprintf(`, "role": %q`, pick("migrator", "reader", "backfill"))
 				sel = true
 			}
 			if r.IntN(3) == 0 {

@@ -456,6 +456,16 @@ var policyCases = []policyCase{
 		err: `policy.yaml: /checks: must be a list, not a string`},
 	{name: "checks with an empty folder", source: "policy.yaml", in: "allowed_tools: []\nworkspace_root: /\nbudget_cap_tokens: 1\nchecks: [\"\"]\n",
 		err: `policy.yaml: /checks/0: must not be empty`},
+
+	// An exception's id is the plan author's to choose: it needs the role
+	// beside it, which the error names where it is missing. (Exceptions are
+	// the operator's alone: with a source, these cases are not tried as a
+	// plan's own policy.)
+	{name: "exception by id alone", source: "policy.json", in: policy(map[string]string{"exceptions": `[{"rule":"budget.cap","id":"backfill-1","reason":"r","expires":"2099-01-01"}]`}),
+		err: `policy.json: /exceptions/0/role: required key "role" is missing: "id" is set, and needs it beside it`},
+	{name: "exception by id and role", source: "policy.json", in: policy(map[string]string{"exceptions": `[{"rule":"budget.cap","role":"backfill","id":"backfill-1","reason":"r","expires":"2099-01-01"}]`}),
+		want: plan.Policy{"allowed_tools": list{"fs.read"}, "workspace_root": "/repo", "budget_cap_tokens": num("200000"),
+			"exceptions": list{map[string]any{"rule": "budget.cap", "role": "backfill", "id": "backfill-1", "reason": "r", "expires": "2099-01-01"}}}},
 }
 
 // badRoots are workspace roots the policy schema refuses.
