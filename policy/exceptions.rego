@@ -8,6 +8,7 @@
 #   exception's reason, and blocks nothing.
 package spawngate.exceptions
 
+import data.spawngate.checks.paths_escape
 import data.spawngate.lib
 
 # The operator's exceptions, in the order the policy lists them. A plan's
@@ -97,12 +98,27 @@ names_tool(pattern, tool) if {
 path_holds(x, _) if not "path" in object.keys(x)
 
 # A path selector names the path entry the violation is about: * matches
-# within one /-separated segment, ** across segments, ? one character.
+# within one /-separated segment, ** whole segments, ? one character. It
+# never names a path that paths.escape calls ambiguous (its own
+# definition, paths_escape.plain: no .., ~, $, %, glob character, empty or
+# dot segment...), nor the filesystem root; it is matched against the
+# absolute path the entry names (a relative path read against the plan's
+# own root, a trailing slash dropped), and with --resolve-paths against the
+# path it resolves to as well, so a symlink under an excepted folder
+# excepts nothing outside it.
 path_holds(x, violation) if {
 	regex.match(`^/paths/[0-9]+$`, violation.field)
 	is_string(violation.value)
-	glob.match(x.path, ["/"], violation.value)
+	paths_escape.plain(violation.value)
+	name := paths_escape.absolute(violation.value)
+	name != "/"
+	glob.match(x.path, ["/"], name)
+	resolved_holds(x, violation.value)
 }
+
+resolved_holds(_, _) if not input.resolution
+
+resolved_holds(x, path) if glob.match(x.path, ["/"], input.resolution.paths[path].path)
 
 # After the plan: the exceptions that expired, and those that, unexpired,
 # matched no violation of the plan (input.matched lists the ones that did).

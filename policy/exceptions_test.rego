@@ -7,7 +7,7 @@ write_exception := {"rule": "tools.write", "tool": "shell.run", "reason": "OPS-1
 shell_write := {"rule": "tools.write", "field": "/tools/1", "value": "shell.run", "policies": ["operator"]}
 
 judged(xs, child, violations) := {
-	"policies": {"operator": {"exceptions": xs}},
+	"policies": {"operator": {"workspace_root": "/srv", "exceptions": xs}},
 	"today": "2026-12-01",
 	"child": child,
 	"violations": violations,
@@ -119,6 +119,22 @@ test_no_exceptions_no_notes if {
 	exceptions.excepted == {} with input as {"policies": {}, "today": "2026-12-01", "child": {"role": "a"}, "violations": [shell_write]}
 }
 
+# An id is the plan author's to choose: an exception naming one without a
+# role (which the schema refuses) excepts nothing, and one with a role
+# holds only for a child of that role, whatever id it takes.
+test_id_without_role_denied if {
+	x := {"rule": "budget.cap", "id": "backfill-1", "reason": "r", "expires": "2027-01-01"}
+	v := {"rule": "budget.cap", "field": "/budget_tokens", "value": 9e9, "policies": ["operator"]}
+	exceptions.excepted == {} with input as judged([x], {"role": "anything", "id": "backfill-1"}, [v])
+}
+
+test_id_with_role_of_another_child_denied if {
+	x := {"rule": "budget.cap", "role": "backfill", "id": "backfill-1", "reason": "r", "expires": "2027-01-01"}
+	v := {"rule": "budget.cap", "field": "/budget_tokens", "value": 9e9, "policies": ["operator"]}
+	exceptions.excepted == {} with input as judged([x], {"role": "deployer", "id": "backfill-1"}, [v])
+	exceptions.excepted == {0: 0} with input as judged([x], {"role": "backfill", "id": "backfill-1"}, [v])
+}
+
 # A tool only an exact entry allows is excepted only by that exact entry,
 # never by a pattern; and no tool pattern excepts a requested tool that is
 # itself a pattern or not a plain name.
@@ -144,18 +160,59 @@ test_requested_pattern_tool_denied if {
 	}
 }
 
-# An id is the plan author's to choose: an exception naming one without a
-# role (which the schema refuses) excepts nothing, and one with a role
-# holds only for a child of that role, whatever id it takes.
-test_id_without_role_denied if {
-	x := {"rule": "budget.cap", "id": "backfill-1", "reason": "r", "expires": "2027-01-01"}
-	v := {"rule": "budget.cap", "field": "/budget_tokens", "value": 9e9, "policies": ["operator"]}
-	exceptions.excepted == {} with input as judged([x], {"role": "anything", "id": "backfill-1"}, [v])
+# A path selector never excepts a path the path rules call ambiguous, nor
+# the filesystem root; it matches the normalised path whole segment by
+# whole segment.
+data_exception := {"rule": "paths.escape", "path": "/data/**", "reason": "r", "expires": "2027-01-01"}
+
+escape_at(path) := {"rule": "paths.escape", "field": "/paths/0", "value": path}
+
+test_ambiguous_path_denied if {
+	every path in [
+		"/data/../etc/shadow", "/data/~root/.ssh", "/data/$(id)", "/data/`id`", "/data/${HOME}",
+		"/data/%2e%2e/etc", "/data/./x", "/data//x", "/data/x.", "/data/con", "/data/a b",
+		"/data/*", "/data/\\x", "/data/\u2025/x", "//data/x",
+	] {
+		exceptions.excepted == {} with input as judged([data_exception], {"role": "a"}, [escape_at(path)])
+	}
 }
 
-test_id_with_role_of_another_child_denied if {
-	x := {"rule": "budget.cap", "role": "backfill", "id": "backfill-1", "reason": "r", "expires": "2027-01-01"}
-	v := {"rule": "budget.cap", "field": "/budget_tokens", "value": 9e9, "policies": ["operator"]}
-	exceptions.excepted == {} with input as judged([x], {"role": "deployer", "id": "backfill-1"}, [v])
-	exceptions.excepted == {0: 0} with input as judged([x], {"role": "backfill", "id": "backfill-1"}, [v])
+test_normalised_path_allowed if {
+	every path in ["/data/x", "/data/x/", "/data/a/b.sql", "/data/.hidden"] {
+		exceptions.excepted == {0: 0} with input as judged([data_exception], {"role": "a"}, [escape_at(path)])
+	}
+}
+
+test_path_glob_matches_whole_segments if {
+	every path in ["/data", "/data-evil/x", "/database/x", "/other/data/x"] {
+		exceptions.excepted == {} with input as judged([data_exception], {"role": "a"}, [escape_at(path)])
+	}
+	one := object.union(data_exception, {"path": "/data/*"})
+	exceptions.excepted == {0: 0} with input as judged([one], {"role": "a"}, [escape_at("/data/x")])
+	exceptions.excepted == {} with input as judged([one], {"role": "a"}, [escape_at("/data/x/y")])
+}
+
+test_filesystem_root_denied if {
+	every pattern in ["/**", "/"] {
+		x := object.union(data_exception, {"path": pattern})
+		exceptions.excepted == {} with input as judged([x], {"role": "a"}, [escape_at("/")])
+	}
+}
+
+# A relative path is matched as the absolute path it names.
+test_relative_path_read_against_the_plan_root if {
+	x := object.union(data_exception, {"path": "/srv/data/**"})
+	exceptions.excepted == {0: 0} with input as judged([x], {"role": "a"}, [escape_at("data/x")])
+	exceptions.excepted == {} with input as judged([x], {"role": "a"}, [escape_at("../srv/data/x")])
+	exceptions.excepted == {} with input as judged([object.union(x, {"path": "data/**"})], {"role": "a"}, [escape_at("data/x")])
+}
+
+# With --resolve-paths, the resolved path must match too: a symlink under
+# an excepted folder excepts nothing outside it.
+resolved(to) := object.union(judged([data_exception], {"role": "a"}, [escape_at("/data/link")]), {"resolution": {"paths": {"/data/link": to}}})
+
+test_resolved_path_outside_denied if {
+	exceptions.excepted == {} with input as resolved({"path": "/etc"})
+	exceptions.excepted == {} with input as resolved({"error": "a symlink loop"})
+	exceptions.excepted == {0: 0} with input as resolved({"path": "/data/real"})
 }
