@@ -8,6 +8,7 @@
 #   exception's reason, and blocks nothing.
 package spawngate.exceptions
 
+import data.spawngate.checks.paths_escape
 import data.spawngate.lib
 
 # The operator's exceptions, in the order the policy lists them. A plan's
@@ -62,28 +63,62 @@ role_holds(x) if x.role == input.child.role
 
 id_holds(x) if not "id" in object.keys(x)
 
-# The gate passes the child's id only when the child is judged alone.
-id_holds(x) if x.id == input.child.id
+# An id is the plan author's to choose, so an exception naming one holds
+# only beside a role, which role_holds binds (the schema refuses an id
+# without a role): a child that takes an excepted id must still be of the
+# role the operator named, and is judged by what that role may do. The
+# gate passes the child's id only when the child is judged alone.
+id_holds(x) if {
+	"role" in object.keys(x)
+	x.id == input.child.id
+}
 
 tool_holds(x, _) if not "tool" in object.keys(x)
 
 # A tool selector names the tool entry the violation is about, with a
-# pattern as in allowed_tools.
+# pattern as in allowed_tools, and like allowed_tools it names only a plain
+# tool name (never a requested pattern such as fs:*), and a tool that only
+# an exact entry allows (lib.exact_only_tools) only when it is that entry.
 tool_holds(x, violation) if {
 	regex.match(`^/tools/[0-9]+$`, violation.field)
-	is_string(violation.value)
-	lib.matches([x.tool], violation.value)
+	lib.is_tool_name(violation.value)
+	names_tool(x.tool, violation.value)
+}
+
+names_tool(pattern, tool) if {
+	not tool in lib.exact_only_tools
+	lib.matches([pattern], tool)
+}
+
+names_tool(pattern, tool) if {
+	tool in lib.exact_only_tools
+	pattern == tool
 }
 
 path_holds(x, _) if not "path" in object.keys(x)
 
 # A path selector names the path entry the violation is about: * matches
-# within one /-separated segment, ** across segments, ? one character.
+# within one /-separated segment, ** whole segments, ? one character. It
+# never names a path that paths.escape calls ambiguous (its own
+# definition, paths_escape.plain: no .., ~, $, %, glob character, empty or
+# dot segment...), nor the filesystem root; it is matched against the
+# absolute path the entry names (a relative path read against the plan's
+# own root, a trailing slash dropped), and with --resolve-paths against the
+# path it resolves to as well, so a symlink under an excepted folder
+# excepts nothing outside it.
 path_holds(x, violation) if {
 	regex.match(`^/paths/[0-9]+$`, violation.field)
 	is_string(violation.value)
-	glob.match(x.path, ["/"], violation.value)
+	paths_escape.plain(violation.value)
+	name := paths_escape.absolute(violation.value)
+	name != "/"
+	glob.match(x.path, ["/"], name)
+	resolved_holds(x, violation.value)
 }
+
+resolved_holds(_, _) if not input.resolution
+
+resolved_holds(x, path) if glob.match(x.path, ["/"], input.resolution.paths[path].path)
 
 # After the plan: the exceptions that expired, and those that, unexpired,
 # matched no violation of the plan (input.matched lists the ones that did).

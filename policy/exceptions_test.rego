@@ -7,7 +7,7 @@ write_exception := {"rule": "tools.write", "tool": "shell.run", "reason": "OPS-1
 shell_write := {"rule": "tools.write", "field": "/tools/1", "value": "shell.run", "policies": ["operator"]}
 
 judged(xs, child, violations) := {
-	"policies": {"operator": {"exceptions": xs}},
+	"policies": {"operator": {"workspace_root": "/srv", "exceptions": xs}},
 	"today": "2026-12-01",
 	"child": child,
 	"violations": violations,
@@ -80,7 +80,7 @@ test_role_selector if {
 }
 
 test_id_selector_needs_the_child_alone if {
-	x := {"rule": "tools.write", "id": "job-7", "reason": "r", "expires": "2027-01-01"}
+	x := {"rule": "tools.write", "role": "migrator", "id": "job-7", "reason": "r", "expires": "2027-01-01"}
 	exceptions.excepted == {0: 0} with input as judged([x], {"role": "migrator", "id": "job-7"}, [shell_write])
 	exceptions.excepted == {} with input as judged([x], {"role": "migrator", "id": "job-8"}, [shell_write])
 	exceptions.excepted == {} with input as judged([x], {"role": "migrator"}, [shell_write])
@@ -117,4 +117,102 @@ test_unused_noted if {
 test_no_exceptions_no_notes if {
 	exceptions.notes == set() with input as {"policies": {"operator": {}}, "today": "2026-12-01", "matched": []}
 	exceptions.excepted == {} with input as {"policies": {}, "today": "2026-12-01", "child": {"role": "a"}, "violations": [shell_write]}
+}
+
+# An id is the plan author's to choose: an exception naming one without a
+# role (which the schema refuses) excepts nothing, and one with a role
+# holds only for a child of that role, whatever id it takes.
+test_id_without_role_denied if {
+	x := {"rule": "budget.cap", "id": "backfill-1", "reason": "r", "expires": "2027-01-01"}
+	v := {"rule": "budget.cap", "field": "/budget_tokens", "value": 9e9, "policies": ["operator"]}
+	exceptions.excepted == {} with input as judged([x], {"role": "anything", "id": "backfill-1"}, [v])
+}
+
+test_id_with_role_of_another_child_denied if {
+	x := {"rule": "budget.cap", "role": "backfill", "id": "backfill-1", "reason": "r", "expires": "2027-01-01"}
+	v := {"rule": "budget.cap", "field": "/budget_tokens", "value": 9e9, "policies": ["operator"]}
+	exceptions.excepted == {} with input as judged([x], {"role": "deployer", "id": "backfill-1"}, [v])
+	exceptions.excepted == {0: 0} with input as judged([x], {"role": "backfill", "id": "backfill-1"}, [v])
+}
+
+# A tool only an exact entry allows is excepted only by that exact entry,
+# never by a pattern; and no tool pattern excepts a requested tool that is
+# itself a pattern or not a plain name.
+test_exact_only_tool_by_pattern_denied if {
+	v := {"rule": "tools.allowlist", "field": "/tools/0", "value": "sandbox:danger-full-access", "policies": ["operator"]}
+	every pattern in ["sandbox:*", "sandbox:danger-*", "*", "**", "sandbox:danger-full-acces?"] {
+		exceptions.excepted == {} with input as judged([{"rule": "tools.allowlist", "tool": pattern, "reason": "r", "expires": "2027-01-01"}], {"role": "a"}, [v])
+	}
+}
+
+test_exact_only_tool_by_exact_entry_allowed if {
+	v := {"rule": "tools.allowlist", "field": "/tools/0", "value": "sandbox:danger-full-access", "policies": ["operator"]}
+	x := {"rule": "tools.allowlist", "tool": "sandbox:danger-full-access", "reason": "r", "expires": "2027-01-01"}
+	exceptions.excepted == {0: 0} with input as judged([x], {"role": "a"}, [v])
+	other := object.union(v, {"value": "sandbox:workspace-write"})
+	exceptions.excepted == {0: 0} with input as judged([object.union(x, {"tool": "sandbox:*"})], {"role": "a"}, [other])
+}
+
+test_requested_pattern_tool_denied if {
+	x := {"rule": "tools.allowlist", "tool": "*", "reason": "r", "expires": "2027-01-01"}
+	every tool in ["fs:*", "mcp__github__*", "Bash(git diff:*)", "a b", "fs.read:"] {
+		exceptions.excepted == {} with input as judged([x], {"role": "a"}, [{"rule": "tools.allowlist", "field": "/tools/0", "value": tool}])
+	}
+}
+
+# A path selector never excepts a path the path rules call ambiguous, nor
+# the filesystem root; it matches the normalised path whole segment by
+# whole segment.
+data_exception := {"rule": "paths.escape", "path": "/data/**", "reason": "r", "expires": "2027-01-01"}
+
+escape_at(path) := {"rule": "paths.escape", "field": "/paths/0", "value": path}
+
+test_ambiguous_path_denied if {
+	every path in [
+		"/data/../etc/shadow", "/data/~root/.ssh", "/data/$(id)", "/data/`id`", "/data/${HOME}",
+		"/data/%2e%2e/etc", "/data/./x", "/data//x", "/data/x.", "/data/con", "/data/a b",
+		"/data/*", "/data/\\x", "/data/\u2025/x", "//data/x",
+	] {
+		exceptions.excepted == {} with input as judged([data_exception], {"role": "a"}, [escape_at(path)])
+	}
+}
+
+test_normalised_path_allowed if {
+	every path in ["/data/x", "/data/x/", "/data/a/b.sql", "/data/.hidden"] {
+		exceptions.excepted == {0: 0} with input as judged([data_exception], {"role": "a"}, [escape_at(path)])
+	}
+}
+
+test_path_glob_matches_whole_segments if {
+	every path in ["/data", "/data-evil/x", "/database/x", "/other/data/x"] {
+		exceptions.excepted == {} with input as judged([data_exception], {"role": "a"}, [escape_at(path)])
+	}
+	one := object.union(data_exception, {"path": "/data/*"})
+	exceptions.excepted == {0: 0} with input as judged([one], {"role": "a"}, [escape_at("/data/x")])
+	exceptions.excepted == {} with input as judged([one], {"role": "a"}, [escape_at("/data/x/y")])
+}
+
+test_filesystem_root_denied if {
+	every pattern in ["/**", "/"] {
+		x := object.union(data_exception, {"path": pattern})
+		exceptions.excepted == {} with input as judged([x], {"role": "a"}, [escape_at("/")])
+	}
+}
+
+# A relative path is matched as the absolute path it names.
+test_relative_path_read_against_the_plan_root if {
+	x := object.union(data_exception, {"path": "/srv/data/**"})
+	exceptions.excepted == {0: 0} with input as judged([x], {"role": "a"}, [escape_at("data/x")])
+	exceptions.excepted == {} with input as judged([x], {"role": "a"}, [escape_at("../srv/data/x")])
+	exceptions.excepted == {} with input as judged([object.union(x, {"path": "data/**"})], {"role": "a"}, [escape_at("data/x")])
+}
+
+# With --resolve-paths, the resolved path must match too: a symlink under
+# an excepted folder excepts nothing outside it.
+resolved(to) := object.union(judged([data_exception], {"role": "a"}, [escape_at("/data/link")]), {"resolution": {"paths": {"/data/link": to}}})
+
+test_resolved_path_outside_denied if {
+	exceptions.excepted == {} with input as resolved({"path": "/etc"})
+	exceptions.excepted == {} with input as resolved({"error": "a symlink loop"})
+	exceptions.excepted == {0: 0} with input as resolved({"path": "/data/real"})
 }

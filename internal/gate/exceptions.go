@@ -49,6 +49,7 @@ func (e *Engine) exceptionQueries() (*exceptionQueries, error) {
 type excepter struct {
 	e        *Engine
 	policies ast.Value // input.policies, as the checks see it
+	in       *inputs   // the plan's inputs: with --resolve-paths, its roots
 	today    string
 	strict   bool
 	list     []report.Exception // the operator's exceptions, by index
@@ -66,7 +67,7 @@ func newExcepter(e *Engine, operator plan.Policy, in *inputs, today string, stri
 	if today == "" {
 		today = time.Now().UTC().Format(time.DateOnly)
 	}
-	x := &excepter{e: e, policies: in.policies, today: today, strict: strict, rules: map[string]bool{}, named: map[string]bool{}, matched: map[int]bool{}}
+	x := &excepter{e: e, policies: in.policies, in: in, today: today, strict: strict, rules: map[string]bool{}, named: map[string]bool{}, matched: map[int]bool{}}
 	for i, r := range raw {
 		obj, _ := r.(map[string]any)
 		ex := report.Exception{Index: i, Pointer: "/exceptions/" + strconv.Itoa(i)}
@@ -129,6 +130,19 @@ func (x *excepter) apply(ctx context.Context, child any, alone bool, vs []report
 	}
 	input := rest.(ast.Object)
 	input.Insert(ast.InternedTerm("policies"), ast.NewTerm(x.policies))
+	if x.in.roots != nil {
+		// With --resolve-paths a path selector must match where the path
+		// resolves as well as where it is written, as paths.escape judged it.
+		paths, err := resolvePaths(ctx, x.in.planRoot, []any{child})
+		if err != nil {
+			return err
+		}
+		r, err := ast.InterfaceToValue(map[string]any{"paths": paths})
+		if err != nil {
+			return fmt.Errorf("building the exceptions input: %w", err)
+		}
+		input.Insert(ast.InternedTerm("resolution"), ast.NewTerm(r))
+	}
 	out, err := x.ask(ctx, q.excepted, input)
 	if err != nil {
 		return err

@@ -2,13 +2,16 @@ package gate_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/spawngate/spawngate/internal/gate"
+	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
 )
 
@@ -18,7 +21,7 @@ import (
 const exceptingPolicy = `{"allowed_tools": ["fs.read", "shell.run"], "workspace_root": "/repo", "budget_cap_tokens": 1000,
   "exceptions": [
     {"rule": "tools.write", "role": "migrator", "tool": "shell.run", "reason": "OPS-12 migration", "expires": "2027-01-31"},
-    {"rule": "budget.cap", "id": "job-7", "reason": "OPS-13 backfill", "expires": "2027-01-31"},
+    {"rule": "budget.cap", "role": "backfill", "id": "job-7", "reason": "OPS-13 backfill", "expires": "2027-01-31"},
     {"rule": "tools.write", "role": "reader", "reason": "gone", "expires": "2026-11-30"},
     {"rule": "model.allowlist", "role": "migrator", "reason": "never needed", "expires": "2027-01-31"}
   ]}`
@@ -132,31 +135,40 @@ func TestNoExceptionsNoNotes(t *testing.T) {
 // policy, what a check does not attribute), nor an expired exception's
 // rule, nor a violation of the plan as a whole; a child passes exactly when
 // every violation it has is excepted; and anything that passed without
-// them passes with them.
+// them passes with them. A path selector never excepts a path the path
+// rules refuse whatever the roots are, nor the filesystem root; a tool
+// selector excepts sandbox:danger-full-access only when it names it
+// exactly; an id selector only for a child of the role beside it.
 func TestExceptionsOnlyEverExcept(t *testing.T) {
 	gate.LongProperty(t)
 	r := rand.New(rand.NewPCG(7, 11))
 	e := builtin(t)
 	pick := func(pool ...string) string { return pool[r.IntN(len(pool))] }
-	tools := []string{"fs.read", "shell.run", "fs.write", "http.get", "net.raw", "Agent"}
-	paths := []string{"/repo/a", "/repo/b/c", "/etc", "~", "rel/x", "/repo"}
+	tools := []string{"fs.read", "shell.run", "fs.write", "http.get", "net.raw", "Agent", "sandbox:danger-full-access"}
+	paths := []string{"/repo/a", "/repo/b/c", "/etc", "~", "rel/x", "/repo", "/etc/../repo/a", "/etc/~root/x", "/etc/$(id)", "/etc/", "/", "/repo/a/"}
 	rules := []string{"tools.write", "tools.allowlist", "budget.cap", "paths.escape", "tools.spawn", "tools.missing"}
+	type selectors struct{ role, id, tool, path string }
 	for n := range 400 {
 		var children []string
+		var childTools, childPaths, childRoles [][]string
 		for i := range 1 + r.IntN(6) {
-			var ts, ps []string
+			var ts, ps, rawTools, rawPaths []string
 			for range r.IntN(3) + 1 {
-				ts = append(ts, fmt.Sprintf("%q", pick(tools...)))
+				rawTools = append(rawTools, pick(tools...))
+				ts = append(ts, fmt.Sprintf("%q", rawTools[len(rawTools)-1]))
 			}
 			for range r.IntN(3) {
-				ps = append(ps, fmt.Sprintf("%q", pick(paths...)))
+				rawPaths = append(rawPaths, pick(paths...))
+				ps = append(ps, fmt.Sprintf("%q", rawPaths[len(rawPaths)-1]))
 			}
+			role := pick("migrator", "reader", "backfill")
+			childTools, childPaths, childRoles = append(childTools, rawTools), append(childPaths, rawPaths), append(childRoles, []string{role})
 			id := ""
 			if r.IntN(2) == 0 {
 				id = fmt.Sprintf(`, "id": "c%d"`, i)
 			}
 			children = append(children, fmt.Sprintf(`{"role": %q, "tools": [%s], "paths": [%s], "budget_tokens": %s%s}`,
-				pick("migrator", "reader", "backfill"), strings.Join(ts, ", "), strings.Join(ps, ", "), pick("10", "5000", "2000000"), id))
+				role, strings.Join(ts, ", "), strings.Join(ps, ", "), pick("10", "5000", "2000000"), id))
 		}
 		doc := `{"plan": [` + strings.Join(children, ", ") + `]`
 		planPolicy := r.IntN(3) == 0
@@ -166,25 +178,28 @@ func TestExceptionsOnlyEverExcept(t *testing.T) {
 		}
 		doc += "}"
 		var xs []string
+		var sels []selectors
 		for range r.IntN(5) {
 			x := fmt.Sprintf(`"rule": %q, "reason": "r", "expires": %q`, pick(rules...), pick("2020-01-01", "2026-12-01", "2099-01-01"))
-			sel := false
-			if r.IntN(2) == 0 {
-				x += fmt.Sprintf(`, "role": %q`, pick("migrator", "reader", "backfill"))
-				sel = true
+			var sel selectors
+			if r.IntN(3) == 0 {
+				sel.id = fmt.Sprintf("c%d", r.IntN(6))
+				x += fmt.Sprintf(`, "id": %q`, sel.id)
+			}
+			if r.IntN(2) == 0 || sel.id != "" {
+				sel.role = pick("migrator", "reader", "backfill")
+				x += fmt.Sprintf(`, "role": %q`, sel.role)
 			}
 			if r.IntN(3) == 0 {
-				x += fmt.Sprintf(`, "id": "c%d"`, r.IntN(6))
-				sel = true
+				sel.tool = pick("shell.*", "fs.write", "*", "**", "net.raw", "sandbox:*", "sandbox:danger-full-access")
+				x += fmt.Sprintf(`, "tool": %q`, sel.tool)
 			}
-			if r.IntN(3) == 0 {
-				x += fmt.Sprintf(`, "tool": %q`, pick("shell.*", "fs.write", "*", "net.raw"))
-				sel = true
-			}
-			if r.IntN(4) == 0 || !sel {
-				x += fmt.Sprintf(`, "path": %q`, pick("/etc", "**", "/repo/**", "~"))
+			if r.IntN(4) == 0 || sel == (selectors{}) {
+				sel.path = pick("/etc", "/**", "/repo/**", "/etc/**", "/repo/*")
+				x += fmt.Sprintf(`, "path": %q`, sel.path)
 			}
 			xs = append(xs, "{"+x+"}")
+			sels = append(sels, sel)
 		}
 		base := `"allowed_tools": ["fs.read", "shell.run", "fs.write", "Agent"], "workspace_root": "/repo", "budget_cap_tokens": 100000`
 		without := mustPolicy(t, "{"+base+"}")
@@ -230,6 +245,19 @@ func TestExceptionsOnlyEverExcept(t *testing.T) {
 				case v.Excepted.Expires < "2026-12-01":
 					fail("child %d: %+v excepted by an expired exception", i, v)
 				}
+				sel := sels[v.Excepted.Index]
+				var at int
+				if sel.id != "" && (sel.role == "" || sel.role != childRoles[i][0]) {
+					fail("child %d: %+v excepted by id without its role", i, v)
+				}
+				if _, err := fmt.Sscanf(v.Path, fmt.Sprintf("/plan/%d/tools/%%d", i), &at); err == nil && sel.tool != "" && childTools[i][at] == "sandbox:danger-full-access" && sel.tool != childTools[i][at] {
+					fail("child %d: %+v excepted by the pattern %q", i, v, sel.tool)
+				}
+				if _, err := fmt.Sscanf(v.Path, fmt.Sprintf("/plan/%d/paths/%%d", i), &at); err == nil && sel.path != "" {
+					if abs, plain := refPlain(childPaths[i][at], "/repo"); !plain || abs == "/" {
+						fail("child %d: %+v excepted by the path %q", i, v, sel.path)
+					}
+				}
 			}
 			if (blocking == 0) != (c.Verdict == report.Pass) {
 				fail("child %d: verdict %s with %d blocking violations", i, c.Verdict, blocking)
@@ -263,6 +291,36 @@ func TestExceptedFindingHidesNoSchemaIssue(t *testing.T) {
 		}
 		if res.Verdict != report.Block || c.Verdict != report.Block || !slices.Contains(rules, "schema") {
 			t.Errorf("budget %s: %s, violations %v; want a block by the schema step", budget, c.Verdict, rules)
+		}
+	}
+}
+
+// With --resolve-paths a path selector matches where a path resolves as
+// well as where it is written: an exception for the workspace's own
+// folders never excepts a link inside them that leads out, nor one that
+// cannot be resolved.
+func TestExceptedPathMustResolveUnderThePattern(t *testing.T) {
+	base := tree(t)
+	ws := filepath.Join(base, "ws")
+	pol := mustPolicy(t, fmt.Sprintf(`{"allowed_tools": ["fs.read"], "workspace_root": %q, "budget_cap_tokens": 10, "exceptions": [
+	  {"rule": "paths.escape", "path": %q, "reason": "r", "expires": "2099-01-01"},
+	  {"rule": "paths.escape", "path": %q, "reason": "r", "expires": "2099-01-01"}]}`, ws, ws+"/**", base+"/outside/**"))
+	p := &plan.Plan{Source: "plan.json", Children: []any{map[string]any{
+		"role": "r", "tools": []any{"fs.read"}, "budget_tokens": json.Number("1"),
+		"paths": []any{"link-out/secret", "link-etc/passwd", "dangling", base + "/outside/x"},
+	}}}
+	res, err := resolvingEngine(t).Evaluate(context.Background(), pol, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []bool{false, false, false, true} // excepted, by path
+	vs := res.Children[0].Violations
+	if len(vs) != len(want) {
+		t.Fatalf("%d violations %+v, want %d", len(vs), vs, len(want))
+	}
+	for i, v := range vs {
+		if v.Rule != "paths.escape" || v.Path != fmt.Sprintf("/plan/0/paths/%d", i) || (v.Excepted != nil) != want[i] {
+			t.Errorf("path %d: %s %s excepted %+v, want excepted %v", i, v.Rule, v.Message, v.Excepted, want[i])
 		}
 	}
 }

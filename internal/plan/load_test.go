@@ -456,7 +456,39 @@ var policyCases = []policyCase{
 		err: `policy.yaml: /checks: must be a list, not a string`},
 	{name: "checks with an empty folder", source: "policy.yaml", in: "allowed_tools: []\nworkspace_root: /\nbudget_cap_tokens: 1\nchecks: [\"\"]\n",
 		err: `policy.yaml: /checks/0: must not be empty`},
+
+	// An exception's id is the plan author's to choose: it needs the role
+	// beside it, which the error names where it is missing. (Exceptions are
+	// the operator's alone: with a source, these cases are not tried as a
+	// plan's own policy.)
+	{name: "exception paths", source: "policy.json", in: policy(map[string]string{"exceptions": `[{"rule":"paths.escape","path":"/data/**","reason":"r","expires":"2099-01-01"},{"rule":"paths.escape","path":"/data/*.sql","reason":"r","expires":"2099-01-01"},{"rule":"paths.escape","path":"/srv/**/a?c/*","reason":"r","expires":"2099-01-01"}]`}),
+		want: plan.Policy{"allowed_tools": list{"fs.read"}, "workspace_root": "/repo", "budget_cap_tokens": num("200000"), "exceptions": list{
+			map[string]any{"rule": "paths.escape", "path": "/data/**", "reason": "r", "expires": "2099-01-01"},
+			map[string]any{"rule": "paths.escape", "path": "/data/*.sql", "reason": "r", "expires": "2099-01-01"},
+			map[string]any{"rule": "paths.escape", "path": "/srv/**/a?c/*", "reason": "r", "expires": "2099-01-01"}}}},
+	{name: "exception by id alone", source: "policy.json", in: policy(map[string]string{"exceptions": `[{"rule":"budget.cap","id":"backfill-1","reason":"r","expires":"2099-01-01"}]`}),
+		err: `policy.json: /exceptions/0/role: required key "role" is missing: "id" is set, and needs it beside it`},
+	{name: "exception by id and role", source: "policy.json", in: policy(map[string]string{"exceptions": `[{"rule":"budget.cap","role":"backfill","id":"backfill-1","reason":"r","expires":"2099-01-01"}]`}),
+		want: plan.Policy{"allowed_tools": list{"fs.read"}, "workspace_root": "/repo", "budget_cap_tokens": num("200000"),
+			"exceptions": list{map[string]any{"rule": "budget.cap", "role": "backfill", "id": "backfill-1", "reason": "r", "expires": "2099-01-01"}}}},
 }
+
+// exceptionPaths are path selectors the policy schema refuses: relative,
+// not normalised, or with ** glued to a name (/data** matches /data-evil).
+var exceptionPaths = []string{"data/**", "/data**", "/**data", "/data/***", "/data/../x", "/data/./x", "/data//x", "/data/", "/", "/data/~x", "/data/$x", "/data/{a,b}", "/data/[ab]", "/data/a b"}
+
+func init() {
+	for _, path := range exceptionPaths {
+		policyCases = append(policyCases, policyCase{
+			name:   "exception path " + path,
+			source: "policy.json", // the operator's alone
+			in:     policy(map[string]string{"exceptions": `[{"rule":"paths.escape","path":"` + path + `","reason":"r","expires":"2099-01-01"}]`}),
+			err:    `policy.json: /exceptions/0/path: must be ` + exceptionPathTitle + `, not "` + path + `"`,
+		})
+	}
+}
+
+const exceptionPathTitle = "an absolute path or glob pattern in normalised form: segments of A-Z a-z 0-9 . _ - @, * within a segment, ** only as a whole segment, ? one character"
 
 // badRoots are workspace roots the policy schema refuses.
 var badRoots = []string{"repo", "", "/repo/", "/repo/./x", "/repo/../x", "/repo/.", "/repo/..", "/..", "//repo", "/repo//x", "~/repo", "/repo/~", `C:\\repo`, "/re po", "/répo", "./repo", "/repo/nul", "/repo/NUL.txt", "/repo/com1/x", "/repo/a.", "/repo/a./b"}

@@ -234,9 +234,10 @@ func (s *schemaSet) validate(sch *jsonschema.Schema, doc any) []problem {
 }
 
 var (
-	quotedName   = regexp.MustCompile(`'([^']*)'`)
-	expectedType = regexp.MustCompile(`^expected (.+), but got (\w+)$`)
-	bound        = regexp.MustCompile(`^must be [<>]= (\S+) but found (\S+)$`)
+	quotedName        = regexp.MustCompile(`'([^']*)'`)
+	expectedType      = regexp.MustCompile(`^expected (.+), but got (\w+)$`)
+	bound             = regexp.MustCompile(`^must be [<>]= (\S+) but found (\S+)$`)
+	dependentRequired = regexp.MustCompile(`/dependentRequired/[^/]+/[0-9]+$`)
 )
 
 // explain turns one leaf of the validator's error tree into problems a
@@ -248,6 +249,12 @@ func (s *schemaSet) explain(e *jsonschema.ValidationError, doc any) []problem {
 	value, _ := jsonpointer.Lookup(doc, at)
 	if i := strings.LastIndexByte(at, '/'); i >= 0 && s.forbiddenKeys(at[:i])[at[i+1:]] && keyword == at[i+1:] {
 		return []problem{{at, fmt.Sprintf("%s is the operator's to set: a plan's own policy cannot set it", quote(at[i+1:]))}}
+	}
+	if m := dependentRequired.FindStringSubmatch(e.KeywordLocation); m != nil {
+		// dependentRequired/KEY/N: KEY is set and the key it needs is not.
+		if names := quotedName.FindAllStringSubmatch(e.Message, -1); len(names) == 2 {
+			return []problem{{jsonpointer.Join(at, names[0][1]), fmt.Sprintf("required key %s is missing: %s is set, and needs it beside it", quote(names[0][1]), quote(names[1][1]))}}
+		}
 	}
 	switch keyword {
 	case "required":
