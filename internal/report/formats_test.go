@@ -6,12 +6,17 @@ import (
 	"encoding/xml"
 	"fmt"
 	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
+	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/spawngate/spawngate/internal/report"
 )
@@ -108,11 +113,14 @@ func TestSARIFIsValid(t *testing.T) {
 				t.Fatalf("the log does not follow the SARIF 2.1.0 schema: %v", err)
 			}
 			out := renderAs(t, "sarif", build())
-			log, err := sarif.FromBytes(out, sarif.WithStrictValidation())
-			if err != nil {
+			if _, err := sarif.FromBytes(out, sarif.WithStrictValidation()); err != nil {
 				t.Fatal(err)
 			}
-			if err := log.Validate(); err != nil {
+			var raw any
+			if err := json.Unmarshal(out, &raw); err != nil {
+				t.Fatal(err)
+			}
+			if err := sarifSchema(t).Validate(raw); err != nil {
 				t.Fatalf("the rendered log does not follow the SARIF 2.1.0 schema: %v", err)
 			}
 			dec := json.NewDecoder(bytes.NewReader(out))
@@ -124,6 +132,48 @@ func TestSARIFIsValid(t *testing.T) {
 	}
 }
 
+// sarifSchema is the SARIF 2.1.0 schema go-sarif validates with, read
+// from its module (where it is a Go string), to validate the rendered
+// bytes themselves: go-sarif's own types would write back every property
+// the renderer leaves out, as null.
+func sarifSchema(t *testing.T) *jsonschema.Schema {
+	t.Helper()
+	sarifSchemaOnce.Do(func() {
+		dir, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/owenrumney/go-sarif/v3").Output()
+		if err != nil {
+			sarifSchemaErr = fmt.Errorf("go list: %w", err)
+			return
+		}
+		src, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(dir)), "pkg", "report", "v210", "sarif", "schema.go"))
+		if err != nil {
+			sarifSchemaErr = err
+			return
+		}
+		text := string(src)
+		start, end := strings.Index(text, "`"), strings.LastIndex(text, "`")
+		if start < 0 || end <= start {
+			sarifSchemaErr = fmt.Errorf("no schema in go-sarif's schema.go")
+			return
+		}
+		c := jsonschema.NewCompiler()
+		if err := c.AddResource("sarif-schema-2.1.0.json", strings.NewReader(text[start+1:end])); err != nil {
+			sarifSchemaErr = err
+			return
+		}
+		sarifSchemaValue, sarifSchemaErr = c.Compile("sarif-schema-2.1.0.json")
+	})
+	if sarifSchemaErr != nil {
+		t.Fatalf("the SARIF schema: %v", sarifSchemaErr)
+	}
+	return sarifSchemaValue
+}
+
+var (
+	sarifSchemaOnce  sync.Once
+	sarifSchemaValue *jsonschema.Schema
+	sarifSchemaErr   error
+)
+
 // TestSARIFValidationCanFail makes sure the validation above is not
 // vacuous: a log that breaks the schema is caught.
 func TestSARIFValidationCanFail(t *testing.T) {
@@ -131,6 +181,27 @@ func TestSARIFValidationCanFail(t *testing.T) {
 	log.Runs[0].Results[0].Level = "fatal"
 	if err := log.Validate(); err == nil {
 		t.Fatal("a result with level \"fatal\" passed the SARIF schema")
+	}
+	out := renderAs(t, "sarif", findings())
+	var raw any
+	if err := json.Unmarshal(bytes.Replace(out, []byte(`"level": "error"`), []byte(`"level": "fatal"`), 1), &raw); err != nil {
+		t.Fatal(err)
+	}
+	if err := sarifSchema(t).Validate(raw); err == nil {
+		t.Fatal("a rendered log with level \"fatal\" passed the SARIF schema")
+	}
+}
+
+// TestSARIFWritesWhatIsSet: no empty list, no empty object and no -1
+// placeholder reaches the rendered log.
+func TestSARIFWritesWhatIsSet(t *testing.T) {
+	for name, build := range ciReports() {
+		out := string(renderAs(t, "sarif", build()))
+		for _, bad := range []string{"[]", "{}", ": -1", "\"en-US\"", "isComprehensive", "newlineSequences"} {
+			if strings.Contains(out, bad) {
+				t.Errorf("%s: the log holds %s", name, bad)
+			}
+		}
 	}
 }
 

@@ -60,7 +60,9 @@ func (GitHub) Render(w io.Writer, r *Report) error {
 			if n.Blocks {
 				kind = "error"
 			}
-			writeCommand(b, kind, []property{{"title", "exception " + strconv.Itoa(n.Index)}}, Clean(res.Source+": "+noteText(n)))
+			// On the plan the note is about, so that the runner shows it
+			// beside that file's other annotations.
+			writeCommand(b, kind, append(fileProperties(res.Source, 0, 0), property{"title", "exception " + strconv.Itoa(n.Index)}), Clean(res.Source+": "+noteText(n)))
 		}
 	}
 	b.WriteString("verdict: " + closing(r) + "\n")
