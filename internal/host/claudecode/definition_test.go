@@ -296,7 +296,7 @@ var claudeCases = []claudeCase{
 		name:    "YAML the host parses only rewritten",
 		data:    "---\nname: [a\ndescription: d\n---\n",
 		defName: "[a",
-		err:     "line 2: did not find expected ',' or ']'", // yaml.v3 names the line the list starts on
+		err:     "line 3: did not find expected ',' or ']'", // where the parser finds the list not closed
 	},
 	{
 		name:    "YAML that is not YAML even rewritten",
