@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -63,6 +64,29 @@ func TestDeploymentExamplesUseWhatExists(t *testing.T) {
 	if _, ok := dig(t, container, "resources", "limits").(map[string]any); !ok {
 		t.Error("the container has no resource limits")
 	}
+	// A tag that moves, or none, with no pull policy: the node pulls
+	// :latest from a registry and never uses the image built and loaded
+	// locally.
+	image, _ := container["image"].(string)
+	if _, tag, ok := strings.Cut(image, ":"); !ok || tag == "latest" || container["imagePullPolicy"] != "IfNotPresent" {
+		t.Errorf("image %q with pull policy %v: want a fixed tag and IfNotPresent", image, container["imagePullPolicy"])
+	}
+	// The pod leaves the Service as it is told to stop: the server must
+	// keep answering until no more requests are routed to it (a refused
+	// connection lets Claude Code's HTTP hook spawn), then have its whole
+	// --shutdown-timeout and the grace to answer what outlives it.
+	sleep, _ := dig(t, container, "lifecycle", "preStop", "sleep", "seconds").(int)
+	if sleep <= 0 {
+		t.Errorf("no preStop sleep before the server is told to stop")
+	}
+	opts, err := parseServe(args[1:], io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grace, _ := dig(t, kinds["Deployment"], "spec", "template", "spec", "terminationGracePeriodSeconds").(int)
+	if need := time.Duration(sleep)*time.Second + opts.shutdown + answerGrace; time.Duration(grace)*time.Second <= need {
+		t.Errorf("terminationGracePeriodSeconds %d: the preStop sleep, --shutdown-timeout and the grace to answer take %s", grace, need)
+	}
 	policy := dig(t, kinds["ConfigMap"], "data", "policy.yaml").(string)
 	l, err := plan.NewLoader(plan.DefaultLimits)
 	if err != nil {
@@ -111,4 +135,81 @@ func dig(t *testing.T, v any, path ...string) any {
 		v = m[p]
 	}
 	return v
+}
+
+// The build context leaves out the history, local binaries and local
+// settings, and keeps every file the image's build reads: the Go sources
+// and what they embed. Patterns are read as docker reads them: from the
+// root, * within one folder, ** across folders, a folder with all it holds.
+func TestDockerignore(t *testing.T) {
+	root := filepath.Join("..", "..")
+	data, err := os.ReadFile(filepath.Join(root, ".dockerignore"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var patterns []*regexp.Regexp
+	for line := range strings.SplitSeq(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if strings.HasPrefix(line, "!") {
+			t.Fatalf("%q: this test does not read exceptions", line)
+		}
+		var re strings.Builder
+		for i := 0; i < len(line); i++ {
+			switch {
+			case strings.HasPrefix(line[i:], "**/"):
+				re.WriteString("(.*/)?")
+				i += 2
+			case line[i] == '*':
+				re.WriteString("[^/]*")
+			case line[i] == '?':
+				re.WriteString("[^/]")
+			default:
+				re.WriteString(regexp.QuoteMeta(line[i : i+1]))
+			}
+		}
+		patterns = append(patterns, regexp.MustCompile("^"+strings.TrimPrefix(re.String(), "/")+"(/.*)?$"))
+	}
+	ignored := func(path string) bool {
+		for _, re := range patterns {
+			if re.MatchString(path) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, gone := range []string{".git/config", "spawngate", "bin/spawngate", "internal/server/server.test", "cpu.prof",
+		".claude/settings.local.json", ".codex/config.toml", "examples/deploy/tls-key.pem", ".env"} {
+		if !ignored(gone) {
+			t.Errorf("%s is sent to docker build", gone)
+		}
+	}
+	kept := 0
+	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if rel == ".git" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		build := (strings.HasSuffix(rel, ".go") && !strings.HasSuffix(rel, "_test.go")) || rel == "go.mod" || rel == "go.sum" ||
+			regexp.MustCompile(`^(policy/[^/]+\.rego|schemas/[^/]+\.schema\.json)$`).MatchString(rel)
+		if build {
+			kept++
+			if ignored(rel) {
+				t.Errorf("%s is left out of the build context, and the build needs it", rel)
+			}
+		}
+		return nil
+	})
+	if err != nil || kept < 50 {
+		t.Fatalf("%d files of the build found: %v", kept, err)
+	}
 }

@@ -32,6 +32,8 @@ type serveOptions struct {
 	addr            string
 	maxListed       int
 	maxConcurrent   int
+	maxWaiting      int
+	metricsAuth     bool
 	agentDirs       dirsFlag
 	budget          string
 	tokenFile       string
@@ -58,10 +60,12 @@ func parseServe(args []string, help io.Writer) (*serveOptions, error) {
 	fs := c.fs
 	fs.StringVar(&opts.addr, "addr", DefaultAddr, "the `host:port` to listen on (loopback by default)")
 	fs.IntVar(&opts.maxListed, "max-listed", report.DefaultMaxListed, "most `violations` one answer lists; the rest are counted per child")
-	fs.IntVar(&opts.maxConcurrent, "max-concurrent", runtime.GOMAXPROCS(0), "most `decisions` evaluated at once, one per core by default (a decision never waits on I/O, so more only lengthens the tail); the others wait their turn until their timeout")
+	fs.IntVar(&opts.maxConcurrent, "max-concurrent", runtime.GOMAXPROCS(0), "most `decisions` evaluated at once, one per core by default (a decision never waits on I/O, so more only lengthens the tail); the others wait their turn within their timeout")
+	fs.IntVar(&opts.maxWaiting, "max-waiting", server.DefaultMaxWaiting, "most `requests` that wait for memory or a turn; one more is answered busy at once, its body unread")
 	fs.Var(&opts.agentDirs, "agents-dir", "a `DIR` of agent definitions the hook endpoints look in first; repeat it for several")
 	fs.StringVar(&opts.budget, "budget-tokens", "", "the token `budget` a hook spawn is granted when its definition states none (default: the policy's cap)")
 	fs.StringVar(&opts.tokenFile, "auth-token-file", "", "a `FILE` holding the bearer token every request must carry (Authorization: Bearer ...)")
+	fs.BoolVar(&opts.metricsAuth, "metrics-auth", false, "require the bearer token of --auth-token-file on /metrics too (default: /metrics is open, for scrapers that carry no token)")
 	fs.StringVar(&opts.tlsCert, "tls-cert", "", "serve HTTPS with this certificate `FILE` (PEM)")
 	fs.StringVar(&opts.tlsKey, "tls-key", "", "the private key `FILE` of --tls-cert (PEM)")
 	fs.StringVar(&opts.tlsClientCA, "tls-client-ca", "", "require client certificates signed by the CAs in this `FILE` (PEM)")
@@ -84,6 +88,10 @@ func parseServe(args []string, help io.Writer) (*serveOptions, error) {
 		return opts, &usageError{"serve needs --policy FILE (or a --bundle carrying the policy): every decision is judged by the operator's policy"}
 	case opts.maxConcurrent <= 0:
 		return opts, &usageError{"--max-concurrent must be positive"}
+	case opts.maxWaiting <= 0:
+		return opts, &usageError{"--max-waiting must be positive"}
+	case opts.metricsAuth && opts.tokenFile == "":
+		return opts, &usageError{"--metrics-auth needs --auth-token-file"}
 	case opts.maxListed < 0:
 		return opts, &usageError{"--max-listed must not be negative"}
 	case (opts.tlsCert == "") != (opts.tlsKey == ""):
@@ -127,6 +135,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	logger := slog.New(slog.NewJSONHandler(stderr, nil))
 	cfg := server.Config{
 		PolicyFile: opts.policy, Gate: opts.gate, MaxListed: opts.maxListed, MaxConcurrent: opts.maxConcurrent,
+		MaxWaiting: opts.maxWaiting, ReadTimeout: opts.readTimeout, MetricsAuth: opts.metricsAuth,
 		AgentsDirs: opts.agentDirs, Budget: json.Number(opts.budget), Logger: logger,
 		LogInput: opts.logInput, Checks: judge.ChecksDigest(),
 		Say: func(err error) string { line, _ := say(err); return line },
@@ -172,8 +181,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err != nil {
 		return fail(err.Error())
 	}
+	// Every request's context ends when the requests in flight outlive
+	// --shutdown-timeout, so that each is still answered (503, or a
+	// hook's deny) before the process exits: a connection closed with no
+	// answer lets Claude Code's HTTP hook spawn.
+	requests, endRequests := context.WithCancel(context.Background())
+	defer endRequests()
 	srv := &http.Server{
 		Handler:           s.Handler(),
+		BaseContext:       func(net.Listener) context.Context { return requests },
 		ReadTimeout:       opts.readTimeout,
 		ReadHeaderTimeout: opts.readTimeout,
 		WriteTimeout:      opts.writeTimeout,
@@ -236,13 +252,25 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			sctx, cancel := context.WithTimeout(context.Background(), opts.shutdown)
 			defer cancel()
 			if err := srv.Shutdown(sctx); err != nil {
-				return fail("stopping: requests were still in flight after --shutdown-timeout " + opts.shutdown.String())
+				endRequests()
+				actx, cancel := context.WithTimeout(context.Background(), answerGrace)
+				defer cancel()
+				msg := "stopping: requests were still in flight after --shutdown-timeout " + opts.shutdown.String()
+				if srv.Shutdown(actx) != nil { // each answers as its context ends
+					return fail(msg + "; some could not be answered")
+				}
+				return fail(msg + "; they were answered as interrupted")
 			}
 			logger.Info("stopped")
 			return exitPass
 		}
 	}
 }
+
+// answerGrace is how long the requests still in flight at
+// --shutdown-timeout have to write their answer once told to stop: every
+// step of a decision looks at its context often.
+const answerGrace = 2 * time.Second
 
 // openLog opens a decision log for appending: a file, or stdout for "-".
 func openLog(name string, stdout io.Writer) (io.Writer, func(), error) {
@@ -272,10 +300,16 @@ Answers decisions over HTTP, judged by the same checks as spawngate check:
                               and whenever it cannot judge (a non-2xx answer
                               would let Claude Code spawn the child)
   GET  /healthz /readyz       alive; ready (policy loaded, not draining)
-  GET  /metrics               Prometheus metrics
+  GET  /metrics               Prometheus metrics (the token only with
+                              --metrics-auth)
 
-SIGHUP (or --watch) reloads the policy, the operator's checks and the
-bundle; a broken one keeps the old ones serving. SIGTERM stops accepting, answers what is in flight, exits 0.
+A request reserves memory for its body before it is read (at most
+--max-concurrent bodies of --max-bytes at once); at most --max-waiting
+wait, one more is answered busy at once; --timeout bounds each request
+from its arrival. SIGHUP (or --watch) reloads the policy, the operator's
+checks and the bundle; a broken one keeps the old ones serving. SIGTERM
+stops accepting, answers what is in flight, exits 0; what outlives
+--shutdown-timeout is answered as interrupted, and the exit is 2.
 
 Flags:
 `)

@@ -160,11 +160,55 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"--policy", "x.yaml", "--tls-cert", "c.pem"}, "--tls-cert and --tls-key go together"},
 		{[]string{"--policy", "x.yaml", "--max-concurrent", "0"}, "--max-concurrent must be positive"},
 		{[]string{"--policy", "x.yaml", "extra"}, "serve takes no arguments"},
+		{[]string{"--policy", "x.yaml", "--max-waiting", "0"}, "--max-waiting must be positive"},
+		{[]string{"--policy", "x.yaml", "--metrics-auth"}, "--metrics-auth needs --auth-token-file"},
 	} {
 		var stderr bytes.Buffer
 		code := Run(context.Background(), append([]string{"serve"}, tc.args...), nil, io.Discard, &stderr)
 		if code != exitError || !strings.Contains(stderr.String(), tc.want) || strings.Count(stderr.String(), "\n") != 1 {
 			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, code, stderr.String(), tc.want)
+		}
+	}
+}
+
+// /metrics is open by default, also with a token, for scrapers that carry
+// none; --metrics-auth makes it ask for the token; the probes never do.
+func TestServeMetricsAuth(t *testing.T) {
+	token := filepath.Join(t.TempDir(), "token")
+	os.WriteFile(token, []byte("t0ken\n"), 0o600)
+	for _, metricsAuth := range []bool{false, true} {
+		args := []string{"--policy", filepath.Join("..", "..", "examples", "policy.yaml"), "--auth-token-file", token}
+		if metricsAuth {
+			args = append(args, "--metrics-auth")
+		}
+		addr, stop := startServe(t, args...)
+		get := func(path, auth string) int {
+			req, _ := http.NewRequest(http.MethodGet, "http://"+addr+path, nil)
+			if auth != "" {
+				req.Header.Set("Authorization", auth)
+			}
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			return res.StatusCode
+		}
+		want := http.StatusOK
+		if metricsAuth {
+			want = http.StatusUnauthorized
+		}
+		if got := get("/metrics", ""); got != want {
+			t.Errorf("--metrics-auth=%v: /metrics without the token: %d, want %d", metricsAuth, got, want)
+		}
+		if got := get("/metrics", "Bearer t0ken"); got != http.StatusOK {
+			t.Errorf("--metrics-auth=%v: /metrics with the token: %d", metricsAuth, got)
+		}
+		if a, b := get("/healthz", ""), get("/readyz", ""); a != http.StatusOK || b != http.StatusOK {
+			t.Errorf("--metrics-auth=%v: the probes asked for the token: %d %d", metricsAuth, a, b)
+		}
+		if code := stop(); code != exitPass {
+			t.Fatalf("serve exited %d when stopped", code)
 		}
 	}
 }

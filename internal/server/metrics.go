@@ -19,6 +19,7 @@ type metrics struct {
 	errors         *prometheus.CounterVec // by kind
 	latency        prometheus.Histogram
 	inFlight       prometheus.Gauge
+	waiting        prometheus.Gauge
 	reloads        prometheus.Counter
 	reloadFailures prometheus.Counter
 }
@@ -42,6 +43,9 @@ func newMetrics() *metrics {
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "spawngate_decisions_in_flight", Help: "Decisions being evaluated now.",
 		}),
+		waiting: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "spawngate_decisions_waiting", Help: "Requests waiting for memory to read their body or for a turn to evaluate.",
+		}),
 		reloads: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "spawngate_reloads_total", Help: "Policy reloads that took effect.",
 		}),
@@ -49,7 +53,7 @@ func newMetrics() *metrics {
 			Name: "spawngate_reload_failures_total", Help: "Policy reloads that failed; the old policy kept serving.",
 		}),
 	}
-	m.registry.MustRegister(m.decisions, m.violations, m.errors, m.latency, m.inFlight, m.reloads, m.reloadFailures,
+	m.registry.MustRegister(m.decisions, m.violations, m.errors, m.latency, m.inFlight, m.waiting, m.reloads, m.reloadFailures,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

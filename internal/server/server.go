@@ -34,9 +34,18 @@ type Config struct {
 	Gate       judge.Options
 	// MaxListed bounds the violations one answer lists.
 	MaxListed int
-	// MaxConcurrent bounds the decisions evaluated at once; a request that
-	// waits past its timeout for a turn is answered 503.
+	// MaxConcurrent bounds the decisions evaluated at once, and the bodies
+	// held in memory at once (MaxConcurrent of Gate.Limits.MaxBytes): a
+	// request reserves its body's bytes before it reads them. A request
+	// that waits past its timeout for memory or a turn is answered busy.
 	MaxConcurrent int
+	// MaxWaiting bounds the requests that wait for memory or a turn; one
+	// more is answered busy at once, its body unread. 0: DefaultMaxWaiting.
+	MaxWaiting int
+	// ReadTimeout, when set, is how long a request may take to send its
+	// body once the server is ready to read it: the wait for memory does
+	// not count against the connection's read deadline.
+	ReadTimeout time.Duration
 	// AgentsDirs, Home and Budget are the hooks' (see hook.Config). The
 	// environment a hook reads is the session's, which an HTTP hook sends
 	// in headers (sessionEnv), never the server's own.
@@ -48,8 +57,11 @@ type Config struct {
 	// server can read and write (LedgerError). Replicas that serve one
 	// session must share it (ledger.Redis). A request never chooses it.
 	Ledger ledger.Store
-	// Token, when set, must come as "Authorization: Bearer <token>".
-	Token []byte
+	// Token, when set, must come as "Authorization: Bearer <token>" on
+	// the decision endpoints, and on /metrics too when MetricsAuth is set.
+	// The probes (/healthz, /readyz) never ask for it.
+	Token       []byte
+	MetricsAuth bool
 	// DecisionLog, when set, gets one JSON line per decision; LogInput adds
 	// the request body to each line.
 	DecisionLog io.Writer
@@ -73,6 +85,9 @@ type Server struct {
 	state    atomic.Pointer[state]
 	draining atomic.Bool
 	turns    chan struct{}
+	admit    *admission
+	held     atomic.Int64 // bytes of request bodies read and not yet answered
+	peakHeld atomic.Int64 // the most held at once (tests read it)
 	metrics  *metrics
 	log      *decisionlog.Log // nil without a decision log
 	reloadMu sync.Mutex
@@ -122,13 +137,23 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.MaxConcurrent <= 0 {
 		cfg.MaxConcurrent = 1
 	}
+	if cfg.MaxWaiting <= 0 {
+		cfg.MaxWaiting = DefaultMaxWaiting
+	}
+	if cfg.MetricsAuth && cfg.Token == nil {
+		return nil, errors.New("metrics are to require the bearer token, and no token is set")
+	}
+	if cfg.Gate.Limits.MaxBytes <= 0 {
+		return nil, errors.New("no limit on the size of a body: the server could not bound its memory")
+	}
 	if cfg.Say == nil {
 		cfg.Say = func(err error) string { return err.Error() }
 	}
 	if cfg.SayGate == nil {
 		cfg.SayGate = func(err error) string { return err.Error() }
 	}
-	s := &Server{cfg: cfg, turns: make(chan struct{}, cfg.MaxConcurrent), metrics: newMetrics()}
+	s := &Server{cfg: cfg, turns: make(chan struct{}, cfg.MaxConcurrent), metrics: newMetrics(),
+		admit: newAdmission(cfg.MaxConcurrent+cfg.MaxWaiting, int64(cfg.MaxConcurrent)*cfg.Gate.Limits.MaxBytes)}
 	if cfg.DecisionLog != nil {
 		s.log = decisionlog.New(cfg.DecisionLog, decisionlog.NewID(), cfg.Version, cfg.Checks, cfg.LogInput)
 	}
@@ -302,7 +327,15 @@ func (s *Server) Handler() http.Handler {
 		}
 		io.WriteString(w, "ready\n")
 	})
-	mux.Handle("/metrics", s.metrics.handler())
+	metrics := s.metrics.handler()
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
+		if s.cfg.MetricsAuth && !s.authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="spawngate"`)
+			http.Error(w, "a bearer token is required", http.StatusUnauthorized)
+			return
+		}
+		metrics.ServeHTTP(w, r)
+	})
 	return mux
 }
 
@@ -316,20 +349,130 @@ func (s *Server) authorized(r *http.Request) bool {
 	return ok && subtle.ConstantTimeCompare([]byte(got), s.cfg.Token) == 1
 }
 
-// turn waits for a turn to evaluate, as long as the request lasts.
-func (s *Server) turn(ctx context.Context) (func(), bool) {
-	select {
-	case s.turns <- struct{}{}:
-		s.metrics.inFlight.Inc()
-		return func() { <-s.turns; s.metrics.inFlight.Dec() }, true
-	case <-ctx.Done():
-		return nil, false
-	}
+// DefaultMaxWaiting is how many requests may wait for memory or a turn
+// unless told otherwise.
+const DefaultMaxWaiting = 64
+
+// refusal is why a request was not judged: its status on /v1/check, its
+// kind for the metrics and the log, and the reason.
+type refusal struct {
+	status int
+	kind   string
+	msg    string
 }
 
-// readBody reads a request body of at most max bytes.
-func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
-	return io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+// take brings a request to the point where it may be judged: admitted,
+// its body's bytes reserved, its body read, and a turn to evaluate, in
+// that order, each wait within ctx. done gives everything back; it is
+// nil when take refuses.
+func (s *Server) take(ctx context.Context, w http.ResponseWriter, r *http.Request) (body []byte, done func(), why *refusal) {
+	max := s.cfg.Gate.Limits.MaxBytes
+	if r.ContentLength > max { // refused unread
+		return nil, nil, &refusal{http.StatusRequestEntityTooLarge, "limit", fmt.Sprintf("the body is larger than %d bytes (limit --max-bytes)", max)}
+	}
+	if !s.admit.admit() {
+		w.Header().Set("Retry-After", "1")
+		return nil, nil, &refusal{http.StatusServiceUnavailable, "busy", "the server is busy: as many requests as it holds are waiting already"}
+	}
+	s.metrics.waiting.Inc()
+	n := r.ContentLength
+	if n < 0 { // chunked: it may be as large as allowed
+		n = max
+	}
+	var turn bool
+	undo := func() {
+		if turn {
+			<-s.turns
+			s.metrics.inFlight.Dec()
+		} else {
+			s.metrics.waiting.Dec()
+		}
+		s.held.Add(-int64(len(body)))
+		s.admit.leave()
+	}
+	waited := func() *refusal {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			w.Header().Set("Retry-After", "1")
+			return &refusal{http.StatusServiceUnavailable, "busy", "the server is busy: no turn to evaluate came within the request's timeout"}
+		}
+		return &refusal{http.StatusServiceUnavailable, "interrupted", "the request ended, or the server is stopping, before a turn to evaluate came"}
+	}
+	if err := s.admit.reserve(ctx, n); err != nil {
+		undo()
+		return nil, nil, waited()
+	}
+	undo = func(undo func()) func() { return func() { undo(); s.admit.release(n) } }(undo)
+	if s.cfg.ReadTimeout > 0 {
+		// The wait was the server's: the client has its whole read
+		// timeout from now to send what it was holding back.
+		http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.cfg.ReadTimeout))
+	}
+	body, err := s.read(w, r, n)
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		undo()
+		return nil, nil, &refusal{http.StatusRequestEntityTooLarge, "limit", fmt.Sprintf("the body is larger than %d bytes (limit --max-bytes)", max)}
+	case err != nil:
+		undo()
+		return nil, nil, &refusal{http.StatusBadRequest, "document", "the body cannot be read: " + err.Error()}
+	}
+	select {
+	case s.turns <- struct{}{}:
+		turn = true
+		s.metrics.waiting.Dec()
+		s.metrics.inFlight.Inc()
+	case <-ctx.Done():
+		undo()
+		return nil, nil, waited()
+	}
+	return body, undo, nil
+}
+
+// read reads a request body of n bytes, or of at most n bytes when its
+// length is not known, counting what it holds. A body of known length
+// is read into one buffer of its size, never grown.
+func (s *Server) read(w http.ResponseWriter, r *http.Request, n int64) ([]byte, error) {
+	var b []byte
+	var err error
+	if r.ContentLength >= 0 {
+		b = make([]byte, n)
+		var got int
+		got, err = io.ReadFull(heldReader{r.Body, s}, b)
+		b = b[:got]
+	} else {
+		b, err = io.ReadAll(heldReader{http.MaxBytesReader(w, r.Body, n), s})
+	}
+	if err != nil {
+		s.held.Add(-int64(len(b)))
+		return nil, err
+	}
+	return b, nil
+}
+
+// heldReader counts the bytes read into the server's memory.
+type heldReader struct {
+	r io.Reader
+	s *Server
+}
+
+func (h heldReader) Read(p []byte) (int, error) {
+	n, err := h.r.Read(p)
+	if held := h.s.held.Add(int64(n)); n > 0 {
+		for peak := h.s.peakHeld.Load(); held > peak && !h.s.peakHeld.CompareAndSwap(peak, held); peak = h.s.peakHeld.Load() {
+		}
+	}
+	return n, err
+}
+
+// deadline bounds a request from its arrival to its answer by the gate's
+// timeout: the waits for memory and a turn, the reading and the judging
+// together, so that the answer comes before --write-timeout cuts it off.
+func (s *Server) deadline(r *http.Request) (context.Context, context.CancelFunc) {
+	if s.cfg.Gate.Timeout <= 0 {
+		return context.WithCancel(r.Context())
+	}
+	return context.WithTimeout(r.Context(), s.cfg.Gate.Timeout)
 }
 
 // sourceFor names a request body by its media type, so that its syntax is
@@ -386,24 +529,16 @@ func (s *Server) check(w http.ResponseWriter, r *http.Request) {
 	}
 	st := s.state.Load() // the one policy version this request is judged by
 	d.policy, d.checks = st.digest, st.checks
-	body, err := readBody(w, r, s.cfg.Gate.Limits.MaxBytes)
-	var tooLarge *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooLarge):
-		fail(http.StatusRequestEntityTooLarge, "limit", fmt.Sprintf("the body is larger than %d bytes (limit --max-bytes)", s.cfg.Gate.Limits.MaxBytes))
-		return
-	case err != nil:
-		fail(http.StatusBadRequest, "document", "the body cannot be read: "+err.Error())
+	ctx, cancel := s.deadline(r)
+	defer cancel()
+	body, done, why := s.take(ctx, w, r)
+	if why != nil {
+		fail(why.status, why.kind, why.msg)
 		return
 	}
+	defer done() // after the answer: the body is held until it is written
 	d.input = body
-	done, ok := s.turn(r.Context())
-	if !ok {
-		fail(http.StatusServiceUnavailable, "busy", "no turn to evaluate came before the request ended")
-		return
-	}
-	res, err := st.gate.JudgeBytes(r.Context(), source, body, s.cfg.MaxListed)
-	done()
+	res, err := st.gate.JudgeBytes(ctx, source, body, s.cfg.MaxListed)
 	if err != nil {
 		var e *judge.Error
 		kind, status := "internal", http.StatusInternalServerError
@@ -460,24 +595,25 @@ func (s *Server) hook(adapter host.Adapter) http.HandlerFunc {
 		}
 		st := s.state.Load()
 		d.policy, d.checks = st.digest, st.checks
-		body, err := readBody(w, r, s.cfg.Gate.Limits.MaxBytes)
-		if err != nil {
-			cannot("limit", fmt.Sprintf("the payload cannot be read or is larger than %d bytes", s.cfg.Gate.Limits.MaxBytes))
+		ctx, cancel := s.deadline(r)
+		defer cancel()
+		body, done, why := s.take(ctx, w, r)
+		if why != nil {
+			if why.kind == "limit" || why.kind == "document" {
+				cannot("limit", fmt.Sprintf("the payload cannot be read or is larger than %d bytes", s.cfg.Gate.Limits.MaxBytes))
+				return
+			}
+			cannot(why.kind, why.msg)
 			return
 		}
+		defer done()
 		d.input = body
-		done, ok := s.turn(r.Context())
-		if !ok {
-			cannot("busy", "no turn to evaluate came before the request ended")
-			return
-		}
 		store := s.cfg.Ledger
 		if store == nil {
 			store = noLedger{}
 		}
 		cfg := hook.Config{Host: adapter, AgentsDirs: s.cfg.AgentsDirs, Home: s.cfg.Home, Budget: s.cfg.Budget, Getenv: sessionEnv(r), Ledger: store}
-		dec := hook.Decide(r.Context(), st.gate, cfg, body)
-		done()
+		dec := hook.Decide(ctx, st.gate, cfg, body)
 		event = dec.Event
 		if dec.Plan != nil {
 			d.report = &report.Report{Results: []report.Result{dec.Result}}
