@@ -8,6 +8,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/spawngate/spawngate/internal/report"
 	"github.com/spawngate/spawngate/policy"
 	"github.com/spawngate/spawngate/schemas"
 )
@@ -54,13 +55,10 @@ var (
 // evaluates with, as the build recorded them ("(devel)" for a build from a
 // work tree).
 func Versions() (spawngate, opa string) {
-	spawngate, opa = "(devel)", "unknown"
+	spawngate, opa = report.Version(), "unknown"
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		return
-	}
-	if info.Main.Path == "github.com/spawngate/spawngate" && info.Main.Version != "" {
-		spawngate = info.Main.Version
 	}
 	for _, dep := range info.Deps {
 		if dep.Path == "github.com/open-policy-agent/opa" {

@@ -325,14 +325,24 @@ var securitySeverity = map[string]string{
 	"low":      "3.0",
 }
 
-// toolVersion is the spawngate module version the build recorded, as
-// judge.Versions reads it (which this package cannot import): "(devel)"
-// for a build from a work tree. It is the same for every run of one
-// binary.
-func toolVersion() string {
+// stamped is the version a build names with -ldflags "-X
+// github.com/spawngate/spawngate/internal/report.stamped=v1.2.3": the
+// container image's, built without the history go build stamps from.
+var stamped string
+
+// Version is spawngate's version: the one the build was stamped with,
+// else the module version go build recorded from the checkout (its tag,
+// or a pseudo-version naming the commit), else "(devel)". It is the same
+// for every run of one binary.
+func Version() string {
+	if stamped != "" {
+		return stamped
+	}
 	info, ok := debug.ReadBuildInfo()
 	if ok && info.Main.Path == "github.com/spawngate/spawngate" && info.Main.Version != "" {
 		return info.Main.Version
 	}
 	return "(devel)"
 }
+
+func toolVersion() string { return Version() }
