@@ -40,7 +40,7 @@ func TestErrorsAreTypedAndNeverAllowed(t *testing.T) {
 		{"does not parse", "{\n  \"plan\": [1,]\n}", g, spawngate.ErrDocument, 2, 14, "/plan", ""},
 		{"duplicate key", `{"plan": [], "plan": []}`, g, spawngate.ErrDocument, 1, 14, "", ""},
 		{"empty", "", g, spawngate.ErrDocument, 0, 0, "", ""},
-		{"nothing to check", `{"plan": []}`, g, spawngate.ErrDocument, 0, 0, "/plan", ""},
+		{"nothing to check", `{"plan": []}`, g, spawngate.ErrDocument, 1, 10, "/plan", ""},
 		{"over a limit", deep, gate(t, spawngate.WithLimits(func() spawngate.Limits { l := spawngate.DefaultLimits(); l.MaxDepth = 5; return l }())), spawngate.ErrLimit, 1, 94, "/plan/0/metadata/0/0", "max-depth"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -157,7 +157,13 @@ func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Wri
 	}
 	if err != nil {
 		rep.Error = err.Error()
-		fmt.Fprintf(stderr, "spawngate: %s\n", report.Clean(rep.Error))
+		lines := problemLines(err)
+		if len(lines) > 1 {
+			rep.Problems = lines
+		}
+		for _, line := range lines {
+			fmt.Fprintf(stderr, "spawngate: %s\n", report.Clean(line))
+		}
 		return rep
 	}
 	if log != nil {
@@ -167,8 +173,8 @@ func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Wri
 	// lists what it may, and the listing is bounded over the run in order.
 	left := opts.maxListed // the report lists at most this many violations in all
 	type judged struct {
-		res  report.Result
-		line string // the error, when it could not be judged
+		res   report.Result
+		lines []string // the error, when it could not be judged: a line a problem
 	}
 	inOrder(len(plans), func(i int) judged {
 		start := time.Now()
@@ -180,7 +186,10 @@ func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Wri
 		var j judged
 		if err != nil {
 			line, problem := say(err)
-			j = judged{report.Failed(judge.SourceName(plans[i].name), line, problem), line}
+			j = judged{report.Failed(judge.SourceName(plans[i].name), line, problem), []string{line}}
+			if each := sayEach(err); each != nil {
+				j.res.Problems, j.lines = each, each
+			}
 		} else {
 			j = judged{res: res}
 		}
@@ -189,8 +198,8 @@ func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Wri
 		}
 		return j
 	}, func(_ int, j judged) {
-		if j.line != "" {
-			fmt.Fprintf(stderr, "spawngate: %s\n", report.Clean(j.line))
+		for _, line := range j.lines {
+			fmt.Fprintf(stderr, "spawngate: %s\n", report.Clean(line))
 		}
 		left = j.res.Trim(left)
 		rep.Results = append(rep.Results, j.res)
@@ -230,13 +239,37 @@ func newGate(ctx context.Context, opts judge.Options, policy string, read ...fun
 	g, err := judge.New(ctx, opts, policy)
 	if err != nil {
 		line, _ := say(err)
+		each := sayEach(err)
 		var e *judge.Error
 		if errors.As(err, &e) && e.Kind != judge.Internal {
-			line = flagFor(e.Source, policy, opts) + line
+			flag := flagFor(e.Source, policy, opts)
+			line = flag + line
+			for i := range each {
+				each[i] = flag + each[i]
+			}
 		}
-		return nil, errors.New(line)
+		return nil, &gateError{line: line, each: each}
 	}
 	return g, nil
+}
+
+// gateError is why a gate could not be built, as the command line says
+// it: one line, and each problem on its own line when there are several.
+type gateError struct {
+	line string
+	each []string
+}
+
+func (e *gateError) Error() string { return e.line }
+
+// problemLines is every line that says err: each problem of a gateError
+// that has several, else err's one line.
+func problemLines(err error) []string {
+	var ge *gateError
+	if errors.As(err, &ge) && len(ge.each) > 0 {
+		return ge.each
+	}
+	return []string{err.Error()}
 }
 
 // flagFor is the flag that named a document the gate could not build

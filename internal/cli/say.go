@@ -25,5 +25,25 @@ func say(err error) (string, *report.Problem) {
 	case e.Limit != "":
 		msg += " (limit --" + e.Limit + ")"
 	}
+	msg += plan.MoreProblems(len(e.More))
 	return e.Where() + msg, &report.Problem{Line: e.Line, Column: e.Column, Pointer: plan.ShowPointer(e.Pointer), Msg: msg}
+}
+
+// sayEach is every problem behind err, one line each as say phrases it,
+// when there is more than one (a document that breaks its schema in
+// several places); nil otherwise.
+func sayEach(err error) []string {
+	var e *judge.Error
+	if !errors.As(err, &e) || len(e.More) == 0 {
+		return nil
+	}
+	first := *e
+	first.More = nil
+	line, _ := say(&first)
+	lines := []string{line}
+	for _, m := range e.More {
+		line, _ := say(m)
+		lines = append(lines, line)
+	}
+	return lines
 }

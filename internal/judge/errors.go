@@ -66,6 +66,9 @@ type Error struct {
 	// plan.Limits names it in kebab case, for Kind Limit and Timeout.
 	Limit string
 	Msg   string // one line, without the source, position or limit
+	// More are the document's other problems (plan.Error's More), each an
+	// Error of its own: Error counts them, a front end may list each.
+	More []*Error
 }
 
 // Error is the problem on one line, without naming any flag:
@@ -77,6 +80,7 @@ func (e *Error) Error() string {
 	if e.Limit != "" {
 		b.WriteString(" (limit " + e.Limit + ")")
 	}
+	b.WriteString(plan.MoreProblems(len(e.More)))
 	return b.String()
 }
 
@@ -115,7 +119,11 @@ func AsError(source string, err error) *Error {
 		if pe.Limit != "" {
 			kind = Limit
 		}
-		return &Error{Kind: kind, Source: pe.Source, Line: pe.Line, Column: pe.Column, Pointer: pe.Pointer, Limit: pe.Limit, Msg: plan.OneLine(pe.Msg)}
+		e := &Error{Kind: kind, Source: pe.Source, Line: pe.Line, Column: pe.Column, Pointer: pe.Pointer, Limit: pe.Limit, Msg: plan.OneLine(pe.Msg)}
+		for _, m := range pe.More {
+			e.More = append(e.More, AsError(source, m))
+		}
+		return e
 	}
 	var me *gate.ModuleError
 	if errors.As(err, &me) {

@@ -20,6 +20,10 @@ type Error struct {
 	// kebab case ("max-values" for MaxValues), or "" when it broke no
 	// limit. The front end says how to raise it.
 	Limit string
+	// More are the document's other problems, each as an Error of its own
+	// (a policy that breaks its schema in three places): Error counts them
+	// on its one line, and a front end that can may list each.
+	More []*Error
 }
 
 func (e *Error) Error() string {
@@ -42,7 +46,20 @@ func (e *Error) Error() string {
 		b.WriteString(e.Limit)
 		b.WriteString(")")
 	}
+	b.WriteString(MoreProblems(len(e.More)))
 	return b.String()
+}
+
+// MoreProblems is how a one-line error counts the problems it does not
+// show: " (and 2 more problems)", "" for none.
+func MoreProblems(n int) string {
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return " (and 1 more problem)"
+	}
+	return fmt.Sprintf(" (and %d more problems)", n)
 }
 
 // OneLine keeps a message on one line whatever a parser, a document or a

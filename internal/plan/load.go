@@ -204,7 +204,7 @@ func (l *Loader) Plan(ctx context.Context, source string, data []byte) (*Plan, e
 		}
 	}
 	if len(docProblems) > 0 {
-		return nil, documentError(source, docProblems)
+		return nil, documentError(ctx, source, data, l.limits, docProblems)
 	}
 	if pol, ok := doc["policy"].(map[string]any); ok {
 		if err := refusePending(source, "/policy", pol); err != nil {
@@ -250,7 +250,7 @@ func (l *Loader) Policy(ctx context.Context, source string, data []byte) (Policy
 		return nil, err
 	}
 	if problems := l.schemas.validate(l.schemas.policy, doc); len(problems) > 0 {
-		return nil, documentError(source, problems)
+		return nil, documentError(ctx, source, data, l.limits, problems)
 	}
 	if err := refusePending(source, "", doc); err != nil {
 		return nil, err
@@ -313,16 +313,28 @@ func describeValue(v any) string {
 	return "a number"
 }
 
-// documentError reports the first problem and counts the rest: one line.
-func documentError(source string, problems []problem) *Error {
-	first := problems[0]
-	msg := first.msg
-	if n := len(problems) - 1; n == 1 {
-		msg += " (and 1 more problem)"
-	} else if n > 1 {
-		msg += fmt.Sprintf(" (and %d more problems)", n)
+// documentError reports every problem of a document that breaks its
+// schema: the first, with the others in More, each at the line and
+// column of the value it points at when the document has one there.
+func documentError(ctx context.Context, source string, data []byte, lim Limits, problems []problem) *Error {
+	pointers := make([]string, len(problems))
+	for i, p := range problems {
+		pointers[i] = p.pointer
 	}
-	return &Error{Source: source, Pointer: first.pointer, Msg: msg}
+	at, _ := Locate(ctx, source, data, lim, pointers) // a place is a help, not a need
+	errs := make([]*Error, len(problems))
+	for i, p := range problems {
+		errs[i] = &Error{Source: source, Pointer: p.pointer, Msg: p.msg}
+		if pos, ok := at[p.pointer]; ok {
+			errs[i].Line, errs[i].Column = pos.Line, pos.Column
+		}
+	}
+	first := errs[0]
+	first.More = errs[1:]
+	if len(first.More) == 0 {
+		first.More = nil
+	}
+	return first
 }
 
 // duplicateIDs refuses every child whose id another child also uses: an

@@ -23,6 +23,10 @@ func (JSON) Render(w io.Writer, r *Report) error {
 		b = append(b, ",\n  \"error\": "...)
 		b = appendString(b, r.Error)
 	}
+	if len(r.Problems) > 0 {
+		b = append(b, ",\n  \"problems\": "...)
+		b = appendList(b, r.Problems, "  ", func(b []byte, s string, _ string) []byte { return appendString(b, s) })
+	}
 	b = append(b, ",\n  \"results\": "...)
 	b = appendList(b, r.Results, "  ", appendResult)
 	b = append(b, "\n}\n"...)
@@ -85,6 +89,12 @@ func appendResult(b []byte, r Result, indent string) []byte {
 	b = appendField(b, in, "verdict", string(r.Verdict), true)
 	if r.Error != "" {
 		b = appendField(b, in, "error", r.Error, true)
+	}
+	if len(r.Problems) > 0 {
+		b = append(b, ',')
+		b = append(b, in...)
+		b = append(b, `"problems": `...)
+		b = appendList(b, r.Problems, indent+"  ", func(b []byte, s string, _ string) []byte { return appendString(b, s) })
 	}
 	if len(r.Policies) > 0 {
 		b = append(b, ',')

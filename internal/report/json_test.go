@@ -75,7 +75,7 @@ func TestJSONEqualsEncodingJSON(t *testing.T) {
 		return vs
 	}
 	for i := 0; i < 3000; i++ {
-		r := &Report{Verdict: Verdict(str()), Error: str()}
+		r := &Report{Verdict: Verdict(str()), Error: str(), Problems: strs()}
 		if rng.IntN(3) > 0 {
 			r.Results = []Result{}
 		}
@@ -83,7 +83,7 @@ func TestJSONEqualsEncodingJSON(t *testing.T) {
 			r.Rules = []Rule{{ID: str(), Severity: str(), Title: str(), Description: str()}} // never in the JSON
 		}
 		for n := rng.IntN(3); n > 0; n-- {
-			res := Result{Source: str(), Verdict: Verdict(str()), Error: str(), Policies: strs()}
+			res := Result{Source: str(), Verdict: Verdict(str()), Error: str(), Problems: strs(), Policies: strs()}
 			if rng.IntN(2) == 0 {
 				res.Problem = &Problem{Line: num(), Column: num(), Pointer: str(), Msg: str()} // never in the JSON
 			}
@@ -119,8 +119,8 @@ func TestJSONEqualsEncodingJSON(t *testing.T) {
 // missing from the JSON.
 func TestJSONPropertyTestCoversEveryField(t *testing.T) {
 	known := map[string][]string{
-		"Report":        {"Verdict", "Error", "Results", "Rules"},
-		"Result":        {"Source", "Verdict", "Error", "Problem", "Policies", "Children", "Violations", "Exceptions"},
+		"Report":        {"Verdict", "Error", "Problems", "Results", "Rules"},
+		"Result":        {"Source", "Verdict", "Error", "Problem", "Problems", "Policies", "Children", "Violations", "Exceptions"},
 		"Child":         {"Index", "Pointer", "Role", "Verdict", "Violations", "Unlisted"},
 		"Violation":     {"Rule", "Severity", "Message", "Path", "Line", "Column", "Policies", "Excepted"},
 		"Exception":     {"Index", "Pointer", "Rule", "Reason", "Expires"},

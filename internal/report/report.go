@@ -30,8 +30,12 @@ type Report struct {
 	Verdict Verdict `json:"verdict"`
 	// Error is why the run as a whole could not evaluate (a bad flag, an
 	// invalid operator policy), or "".
-	Error   string   `json:"error,omitempty"`
-	Results []Result `json:"results"`
+	Error string `json:"error,omitempty"`
+	// Problems lists every problem behind Error, one line each, when there
+	// is more than one (an operator policy that breaks its schema in three
+	// places); nil otherwise.
+	Problems []string `json:"problems,omitempty"`
+	Results  []Result `json:"results"`
 	// Rules describes every rule a violation may cite, built-in and the
 	// operator's own, by ID, for the formats that list rules apart
 	// (SARIF). Front ends fill it; it is not part of the JSON report.
@@ -62,6 +66,9 @@ type Result struct {
 	// Problem is the same in parts, for renderers that show the place
 	// apart from the message; nil when there is no error.
 	Problem *Problem `json:"-"`
+	// Problems lists every problem behind Error, one line each, when there
+	// is more than one; nil otherwise.
+	Problems []string `json:"problems,omitempty"`
 	// Policies names the policies that applied: "operator", "plan".
 	Policies []string `json:"policies,omitempty"`
 	Children []Child  `json:"children"`
