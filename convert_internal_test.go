@@ -3,6 +3,7 @@ package spawngate
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"reflect"
 	"strconv"
 	"testing"
@@ -122,5 +123,28 @@ func TestErrorOfKeepsEveryPart(t *testing.T) {
 	}
 	if e.Error() != je.Error() || e.Where() != je.Where() {
 		t.Errorf("%q / %q, want %q / %q", e.Error(), e.Where(), je.Error(), je.Where())
+	}
+}
+
+// BenchmarkResultOf is the conversion alone, on the result of the README's
+// example (two children, six violations), to set beside BenchmarkGate.
+func BenchmarkResultOf(b *testing.B) {
+	ctx := b.Context()
+	g, err := New(ctx, WithPolicyFile("examples/policy.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	doc, err := os.ReadFile("examples/refused-plan.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := g.g.JudgeBytes(ctx, "plan.json", doc, report.DefaultMaxListed)
+	if err != nil || len(r.Children) != 2 {
+		b.Fatalf("%+v %v", r, err)
+	}
+	for b.Loop() {
+		if res := resultOf(r); len(res.Children) != 2 {
+			b.Fatal("children lost")
+		}
 	}
 }
