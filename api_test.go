@@ -261,3 +261,29 @@ func TestErrorsIsByKind(t *testing.T) {
 		t.Fatal("a foreign error with the kind's text is of the kind")
 	}
 }
+
+// Limits.Check says in advance what WithLimits refuses, in the same
+// *Error, and lets the defaults through.
+func TestLimitsCheckIsWhatNewRefuses(t *testing.T) {
+	if err := spawngate.DefaultLimits().Check(); err != nil {
+		t.Fatalf("the defaults: %v", err)
+	}
+	for _, change := range []func(*spawngate.Limits){
+		func(l *spawngate.Limits) { *l = spawngate.Limits{} },
+		func(l *spawngate.Limits) { l.MaxValues = 0 },
+		func(l *spawngate.Limits) { l.MaxAliasBytes = -1 },
+		func(l *spawngate.Limits) { l.MaxDepth = 10001 },
+	} {
+		l := spawngate.DefaultLimits()
+		change(&l)
+		err := l.Check()
+		var e *spawngate.Error
+		if !errors.As(err, &e) || e.Kind != spawngate.ErrOption || e.Source != "WithLimits" {
+			t.Fatalf("%+v: %v (%T), want an *Error of kind option from WithLimits", l, err, err)
+		}
+		_, fromNew := spawngate.New(context.Background(), spawngate.WithPolicy("p.json", []byte(operator)), spawngate.WithLimits(l))
+		if fromNew == nil || fromNew.Error() != err.Error() {
+			t.Fatalf("%+v: New says %v, Check %v", l, fromNew, err)
+		}
+	}
+}

@@ -71,6 +71,18 @@ type Limits struct {
 // DefaultLimits returns the limits the command uses unless told otherwise.
 func DefaultLimits() Limits { return Limits(plan.DefaultLimits) }
 
+// Check refuses limits no document could be read under, as WithLimits
+// does: every field must be positive (MaxAliasNodes and MaxAliasBytes may
+// be 0), and MaxDepth at most 10,000. An error is an *Error of Kind
+// ErrOption whose Msg names the field.
+func (l Limits) Check() error {
+	var bad *plan.LimitError
+	if errors.As(plan.Limits(l).Check(), &bad) {
+		return optionError("WithLimits", "%s", bad.Error())
+	}
+	return nil
+}
+
 // Allowed tells whether a judged plan may be dispatched: only with no
 // error and the verdict Pass. It takes what Check returns as it is:
 //
@@ -263,11 +275,7 @@ func (s *settings) check() error {
 	case s.opts.Today != "" && !isDate(s.opts.Today):
 		return optionError("WithToday", "%q is not a date written YYYY-MM-DD", s.opts.Today)
 	}
-	var bad *plan.LimitError
-	if errors.As(s.opts.Limits.Check(), &bad) {
-		return optionError("WithLimits", "%s", bad.Error())
-	}
-	return nil
+	return Limits(s.opts.Limits).Check()
 }
 
 // isDate tells whether day is a real day written YYYY-MM-DD: a day that is
