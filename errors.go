@@ -15,8 +15,7 @@ import (
 // returns is an *Error.
 type ErrorKind int
 
-// The kinds of Error. Every one of them means: refuse the spawn. (Their
-// numbers are those of the pipeline's kinds, so errorOf converts.)
+// The kinds of Error. Every one of them means: refuse the spawn.
 const (
 	// ErrDocument: a document cannot be judged as written (the plan, the
 	// hook payload, the operator policy, an agent definition, a check's
@@ -80,7 +79,7 @@ type Error struct {
 	// Kind is what went wrong; errors.Is(err, kind) tests it too.
 	Kind ErrorKind
 	// Source is the document the error is about, as given ("plan.json",
-	// a policy or bundle path, "hook" for a hook payload), or for
+	// a policy or bundle path, "hook payload"), or for
 	// ErrOption the option ("WithTimeout", or "New" for a nil option).
 	Source string
 	// Line and Column place the error in Source, 1-based; 0 when not
@@ -121,7 +120,9 @@ func (e *Error) internal() *judge.Error {
 }
 
 // errorOf is the caller's *Error for err, which stopped a decision about
-// source (see judge.AsError); an *Error stays as it is.
+// source (see judge.AsError); an *Error stays as it is. The kinds are
+// numbered as judge.Kind is, so a conversion keeps the kind
+// (TestErrorKindsAreThePipelines holds them together).
 func errorOf(source string, err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {

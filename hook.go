@@ -29,7 +29,7 @@ const (
 	HookIgnore HookDecision = iota + 1
 	// HookPass: the child may be dispatched; answer nothing.
 	HookPass
-	// HookDeny: the child is refused; answer with Answer.Body.
+	// HookDeny: the child is refused; answer with HookAnswer.Body.
 	HookDeny
 )
 

@@ -21,6 +21,17 @@
 // Pass; Allowed says exactly that, and nothing else does. An error means
 // the plan could not be judged (a document the gate cannot read, a limit,
 // a timeout, an internal error), never that it passed.
+//
+// A Result says why a plan is refused: each Child has its Verdict and its
+// Violations, and each Violation the Rule, the JSON pointer (Path) and
+// line of the value refused, and a Message. Every error is an *Error with
+// its kind and place; test the kind with errors.Is:
+//
+//	if errors.Is(err, spawngate.ErrTimeout) { ... }
+//
+// The examples (ExampleResult, ExampleError, ExampleGate_Check,
+// ExampleGate_CheckPlan, ExampleGate_Hook) are in example_test.go; go test
+// runs them and checks what they print.
 package spawngate
 
 import (
