@@ -3,14 +3,12 @@ package spawngate
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
 
 	"github.com/spawngate/spawngate/internal/hook"
 	"github.com/spawngate/spawngate/internal/hosts"
-	"github.com/spawngate/spawngate/internal/judge"
 )
 
 // Host is an orchestrator whose hook payloads a Gate answers.
@@ -31,12 +29,13 @@ const (
 	HookIgnore HookDecision = iota + 1
 	// HookPass: the child may be dispatched; answer nothing.
 	HookPass
-	// HookDeny: the child is refused; answer with Answer.Body.
+	// HookDeny: the child is refused; answer with HookAnswer.Body.
 	HookDeny
 )
 
 // HookAnswer is a hook's answer to one payload.
 type HookAnswer struct {
+	// Decision is HookIgnore, HookPass or HookDeny; 0 beside an error.
 	Decision HookDecision
 	// Reason says why a spawn is refused, one line per violation.
 	Reason string
@@ -44,27 +43,32 @@ type HookAnswer struct {
 	// (stdout of a command hook, the body of an HTTP hook), nothing
 	// otherwise.
 	Body []byte
-	// Plan is the plan the spawn was translated into and judged, and
-	// Result its result, when a spawn was judged. With an error, Result
-	// has the verdict NotJudged and the error's line.
-	Plan   []byte
+	// Plan is the plan document (JSON) the spawn was translated into and
+	// judged, when a spawn was judged.
+	Plan []byte
+	// Result is the plan's result, when a spawn was judged: its
+	// violations point into Plan. With an error, Result has the verdict
+	// NotJudged and the error's line.
 	Result Result
 }
 
-// HookOption changes how a hook finds definitions and budgets.
-type HookOption func(*hook.Config)
+// HookOption changes how Hook finds agent definitions and budgets.
+type HookOption func(*hookSettings)
+
+// hookSettings is what the HookOptions of one call set.
+type hookSettings struct{ cfg hook.Config }
 
 // WithAgentsDirs makes the hook look for agent definitions in these
 // folders, in order, instead of the host's own (the project's from the
 // payload's cwd up to the repository root, then the user's).
 func WithAgentsDirs(dirs ...string) HookOption {
-	return func(c *hook.Config) { c.AgentsDirs = dirs }
+	return func(s *hookSettings) { s.cfg.AgentsDirs = dirs }
 }
 
 // WithBudget is the token budget a spawn is granted when its definition
 // states none (the operator policy's cap unless given).
 func WithBudget(tokens int64) HookOption {
-	return func(c *hook.Config) { c.Budget = json.Number(strconv.FormatInt(tokens, 10)) }
+	return func(s *hookSettings) { s.cfg.Budget = json.Number(strconv.FormatInt(tokens, 10)) }
 }
 
 // Hook judges the spawn one host hook payload asks for: Claude Code's
@@ -79,21 +83,21 @@ func (g *Gate) Hook(ctx context.Context, host Host, payload []byte, opts ...Hook
 	if !ok {
 		// An unknown host is never "not a spawn": the caller would let it
 		// through.
-		return hookFailed(nil, &judge.Error{Kind: judge.Document, Source: "hook", Msg: fmt.Sprintf("unknown host %q: use ClaudeCode or Codex", string(host))})
+		return hookFailed(nil, &Error{Kind: ErrDocument, Source: "hook", Msg: fmt.Sprintf("unknown host %q: use ClaudeCode or Codex", string(host))})
 	}
 	if g == nil || g.g == nil {
 		return hookFailed(nil, notBuilt("hook"))
 	}
 	home, _ := os.UserHomeDir()
-	cfg := hook.Config{Host: adapter, Home: home, Getenv: os.Getenv}
+	s := hookSettings{cfg: hook.Config{Host: adapter, Home: home, Getenv: os.Getenv}}
 	for i, o := range opts {
 		if o == nil {
 			return hookFailed(nil, optionError("Hook", "option %d of %d is nil", i+1, len(opts)))
 		}
-		o(&cfg)
+		o(&s)
 	}
-	d := hook.Decide(ctx, g.g, cfg, payload)
-	a := HookAnswer{Reason: d.Reason, Plan: d.Plan, Result: d.Result}
+	d := hook.Decide(ctx, g.g, s.cfg, payload)
+	a := HookAnswer{Reason: d.Reason, Plan: d.Plan, Result: resultOf(d.Result)}
 	switch d.Kind {
 	case hook.Ignore:
 		a.Decision = HookIgnore
@@ -104,7 +108,7 @@ func (g *Gate) Hook(ctx context.Context, host Host, payload []byte, opts ...Hook
 	default:
 		err := d.Err
 		if err == nil {
-			err = &judge.Error{Kind: judge.Internal, Source: "hook", Msg: "internal error: the spawn was neither ignored, passed nor refused"}
+			err = &Error{Kind: ErrInternal, Source: "hook", Msg: "internal error: the spawn was neither ignored, passed nor refused"}
 		}
 		return hookFailed(d.Plan, err)
 	}
@@ -115,8 +119,7 @@ func (g *Gate) Hook(ctx context.Context, host Host, payload []byte, opts ...Hook
 // a Result whose verdict is NotJudged.
 func hookFailed(plan []byte, err error) (HookAnswer, error) {
 	source := "hook"
-	var e *judge.Error
-	if errors.As(err, &e) && e.Source != "" {
+	if e := errorOf(source, err); e.Source != "" {
 		source = e.Source
 	}
 	res, err := notJudged(source, err)

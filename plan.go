@@ -11,24 +11,37 @@ import (
 // dispatch, and optionally the plan author's own policy, which can only
 // narrow the operator's.
 type Plan struct {
+	// Policy is the plan author's own policy; nil when the plan carries
+	// none. It applies beside the operator's, never instead of it.
 	Policy *Policy `json:"policy,omitempty"`
 	// Parent is the agent that dispatches the plan, as far as the caller
 	// knows it; nil when it is a main session whose powers bound nothing.
-	Parent   *Parent `json:"parent,omitempty"`
+	Parent *Parent `json:"parent,omitempty"`
+	// Children are the children to dispatch; a plan with none is not
+	// judged (an *Error of Kind ErrDocument), never allowed.
 	Children []Spawn `json:"plan"`
 }
 
 // Parent bounds a plan's own children as a child bounds its children
 // (checks tree.*): a nil Tools or Paths bounds nothing, an empty Paths lets
-// it give none, a zero BudgetTokens bounds nothing. Depth is how deep the
-// parent itself is: 0 for a main session, 1 for its sub-agent.
+// it give none, a zero BudgetTokens bounds nothing.
 type Parent struct {
-	Role               string
-	Tools              []string
-	Paths              []string
-	BudgetTokens       int64
-	Depth              int
-	InboundNonceSHA256 string // the SHA-256 (hex) of the re-task nonce the parent was handed
+	// Role is what the parent is, as a result names it.
+	Role string
+	// Tools are the tools the parent holds: a child may hold only these.
+	Tools []string
+	// Paths are the paths the parent may touch: a child's paths must lie
+	// inside them.
+	Paths []string
+	// BudgetTokens is the parent's token budget: its children's budgets
+	// together must stay within it.
+	BudgetTokens int64
+	// Depth is how deep the parent itself is: 0 for a main session, 1 for
+	// its sub-agent.
+	Depth int
+	// InboundNonceSHA256 is the SHA-256 (hex) of the re-task nonce the
+	// parent was handed: no child may be handed it (check brief.retask).
+	InboundNonceSHA256 string
 }
 
 // MarshalJSON writes the parent block as the plan schema has it, leaving
@@ -60,14 +73,30 @@ func (p Parent) MarshalJSON() ([]byte, error) {
 // empty list: no tools (refused: a child needs at least one) and no
 // filesystem scope.
 type Spawn struct {
-	Role         string   `json:"role"`
-	Tools        []string `json:"tools"`
-	Paths        []string `json:"paths"`
-	BudgetTokens int64    `json:"budget_tokens"`
-	ID           string   `json:"id,omitempty"`
-	Brief        string   `json:"brief,omitempty"`
-	Model        string   `json:"model,omitempty"`
-	Metadata     any      `json:"metadata,omitempty"`
+	// Role is what the child is for, as a result names it.
+	Role string `json:"role"`
+	// Tools are the tools the child gets, as exact tool names; each must
+	// be allowed by every policy that applies.
+	Tools []string `json:"tools"`
+	// Paths are the files and folders the child may touch: absolute, or
+	// relative to the plan's own workspace root; each must lie inside
+	// every workspace root that applies.
+	Paths []string `json:"paths"`
+	// BudgetTokens is the child's token budget, at most the lowest
+	// budget cap that applies.
+	BudgetTokens int64 `json:"budget_tokens"`
+	// ID names the child, unique within the plan; exceptions may select
+	// it (with its role).
+	ID string `json:"id,omitempty"`
+	// Brief is the task handed to the child: it grants nothing, but the
+	// brief checks read it when a policy sets brief_retask or
+	// brief_secrets.
+	Brief string `json:"brief,omitempty"`
+	// Model is the model the child runs on, which the policies'
+	// allowed_models must allow when they set it.
+	Model string `json:"model,omitempty"`
+	// Metadata is free-form data for the orchestrator; it grants nothing.
+	Metadata any `json:"metadata,omitempty"`
 	// TaskID is the one task the child is spawned for; Bindings the
 	// arguments its tools are bound to, by tool and argument name (see
 	// task_ownership in the policy schema).
@@ -84,14 +113,25 @@ type Spawn struct {
 // nil WriteTools or SpawnTools is the default list; AllowedModels nil
 // allows any model.
 type Policy struct {
-	AllowedTools    []string `json:"allowed_tools"`
-	WorkspaceRoot   string   `json:"workspace_root"`
-	BudgetCapTokens int64    `json:"budget_cap_tokens"`
-	AllowWrite      bool     `json:"allow_write,omitempty"`
-	WriteTools      []string `json:"write_tools,omitempty"`
-	AllowSpawn      bool     `json:"allow_spawn,omitempty"`
-	SpawnTools      []string `json:"spawn_tools,omitempty"`
-	AllowedModels   []string `json:"allowed_models,omitempty"`
+	// AllowedTools are the tools a child may request: exact names or
+	// patterns; a tool no entry matches is refused.
+	AllowedTools []string `json:"allowed_tools"`
+	// WorkspaceRoot is the folder every path of every child must lie
+	// inside.
+	WorkspaceRoot string `json:"workspace_root"`
+	// BudgetCapTokens is the most tokens any one child may be budgeted.
+	BudgetCapTokens int64 `json:"budget_cap_tokens"`
+	// AllowWrite lets children hold the tools of WriteTools.
+	AllowWrite bool `json:"allow_write,omitempty"`
+	// WriteTools are the tools that write, delete, execute or spend.
+	WriteTools []string `json:"write_tools,omitempty"`
+	// AllowSpawn lets children hold the tools of SpawnTools, and so
+	// dispatch children of their own.
+	AllowSpawn bool `json:"allow_spawn,omitempty"`
+	// SpawnTools are the tools that dispatch children.
+	SpawnTools []string `json:"spawn_tools,omitempty"`
+	// AllowedModels are the models a child may run on (patterns allowed).
+	AllowedModels []string `json:"allowed_models,omitempty"`
 	// AllowedWorkflows names the Claude Code workflows a session may run
 	// (check agent.launch); nil allows none.
 	AllowedWorkflows []string `json:"allowed_workflows,omitempty"`

@@ -21,6 +21,17 @@
 // Pass; Allowed says exactly that, and nothing else does. An error means
 // the plan could not be judged (a document the gate cannot read, a limit,
 // a timeout, an internal error), never that it passed.
+//
+// A Result says why a plan is refused: each Child has its Verdict and its
+// Violations, and each Violation the Rule, the JSON pointer (Path) and
+// line of the value refused, and a Message. Every error is an *Error with
+// its kind and place; test the kind with errors.Is:
+//
+//	if errors.Is(err, spawngate.ErrTimeout) { ... }
+//
+// The examples (ExampleResult, ExampleError, ExampleGate_Check,
+// ExampleGate_CheckPlan, ExampleGate_Hook) are in example_test.go; go test
+// runs them and checks what they print.
 package spawngate
 
 import (
@@ -28,7 +39,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spawngate/spawngate/internal/judge"
@@ -36,56 +46,53 @@ import (
 	"github.com/spawngate/spawngate/internal/report"
 )
 
-// Result is the outcome of one plan: its verdict, the policies that judged
-// it, and each child's verdict with every reason (or the count of those
-// past the listing bound). It is the report model spawngate check prints.
-type Result = report.Result
-
-// Child is the outcome of one child of a plan.
-type Child = report.Child
-
-// Violation is one reason a child is refused: the rule, its severity, a
-// message, and a JSON pointer into the plan.
-type Violation = report.Violation
-
-// Verdict is the outcome of a child or a plan.
-type Verdict = report.Verdict
-
-// The verdicts a plan can have: Pass and Block for a judged plan, and
-// NotJudged for the Result that comes back with an error.
-const (
-	Pass      Verdict = report.Pass
-	Block     Verdict = report.Block
-	NotJudged Verdict = report.Error // "error", as the command's reports write it
-)
-
 // Limits bound what one document may cost to read (see the README's
-// Limits section); DefaultLimits are those of the command.
-type Limits = plan.Limits
+// Limits section); DefaultLimits are those of the command, and each field
+// is one of its --max-* flags. A document over a limit is an *Error of
+// Kind ErrLimit whose Limit names the field in kebab case ("max-values"
+// for MaxValues).
+type Limits struct {
+	// MaxBytes is the largest document, in bytes (--max-bytes).
+	MaxBytes int64
+	// MaxYAMLBytes is the largest YAML document, in bytes: YAML is parsed
+	// into a node tree about forty times the document's size, so it gets
+	// a lower limit than JSON.
+	MaxYAMLBytes int64
+	// MaxDepth is the deepest nesting of objects and arrays, at most
+	// 10,000.
+	MaxDepth int
+	// MaxAliasNodes is how many values YAML aliases may expand to, in
+	// total over the document; 0 refuses every alias.
+	MaxAliasNodes int
+	// MaxAliasBytes is how many bytes of strings and keys YAML aliases may
+	// expand to, in total over the document; 0 refuses every alias.
+	MaxAliasBytes int
+	// MaxStringBytes is the longest string or key, in bytes.
+	MaxStringBytes int
+	// MaxValues is how many values (objects, lists, strings, numbers,
+	// booleans, nulls) a document may hold in all.
+	MaxValues int
+	// MaxChildren is how many children one plan may list.
+	MaxChildren int
+	// MaxChildEntries is how many entries one child's tools, and one
+	// child's paths, may list.
+	MaxChildEntries int
+}
 
 // DefaultLimits returns the limits the command uses unless told otherwise.
-func DefaultLimits() Limits { return plan.DefaultLimits }
+func DefaultLimits() Limits { return Limits(plan.DefaultLimits) }
 
-// Error is why a plan could not be judged, in parts: its Kind, the
-// document, the line, column and JSON pointer where it is known, and for
-// a limit its name ("max-values" for Limits.MaxValues).
-type Error = judge.Error
-
-// ErrorKind is what kept a plan from being judged.
-type ErrorKind = judge.Kind
-
-// The kinds of Error.
-const (
-	ErrDocument    ErrorKind = judge.Document
-	ErrLimit       ErrorKind = judge.Limit
-	ErrTimeout     ErrorKind = judge.Timeout
-	ErrInterrupted ErrorKind = judge.Interrupted
-	ErrNoPolicy    ErrorKind = judge.NoPolicy
-	ErrInternal    ErrorKind = judge.Internal
-	// ErrOption: New was given an option it cannot build a gate with (a
-	// timeout that is not positive, a second policy); Source names it.
-	ErrOption ErrorKind = judge.Option
-)
+// Check refuses limits no document could be read under, as WithLimits
+// does: every field must be positive (MaxAliasNodes and MaxAliasBytes may
+// be 0), and MaxDepth at most 10,000. An error is an *Error of Kind
+// ErrOption whose Msg names the field.
+func (l Limits) Check() error {
+	var bad *plan.LimitError
+	if errors.As(plan.Limits(l).Check(), &bad) {
+		return optionError("WithLimits", "%s", bad.Error())
+	}
+	return nil
+}
 
 // Allowed tells whether a judged plan may be dispatched: only with no
 // error and the verdict Pass. It takes what Check returns as it is:
@@ -155,10 +162,18 @@ func WithChecks(dirs ...string) Option {
 	return func(s *settings) { s.opts.Checks = append(s.opts.Checks, dirs...) }
 }
 
-// BundleKey is the key a bundle's signature must verify with: a file
-// holding a PEM public key or an HMAC secret, its ID ("default" unless
-// given) and the signing algorithm ("RS256" unless given).
-type BundleKey = judge.BundleKey
+// BundleKey is the key a bundle's signature must verify with.
+type BundleKey struct {
+	// File holds the key: a PEM public key (or certificate) for the RSA
+	// and ECDSA algorithms, the shared secret for HMAC.
+	File string
+	// ID is the key's ID, which a signature may name ("default" unless
+	// given).
+	ID string
+	// Alg is the signing algorithm ("RS256" unless given): RS256, RS384,
+	// RS512, PS256, PS384, PS512, ES256, ES384, ES512, HS256, HS384, HS512.
+	Alg string
+}
 
 // WithBundle reads the operator's checks, and the operator policy when it
 // carries one (at data.spawngate.policy), from an OPA bundle: a .tar.gz
@@ -168,7 +183,13 @@ type BundleKey = judge.BundleKey
 // New refuses a second WithBundle: the first one's checks would be
 // dropped without a word.
 func WithBundle(path string, key *BundleKey) Option {
-	return func(s *settings) { s.opts.Bundle, s.opts.BundleKey, s.bundles = path, key, s.bundles+1 }
+	return func(s *settings) {
+		s.opts.Bundle, s.opts.BundleKey, s.bundles = path, nil, s.bundles+1
+		if key != nil {
+			k := judge.BundleKey(*key)
+			s.opts.BundleKey = &k
+		}
+	}
 }
 
 // WithLimits sets the limits documents are read with; start from
@@ -177,7 +198,7 @@ func WithBundle(path string, key *BundleKey) Option {
 // MaxAliasBytes may be 0, which refuses every YAML alias), and MaxDepth
 // at most 10,000, as the command's --max-* flags. A zero Limits is
 // refused, not read as "the defaults".
-func WithLimits(l Limits) Option { return func(s *settings) { s.opts.Limits = l } }
+func WithLimits(l Limits) Option { return func(s *settings) { s.opts.Limits = plan.Limits(l) } }
 
 // WithTimeout bounds judging one plan (30s unless given). New refuses a
 // timeout that is not positive.
@@ -233,7 +254,7 @@ func New(ctx context.Context, opts ...Option) (*Gate, error) {
 		g, err = judge.New(ctx, s.opts, s.policyFile)
 	}
 	if err != nil {
-		return nil, err
+		return nil, errorOf(cmp.Or(s.policyFile, s.policyName, "New"), err)
 	}
 	if g.Operator() == nil {
 		// Only a bundle can still have left the gate without one.
@@ -265,11 +286,7 @@ func (s *settings) check() error {
 	case s.opts.Today != "" && !isDate(s.opts.Today):
 		return optionError("WithToday", "%q is not a date written YYYY-MM-DD", s.opts.Today)
 	}
-	var bad *plan.LimitError
-	if errors.As(s.opts.Limits.Check(), &bad) {
-		return optionError("WithLimits", "%s", bad.Error())
-	}
-	return nil
+	return Limits(s.opts.Limits).Check()
 }
 
 // isDate tells whether day is a real day written YYYY-MM-DD: a day that is
@@ -300,15 +317,14 @@ func (g *Gate) Check(ctx context.Context, name string, doc []byte) (Result, erro
 	if err != nil {
 		return notJudged(name, err)
 	}
-	return res, nil
+	return resultOf(res), nil
 }
 
 // notJudged is the Result that comes back with err: verdict NotJudged, the
 // error's line, no children; err is returned as an *Error.
 func notJudged(source string, err error) (Result, error) {
-	e := judge.AsError(source, err)
-	line := e.Error()
-	return report.Failed(source, line, &report.Problem{Line: e.Line, Column: e.Column, Pointer: plan.ShowPointer(e.Pointer), Msg: strings.TrimPrefix(line, e.Where())}), e
+	e := errorOf(source, err)
+	return Result{Source: source, Verdict: NotJudged, Error: e.Error(), Children: []Child{}}, e
 }
 
 // notBuilt is the error of a Gate that New did not build (a nil or zero
