@@ -15,7 +15,11 @@ import (
 // fill sets every field of v, at every depth, to a value no other field
 // has; with empty, every slice is an empty list instead (the JSON report
 // writes [] and null apart).
-func fill(v reflect.Value, n *int, empty bool) {
+func fill(v reflect.Value, n *int, empty bool) { fillTo(v, n, empty, 0) }
+
+// fillTo is fill below depth levels of pointers and lists: a type that
+// holds itself (an error's other problems) is filled three levels deep.
+func fillTo(v reflect.Value, n *int, empty bool, depth int) {
 	*n++
 	switch v.Kind() {
 	case reflect.String:
@@ -25,23 +29,23 @@ func fill(v reflect.Value, n *int, empty bool) {
 	case reflect.Bool:
 		v.SetBool(true)
 	case reflect.Pointer:
-		if !empty {
+		if !empty && depth < 6 {
 			v.Set(reflect.New(v.Type().Elem()))
-			fill(v.Elem(), n, empty)
+			fillTo(v.Elem(), n, empty, depth+1)
 		}
 	case reflect.Slice:
-		if empty {
+		if empty || depth >= 6 {
 			v.Set(reflect.MakeSlice(v.Type(), 0, 0))
 			return
 		}
 		v.Set(reflect.MakeSlice(v.Type(), 2, 2))
 		for i := range 2 {
-			fill(v.Index(i), n, empty)
+			fillTo(v.Index(i), n, empty, depth+1)
 		}
 	case reflect.Struct:
 		for i := range v.NumField() {
 			if v.Type().Field(i).IsExported() {
-				fill(v.Field(i), n, empty)
+				fillTo(v.Field(i), n, empty, depth)
 			}
 		}
 	default:

@@ -96,6 +96,10 @@ type Error struct {
 	// Msg is the problem on one line, without Source, the position or
 	// the limit.
 	Msg string
+	// More are the document's other problems, when it breaks its schema
+	// in more than one place, each an Error of its own; Error() counts
+	// them.
+	More []*Error
 }
 
 // Error is the problem on one line:
@@ -116,7 +120,11 @@ func (e *Error) Is(target error) bool {
 // internal is e as the pipeline writes it, so that both say it in the
 // same words.
 func (e *Error) internal() *judge.Error {
-	return &judge.Error{Kind: judge.Kind(e.Kind), Source: e.Source, Line: e.Line, Column: e.Column, Pointer: e.Pointer, Limit: e.Limit, Msg: e.Msg}
+	je := &judge.Error{Kind: judge.Kind(e.Kind), Source: e.Source, Line: e.Line, Column: e.Column, Pointer: e.Pointer, Limit: e.Limit, Msg: e.Msg}
+	for _, m := range e.More {
+		je.More = append(je.More, m.internal())
+	}
+	return je
 }
 
 // errorOf is the caller's *Error for err, which stopped a decision about
@@ -128,6 +136,15 @@ func errorOf(source string, err error) *Error {
 	if errors.As(err, &e) {
 		return e
 	}
-	je := judge.AsError(source, err)
-	return &Error{Kind: ErrorKind(je.Kind), Source: je.Source, Line: je.Line, Column: je.Column, Pointer: je.Pointer, Limit: je.Limit, Msg: je.Msg}
+	return fromJudge(judge.AsError(source, err))
+}
+
+// fromJudge is the caller's copy of a judge error, its other problems
+// included.
+func fromJudge(je *judge.Error) *Error {
+	e := &Error{Kind: ErrorKind(je.Kind), Source: je.Source, Line: je.Line, Column: je.Column, Pointer: je.Pointer, Limit: je.Limit, Msg: je.Msg}
+	for _, m := range je.More {
+		e.More = append(e.More, fromJudge(m))
+	}
+	return e
 }

@@ -1,6 +1,7 @@
 package spawngate
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/spawngate/spawngate/internal/report"
@@ -39,6 +40,9 @@ type Result struct {
 	// Error is why the plan could not be judged, on one line (the
 	// returned error's Error()), when Verdict is NotJudged; "" otherwise.
 	Error string `json:"error,omitempty"`
+	// Problems lists every problem behind Error, one line each, when the
+	// document breaks its schema in more than one place; nil otherwise.
+	Problems []string `json:"problems,omitempty"`
 	// Policies names the policies that judged the plan: "operator", and
 	// "plan" when the plan carries its own.
 	Policies []string `json:"policies,omitempty"`
@@ -182,9 +186,10 @@ type ExceptionNote struct {
 // gate's memory. It allocates a handful of blocks, not one per violation.
 func resultOf(r report.Result) Result {
 	out := Result{
-		Source:  r.Source,
-		Verdict: Verdict(r.Verdict),
-		Error:   r.Error,
+		Source:   r.Source,
+		Verdict:  Verdict(r.Verdict),
+		Error:    r.Error,
+		Problems: slices.Clone(r.Problems),
 	}
 	// Count first, so that every violation, exception and policy name
 	// lands in one block of its kind.
