@@ -59,8 +59,8 @@ const (
 	NotJudged Verdict = report.Error // "error", as the command's reports write it
 )
 
-// Limits bound what one document may cost to read (see the README's
-// Limits section); DefaultLimits are those of the command.
+// Limits bound what one document may cost to read (see
+// docs/security-model.md#limits); DefaultLimits are those of the command.
 type Limits = plan.Limits
 
 // DefaultLimits returns the limits the command uses unless told otherwise.
@@ -149,8 +149,8 @@ func WithPolicy(name string, doc []byte) Option {
 // *.rego file but *_test.rego, subfolders included), judged beside the
 // built-in ones, as spawngate check --checks does; the operator policy's
 // checks field may name more. New compiles them and refuses, with the
-// file and line, a module that breaks the check contract (see the
-// README's "Your own checks").
+// file and line, a module that breaks the check contract (see
+// docs/custom-checks.md).
 func WithChecks(dirs ...string) Option {
 	return func(s *settings) { s.opts.Checks = append(s.opts.Checks, dirs...) }
 }
