@@ -46,8 +46,8 @@ import (
 	"github.com/spawngate/spawngate/internal/report"
 )
 
-// Limits bound what one document may cost to read (see the README's
-// Limits section); DefaultLimits are those of the command, and each field
+// Limits bound what one document may cost to read (see docs/security-model.md,
+// Limits); DefaultLimits are those of the command, and each field
 // is one of its --max-* flags. A document over a limit is an *Error of
 // Kind ErrLimit whose Limit names the field in kebab case ("max-values"
 // for MaxValues).
@@ -156,8 +156,8 @@ func WithPolicy(name string, doc []byte) Option {
 // *.rego file but *_test.rego, subfolders included), judged beside the
 // built-in ones, as spawngate check --checks does; the operator policy's
 // checks field may name more. New compiles them and refuses, with the
-// file and line, a module that breaks the check contract (see the
-// README's "Your own checks").
+// file and line, a module that breaks the check contract (see
+// docs/custom-checks.md).
 func WithChecks(dirs ...string) Option {
 	return func(s *settings) { s.opts.Checks = append(s.opts.Checks, dirs...) }
 }

@@ -271,8 +271,8 @@ It never exits 1, which both hosts read as "go ahead". Its help exits 2,
 so that a hook wired with -h blocks rather than passes.
 
 Run 'spawngate hook claude-code -h' or 'spawngate hook codex -h' for the
-flags, and see the README's "Use it from Claude Code" and "Use it from
-Codex" for the settings that wire it in.
+flags; docs/claude-code.md and docs/codex.md give the settings that wire
+it in.
 `)
 }
 

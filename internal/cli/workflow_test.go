@@ -7,11 +7,12 @@ import (
 	"testing"
 )
 
-// TestREADMEWorkflowIsTheExample: the workflow the README shows is the
-// file .ci/run lints with actionlint, byte for byte.
-func TestREADMEWorkflowIsTheExample(t *testing.T) {
+// TestCIWorkflowIsTheExample: the workflow docs/ci.md shows is the
+// file .ci/run lints with actionlint, byte for byte, and no page of the
+// documentation shows a stale step.
+func TestCIWorkflowIsTheExample(t *testing.T) {
 	root := filepath.Join("..", "..")
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	page, err := os.ReadFile(filepath.Join(root, "docs", "ci.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,12 +21,18 @@ func TestREADMEWorkflowIsTheExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	block := "```yaml\n" + string(file) + "```\n"
-	if !strings.Contains(string(readme), block) {
-		t.Fatal("the README's GitHub Actions workflow is not examples/github/workflows/spawngate.yml: change both")
+	if !strings.Contains(string(page), block) {
+		t.Fatal("the GitHub Actions workflow of docs/ci.md is not examples/github/workflows/spawngate.yml: change both")
 	}
-	for _, stale := range []string{"upload-sarif@v3", "cmd/spawngate@latest"} {
-		if strings.Contains(string(readme), stale) {
-			t.Errorf("the README still shows %s", stale)
+	for _, name := range docFiles(t) {
+		doc, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(name)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, stale := range []string{"upload-sarif@v3", "cmd/spawngate@latest"} {
+			if strings.Contains(string(doc), stale) {
+				t.Errorf("%s still shows %s", name, stale)
+			}
 		}
 	}
 }

@@ -238,8 +238,8 @@ func refDevice(seg string) bool {
 }
 
 // refCovered tells whether a check already reported at field or at a
-// place above it: the README's "a schema violation on a field that a
-// check already reports is not repeated".
+// place above it: docs/checks.md's "a schema violation on a field
+// that a check already reports is not repeated".
 func refCovered(reported map[string]bool, field string) bool {
 	for at := field; ; {
 		if reported[at] {

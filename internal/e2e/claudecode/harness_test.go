@@ -18,7 +18,7 @@ import (
 // runTimeout bounds one client run, hooks and children included.
 const runTimeout = 90 * time.Second
 
-// readmeHook is the hook block of the README's "Use it from Claude Code",
+// readmeHook is the hook block of docs/claude-code.md,
 // with the policy path filled in.
 func readmeHook(matcher, policy string) map[string]any {
 	return map[string]any{

@@ -18,7 +18,7 @@ import (
 )
 
 // The HTTP hook: `spawngate serve` answering Claude Code's "type": "http"
-// hook at /v1/hooks/claude-code, wired as the README's "Over HTTP" says.
+// hook at /v1/hooks/claude-code, wired as docs/claude-code.md#over-http says.
 // Each scenario starts a server of its own, on a free port of 127.0.0.1,
 // judging by the scenario's policy file; its decision log, with every
 // payload, is the evidence of what the server was asked and answered.

@@ -367,8 +367,8 @@ const (
 	rogueModel          = "rogue-model"
 )
 
-// TestAdversarial tries, on the real client, ways around what the README's
-// "Use it from Codex" promises: a sub-agent the policy forbids never starts
+// TestAdversarial tries, on the real client, ways around what
+// docs/codex.md promises: a sub-agent the policy forbids never starts
 // (and never writes where the policy forbids), and an allowed one is not
 // refused. Each scenario holds the right expectation; those today's
 // spawngate gets wrong are listed in adversarialOpen.

@@ -265,7 +265,7 @@ func holds(s string) func(any) bool {
 	}
 }
 
-// TestGate runs spawngate, wired as the README's "Use it from Codex" says,
+// TestGate runs spawngate, wired as docs/codex.md says,
 // in front of the real client, and asserts what must happen. The child
 // runs in the session's sandbox whatever its definition says, so each
 // scenario names the session it runs in, and a "writer" refused for

@@ -27,8 +27,8 @@ const (
 	envInNetns   = "SPAWNGATE_E2E_IN_NETNS"  // set on the re-executed copy inside unshare -n
 	apiKeyEnv    = "SPAWNGATE_E2E_KEY"       // the provider's env_key; any value does
 	sessionModel = "main-model"
-	// readmeMatcher is the matcher of the README's "Use it from Codex"
-	// block, kept verbatim so the suite tests the wiring users copy.
+	// readmeMatcher is the matcher of docs/codex.md's hook
+	// block (and the README's), kept verbatim so the suite tests the wiring users copy.
 	readmeMatcher = `^(Agent|.*spawn_agent|.*resume_agent)$`
 	// scenarioTimeout bounds one client run, so a wedged client fails its
 	// scenario instead of the whole go test timeout.
