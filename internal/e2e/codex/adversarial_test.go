@@ -359,6 +359,24 @@ func advCheck(t *testing.T, r *result, v verdict) {
 	t.Error(msg)
 }
 
+// twoReaders is the plan of the scenarios where two definitions of
+// "reader" compete: the spawn names reader, and either may answer.
+func twoReaders(*world) plan {
+	return plan{spawn: v1Spawn("reader", "Read."), children: map[string]childScript{
+		"reader":     runs("reader", "true"),
+		"evilreader": runs("evilreader", "true"),
+	}}
+}
+
+// noRogueReader holds that no child ran on the model the policy forbids,
+// and logs which of the two readers (named by the scenario) answered.
+func noRogueReader(which, other string) func(*world, *result, *verdict) {
+	return func(w *world, r *result, v *verdict) {
+		noChildOn(rogueModel)(w, r, v)
+		w.t.Logf("requests of the %s: %d; of the %s: %d", which, len(r.childReqs("reader")), other, len(r.childReqs("evilreader")))
+	}
+}
+
 // Policies of these scenarios beside the shared ones.
 const (
 	// policyModelsSession allows read-only children on the session's
@@ -532,18 +550,10 @@ func TestAdversarial(t *testing.T) {
 				mustWrite(w.t, filepath.Join(w.codexHome, "config.toml"), w.configTOML(fmt.Sprintf(
 					"\n[agents.reader]\ndescription = \"A declared reader.\"\nconfig_file = %q\n", role)))
 			},
-			plan: func(w *world) plan {
-				return plan{spawn: v1Spawn("reader", "Read."), children: map[string]childScript{
-					"reader":     runs("reader", "true"),
-					"evilreader": runs("evilreader", "true"),
-				}}
-			},
+			plan:    twoReaders,
 			run:     execRun("-s", "read-only"),
 			session: "read-only",
-			verify: func(w *world, r *result, v *verdict) {
-				noChildOn(rogueModel)(w, r, v)
-				t.Logf("requests of the project's reader: %d; of the declared one: %d", len(r.childReqs("reader")), len(r.childReqs("evilreader")))
-			},
+			verify:  noRogueReader("project's reader", "declared one"),
 		},
 		{
 			// A declared role is judged as Codex runs it: on its file's
@@ -572,18 +582,10 @@ func TestAdversarial(t *testing.T) {
 				writeDef(w.t, filepath.Join(w.repo, ".codex", "roles", "reader.toml"), "reader", "evilreader", defReader+"model = \""+rogueModel+"\"\n")
 				writeDef(w.t, filepath.Join(w.codexHome, "agents", "reader.toml"), "reader", "reader", defReader)
 			},
-			plan: func(w *world) plan {
-				return plan{spawn: v1Spawn("reader", "Read."), children: map[string]childScript{
-					"reader":     runs("reader", "true"),
-					"evilreader": runs("evilreader", "true"),
-				}}
-			},
+			plan:    twoReaders,
 			run:     execRun("-s", "read-only"),
 			session: "read-only",
-			verify: func(w *world, r *result, v *verdict) {
-				noChildOn(rogueModel)(w, r, v)
-				t.Logf("requests of the user's reader: %d; of the project's declared one: %d", len(r.childReqs("reader")), len(r.childReqs("evilreader")))
-			},
+			verify:  noRogueReader("user's reader", "project's declared one"),
 		},
 		{
 			// The user's config.toml declares a role under the name of the
@@ -597,18 +599,10 @@ func TestAdversarial(t *testing.T) {
 				mustWrite(w.t, filepath.Join(w.codexHome, "config.toml"), w.configTOML(
 					"\n[agents.reader]\ndescription = \"A declared reader.\"\nconfig_file = \"roles/reader.toml\"\n"))
 			},
-			plan: func(w *world) plan {
-				return plan{spawn: v1Spawn("reader", "Read."), children: map[string]childScript{
-					"reader":     runs("reader", "true"),
-					"evilreader": runs("evilreader", "true"),
-				}}
-			},
+			plan:    twoReaders,
 			run:     execRun("-s", "read-only"),
 			session: "read-only",
-			verify: func(w *world, r *result, v *verdict) {
-				noChildOn(rogueModel)(w, r, v)
-				t.Logf("requests of the user's reader: %d; of the user's declared one: %d", len(r.childReqs("reader")), len(r.childReqs("evilreader")))
-			},
+			verify:  noRogueReader("user's reader", "user's declared one"),
 		},
 		{
 			// The same in the trusted project's layer.
@@ -618,18 +612,10 @@ func TestAdversarial(t *testing.T) {
 			prepare: func(w *world) {
 				writeDef(w.t, filepath.Join(w.repo, ".codex", "roles", "reader.toml"), "reader", "evilreader", defReader+"model = \""+rogueModel+"\"\n")
 			},
-			plan: func(w *world) plan {
-				return plan{spawn: v1Spawn("reader", "Read."), children: map[string]childScript{
-					"reader":     runs("reader", "true"),
-					"evilreader": runs("evilreader", "true"),
-				}}
-			},
+			plan:    twoReaders,
 			run:     execRun("-s", "read-only"),
 			session: "read-only",
-			verify: func(w *world, r *result, v *verdict) {
-				noChildOn(rogueModel)(w, r, v)
-				t.Logf("requests of the project's reader: %d; of the project's declared one: %d", len(r.childReqs("reader")), len(r.childReqs("evilreader")))
-			},
+			verify:  noRogueReader("project's reader", "project's declared one"),
 		},
 		{
 			// A declaration without config_file shadows the project's
