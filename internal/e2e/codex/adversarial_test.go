@@ -359,6 +359,22 @@ func advCheck(t *testing.T, r *result, v verdict) {
 	t.Error(msg)
 }
 
+// leadSpawnsHelper is the plan of the nested scenarios: the lead starts
+// and asks for a helper of its own.
+func leadSpawnsHelper(*world) plan {
+	return plan{spawn: v1Spawn("lead", "Lead the work."), children: map[string]childScript{
+		"lead":   spawnThenWait("lead", false, v1Spawn("helper", "Help."), ""),
+		"helper": runs("helper", "true"),
+	}}
+}
+
+// leadStartsHelperDoesNot holds that the lead started and the helper it
+// asked for did not (the policy allows depth 1 only).
+func leadStartsHelperDoesNot(w *world, r *result, v *verdict) {
+	v.expect(len(r.childReqs("lead")) > 0, "the lead never started; spawn result %q", r.spawnOutput())
+	v.expect(len(r.childReqs("helper")) == 0, "the helper the lead spawned started (max_depth 1)")
+}
+
 // twoReaders is the plan of the scenarios where two definitions of
 // "reader" compete: the spawn names reader, and either may answer.
 func twoReaders(*world) plan {
@@ -721,18 +737,10 @@ func TestAdversarial(t *testing.T) {
 			name: "definition_disables_hooks_for_nested_spawn",
 			setup: setup{policy: policyNestedDepth, defs: defs(
 				"lead", defReader+"\n[features]\nhooks = false\n", "helper", defReader)},
-			plan: func(w *world) plan {
-				return plan{spawn: v1Spawn("lead", "Lead the work."), children: map[string]childScript{
-					"lead":   spawnThenWait("lead", false, v1Spawn("helper", "Help."), ""),
-					"helper": runs("helper", "true"),
-				}}
-			},
+			plan:    leadSpawnsHelper,
 			run:     execRun("-s", "read-only"),
 			session: "read-only",
-			verify: func(w *world, r *result, v *verdict) {
-				v.expect(len(r.childReqs("lead")) > 0, "the lead never started; spawn result %q", r.spawnOutput())
-				v.expect(len(r.childReqs("helper")) == 0, "the helper the lead spawned started (max_depth 1)")
-			},
+			verify:  leadStartsHelperDoesNot,
 		},
 		{
 			// The same with the spawngate hook's own state: a definition is
@@ -745,18 +753,10 @@ func TestAdversarial(t *testing.T) {
 					defReader+fmt.Sprintf("\n[hooks.state.%q]\nenabled = false\n", key))
 				writeDef(w.t, filepath.Join(w.repo, ".codex", "agents", "helper.toml"), "helper", "helper", defReader)
 			},
-			plan: func(w *world) plan {
-				return plan{spawn: v1Spawn("lead", "Lead the work."), children: map[string]childScript{
-					"lead":   spawnThenWait("lead", false, v1Spawn("helper", "Help."), ""),
-					"helper": runs("helper", "true"),
-				}}
-			},
+			plan:    leadSpawnsHelper,
 			run:     execRun("-s", "read-only"),
 			session: "read-only",
-			verify: func(w *world, r *result, v *verdict) {
-				v.expect(len(r.childReqs("lead")) > 0, "the lead never started; spawn result %q", r.spawnOutput())
-				v.expect(len(r.childReqs("helper")) == 0, "the helper the lead spawned started (max_depth 1)")
-			},
+			verify:  leadStartsHelperDoesNot,
 		},
 		{
 			// The lead's definition declares its own role "helper", from a
