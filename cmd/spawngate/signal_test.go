@@ -143,6 +143,9 @@ func startInPhase(t testing.TB, phase string) *running {
 		t.Cleanup(func() { p.cmd.Process.Kill() })
 		pid := p.cmd.Process.Pid
 		waitFor(t, p, "read the plan", func() (bool, error) {
+			if _, err := procCPU(pid); err != nil { // it tells an ended process, which io does not
+				return false, err
+			}
 			n, err := procField(pid, "io", "rchar:")
 			return n >= info.Size(), err
 		})
