@@ -18,8 +18,8 @@ import (
 
 // The documentation is README.md and the pages under docs/. These tests
 // hold it to what a reader relies on: every relative link leads to a file
-// that exists, and to a heading that is there; the first command the README
-// shows prints exactly what the README says it prints.
+// that exists, and to a heading that is there; every command they show runs
+// and prints what they say it prints (TestDocsCommands, in doccmds_test.go).
 
 // repoRoot is the module root, seen from this package's folder.
 var repoRoot = filepath.Join("..", "..")
@@ -317,64 +317,6 @@ func readmeSection(t *testing.T, readme, title string) string {
 	return rest
 }
 
-// fencedBlocks returns the content of each fenced code block of a text, in
-// order, each line ending in a line break.
-func fencedBlocks(text string) []string {
-	var blocks []string
-	var cur *strings.Builder
-	for _, l := range strings.Split(text, "\n") {
-		switch {
-		case cur == nil && strings.HasPrefix(l, "```"):
-			cur = &strings.Builder{}
-		case cur != nil && l == "```":
-			blocks = append(blocks, cur.String())
-			cur = nil
-		case cur != nil:
-			cur.WriteString(l + "\n")
-		}
-	}
-	return blocks
-}
-
-// TestREADMETryIt runs the command of the README's "Try it" from the
-// repository root, as a reader of the README runs it, and holds its output
-// to the block the README shows under it, byte for byte, and its exit code
-// to the one the README states.
-func TestREADMETryIt(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	section := readmeSection(t, string(readme), "Try it")
-	blocks := fencedBlocks(section)
-	if len(blocks) < 2 {
-		t.Fatalf("Try it shows %d code blocks, want the command and its output", len(blocks))
-	}
-	command := strings.TrimSpace(blocks[0])
-	if strings.Contains(command, "\n") || strings.ContainsAny(command, `'"$|<>;&\`) {
-		t.Fatalf("Try it's command is %q: one plain command line, which this test runs as it is", command)
-	}
-	args := strings.Fields(command)
-	if args[0] != "spawngate" {
-		t.Fatalf("Try it's command %q does not run spawngate", command)
-	}
-	m := regexp.MustCompile(`The exit code is (\d)\.`).FindStringSubmatch(section)
-	if m == nil {
-		t.Fatal(`Try it does not say "The exit code is N."`)
-	}
-	wantCode, _ := strconv.Atoi(m[1])
-
-	t.Chdir(repoRoot)
-	var stdout, stderr bytes.Buffer
-	code := Run(context.Background(), args[1:], strings.NewReader(""), &stdout, &stderr)
-	if code != wantCode {
-		t.Errorf("%s: exit %d, the README says %d; stderr: %s", command, code, wantCode, stderr.String())
-	}
-	if stdout.String() != blocks[1] {
-		t.Errorf("%s prints:\n%s\nthe README shows:\n%s", command, stdout.String(), blocks[1])
-	}
-}
-
 var (
 	// pageCitation is a page of docs/ named in code, a help text or a
 	// transcript, with its anchor when one follows.
@@ -441,7 +383,7 @@ func TestCodeCitesDocsThatExist(t *testing.T) {
 	}
 }
 
-var updateDocs = flag.Bool("update", false, "rewrite the generated part of docs/rules.md")
+var updateDocs = flag.Bool("update", false, "rewrite the generated part of docs/rules.md, and the output blocks of the docs' commands")
 
 // rulesMarker ends the hand-written part of docs/rules.md; what follows it
 // is generated from the built-in checks' METADATA.

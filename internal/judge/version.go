@@ -8,6 +8,8 @@ import (
 	"sort"
 	"sync"
 
+	opaversion "github.com/open-policy-agent/opa/v1/version"
+
 	"github.com/spawngate/spawngate/internal/report"
 	"github.com/spawngate/spawngate/policy"
 	"github.com/spawngate/spawngate/schemas"
@@ -53,9 +55,10 @@ var (
 
 // Versions are the version of the spawngate module and of the OPA it
 // evaluates with, as the build recorded them ("(devel)" for a build from a
-// work tree).
+// work tree). A build that records no dependencies (a test binary) takes
+// OPA's version from OPA itself, so that it never reads "unknown".
 func Versions() (spawngate, opa string) {
-	spawngate, opa = report.Version(), "unknown"
+	spawngate, opa = report.Version(), "v"+opaversion.Version
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		return
