@@ -314,7 +314,8 @@ func TestServeAnswersWhatOutlivesTheShutdownTimeout(t *testing.T) {
 	}
 	a := <-judging
 	if a.err != nil || a.status != http.StatusServiceUnavailable || !strings.Contains(a.body, `"verdict": "error"`) {
-		t.Fatalf("the request judging at the deadline: %d %v %.300s", a.status, a.err, a.body)
+		cmd.Wait() // its stderr says why
+		t.Fatalf("the request judging at the deadline: %d %v %.300s (stderr %s)", a.status, a.err, a.body, stderr.String())
 	}
 	h := <-hooked
 	// Its payload was never read, so the deny is the one every event

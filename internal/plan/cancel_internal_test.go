@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -94,4 +96,25 @@ func validateAll(ctx context.Context, l *Loader, data []byte) error {
 	reps := doc.(map[string]any)["plan"].([]any)
 	_, _, err = l.schemas.validatePlan(ctx, doc.(map[string]any), reps, nil, true, nil, nil)
 	return err
+}
+
+// The schema step validates a child in tens of microseconds, and a
+// thousand times that on a loaded machine: it looks at its context
+// before each one, or a server told to stop would answer seconds late.
+func TestValidatingStopsAtTheNextChild(t *testing.T) {
+	for _, n := range []int{checkEvery / 2, 4 * 512 * runtime.GOMAXPROCS(0)} {
+		ctx, cancel := context.WithCancel(context.Background())
+		var calls atomic.Int64
+		err := onEveryCore(ctx, 0, n, func(int) {
+			calls.Add(1)
+			cancel()
+		})
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("%d children, cancelled at the first: %v, want context.Canceled", n, err)
+		}
+		// Each worker may finish the child it started.
+		if got, most := calls.Load(), int64(runtime.GOMAXPROCS(0)); got > most {
+			t.Errorf("%d children, cancelled at the first: validated %d, want at most %d", n, got, most)
+		}
+	}
 }
