@@ -16,12 +16,13 @@ import (
 	"github.com/spawngate/spawngate/internal/judge"
 	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
+	"github.com/spawngate/spawngate/internal/report/render"
 )
 
 // checkOptions are the flags and arguments of spawngate check.
 type checkOptions struct {
 	policy    string
-	format    report.Format
+	format    render.Format
 	gate      judge.Options
 	maxListed int
 	log       logFlags
@@ -32,7 +33,7 @@ type checkOptions struct {
 // returns the options parsed so far, so that the error can be reported in
 // the format the flags asked for (see wantsJSON).
 func parseCheck(args []string, help io.Writer) (*checkOptions, error) {
-	opts := &checkOptions{gate: judge.DefaultOptions(), format: report.Formats[0], maxListed: report.DefaultMaxListed}
+	opts := &checkOptions{gate: judge.DefaultOptions(), format: render.Formats[0], maxListed: report.DefaultMaxListed}
 	c := newCommand("spawngate check", printCheckHelp)
 	c.gateFlags(&opts.policy, &opts.gate)
 	c.reportFlags(&opts.format, &opts.maxListed)
@@ -112,14 +113,14 @@ func check(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	}
 	rep := run(ctx, opts, stdin, stderr, log)
 	rep.Finish()
-	return render(stdout, stderr, opts.format, rep)
+	return writeReport(stdout, stderr, opts.format, rep)
 }
 
-// render writes a finished report whole, and returns the exit code its
+// writeReport writes a finished report whole, and returns the exit code its
 // verdict gives. The report is rendered before any of it is written, so
 // stdout never holds half a report, whatever happens; a report that cannot
 // be written is an error.
-func render(stdout, stderr io.Writer, format report.Format, rep *report.Report) int {
+func writeReport(stdout, stderr io.Writer, format render.Format, rep *report.Report) int {
 	var out bytes.Buffer
 	err := format.Renderer.Render(&out, rep)
 	if err == nil {
@@ -136,7 +137,7 @@ func render(stdout, stderr io.Writer, format report.Format, rep *report.Report) 
 func writeJSONError(w io.Writer, msg string) {
 	rep := &report.Report{Error: msg, Results: []report.Result{}}
 	rep.Finish()
-	report.JSON{}.Render(w, rep)
+	render.JSON{}.Render(w, rep)
 }
 
 // run judges every plan. Errors are written to stderr as they happen, one

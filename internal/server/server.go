@@ -25,6 +25,7 @@ import (
 	"github.com/spawngate/spawngate/internal/judge"
 	"github.com/spawngate/spawngate/internal/ledger"
 	"github.com/spawngate/spawngate/internal/report"
+	"github.com/spawngate/spawngate/internal/report/render"
 )
 
 // Config is how a server judges and answers.
@@ -497,7 +498,7 @@ func (s *Server) check(w http.ResponseWriter, r *http.Request) {
 	answer := func(status int, rep *report.Report, kind string) {
 		rep.Finish()
 		var b bytes.Buffer
-		report.JSON{}.Render(&b, rep)
+		render.JSON{}.Render(&b, rep)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
 		w.Write(b.Bytes())
