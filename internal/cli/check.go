@@ -213,14 +213,9 @@ func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Wri
 // rules apart (SARIF). It is asked after judging, so that compiling the
 // checks still overlaps reading the first plan.
 func reportRules(g *judge.Gate) []report.Rule {
-	e, err := g.Engine()
+	rules, err := g.Rules()
 	if err != nil {
 		return nil // judging failed the same way, and the report says so
-	}
-	checks := e.Checks()
-	rules := make([]report.Rule, len(checks))
-	for i, c := range checks {
-		rules[i] = report.Rule{ID: c.ID, Severity: c.Severity, Title: c.Title, Description: c.Description}
 	}
 	return rules
 }

@@ -49,6 +49,10 @@ type Rule struct {
 	Severity    string // critical, high, medium or low
 	Title       string
 	Description string
+	// Custom tells an operator's own rule (--checks, a bundle) from a
+	// built-in one; File is the module that declares it, as it was named.
+	Custom bool
+	File   string
 }
 
 // DefaultMaxListed is how many violations a report lists unless told

@@ -3,9 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -182,7 +180,7 @@ func (s *Server) load(ctx context.Context) (*state, error) {
 		return nil, errors.New(s.cfg.SayGate(&judge.Error{Kind: judge.Document, Source: s.cfg.Gate.Bundle, Pointer: judge.BundlePolicyPointer,
 			Msg: "the bundle carries no operator policy, and no policy file is given: the server judges every decision by the operator's policy"}))
 	}
-	if _, err := g.Engine(); err != nil {
+	if err := g.Ready(); err != nil {
 		return nil, err
 	}
 	if err := s.checkLedger(ctx, g); err != nil {
@@ -247,12 +245,6 @@ func (noLedger) Open(context.Context, string, int64) (ledger.Session, error) {
 func (noLedger) Check(context.Context) error { return errors.New("no session ledger is configured") }
 func (noLedger) Close() error                { return nil }
 func (noLedger) String() string              { return "session ledger" }
-
-// Digest is how the server names a policy: the SHA-256 of its bytes.
-func Digest(data []byte) string {
-	sum := sha256.Sum256(data)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
 
 // Reload reads the policy again and, if it can be judged with, serves it
 // from the next request on. A policy that breaks keeps the old one
