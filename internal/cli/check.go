@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -234,16 +233,7 @@ func newGate(ctx context.Context, opts judge.Options, policy string, read ...fun
 	}
 	g, err := judge.New(ctx, opts, policy)
 	if err != nil {
-		line, _ := say(err)
-		each := sayEach(err)
-		var e *judge.Error
-		if errors.As(err, &e) && e.Kind != judge.Internal {
-			flag := flagFor(e.Source, policy, opts)
-			line = flag + line
-			for i := range each {
-				each[i] = flag + each[i]
-			}
-		}
+		line, each := wording.Gate(err, opts, policy)
 		return nil, &gateError{line: line, each: each}
 	}
 	return g, nil
@@ -266,26 +256,6 @@ func problemLines(err error) []string {
 		return ge.each
 	}
 	return []string{err.Error()}
-}
-
-// flagFor is the flag that named a document the gate could not build
-// with, as an error line begins with it ("--policy p.yaml: ..."), or ""
-// for a document no flag names (a module inside a folder of checks, which
-// the line names itself).
-func flagFor(source, policy string, opts judge.Options) string {
-	switch {
-	case source == "":
-		return ""
-	case source == policy:
-		return "--policy "
-	case source == opts.Bundle:
-		return "--bundle "
-	case opts.BundleKey != nil && source == opts.BundleKey.File:
-		return "--bundle-verification-key "
-	case slices.Contains(opts.Checks, source):
-		return "--checks "
-	}
-	return ""
 }
 
 // needOperator refuses a gate without an operator policy, for the
