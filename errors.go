@@ -100,6 +100,11 @@ type Error struct {
 	// in more than one place, each an Error of its own; Error() counts
 	// them.
 	More []*Error
+	// Builtin tells that Source is a module of the operator's checks
+	// that claims a package of the built-in modules: perhaps a copy of
+	// them from another spawngate version, which `spawngate rules
+	// --write-rego DIR` writes anew for this one.
+	Builtin bool
 }
 
 // Error is the problem on one line:
@@ -120,7 +125,7 @@ func (e *Error) Is(target error) bool {
 // internal is e as the pipeline writes it, so that both say it in the
 // same words.
 func (e *Error) internal() *judge.Error {
-	je := &judge.Error{Kind: judge.Kind(e.Kind), Source: e.Source, Line: e.Line, Column: e.Column, Pointer: e.Pointer, Limit: e.Limit, Msg: e.Msg}
+	je := &judge.Error{Kind: judge.Kind(e.Kind), Source: e.Source, Line: e.Line, Column: e.Column, Pointer: e.Pointer, Limit: e.Limit, Msg: e.Msg, Builtin: e.Builtin}
 	for _, m := range e.More {
 		je.More = append(je.More, m.internal())
 	}
@@ -142,7 +147,7 @@ func errorOf(source string, err error) *Error {
 // fromJudge is the caller's copy of a judge error, its other problems
 // included.
 func fromJudge(je *judge.Error) *Error {
-	e := &Error{Kind: ErrorKind(je.Kind), Source: je.Source, Line: je.Line, Column: je.Column, Pointer: je.Pointer, Limit: je.Limit, Msg: je.Msg}
+	e := &Error{Kind: ErrorKind(je.Kind), Source: je.Source, Line: je.Line, Column: je.Column, Pointer: je.Pointer, Limit: je.Limit, Msg: je.Msg, Builtin: je.Builtin}
 	for _, m := range je.More {
 		e.More = append(e.More, fromJudge(m))
 	}

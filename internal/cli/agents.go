@@ -20,13 +20,14 @@ import (
 	"github.com/spawngate/spawngate/internal/judge"
 	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
+	"github.com/spawngate/spawngate/internal/report/render"
 )
 
 // agentsOptions are the flags and arguments of spawngate agents.
 type agentsOptions struct {
 	policy    string
 	gate      judge.Options
-	format    report.Format
+	format    render.Format
 	maxListed int
 	cwd       string
 	budget    string
@@ -62,7 +63,7 @@ func runAgents(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		rep.Rules = reportRules(g)
 	}
 	rep.Finish()
-	return render(stdout, stderr, opts.format, rep)
+	return writeReport(stdout, stderr, opts.format, rep)
 }
 
 func judgeDefinitions(ctx context.Context, g *judge.Gate, opts *agentsOptions, rep *report.Report, stderr io.Writer) {
@@ -251,7 +252,7 @@ func definitionFolders(ctx context.Context, root string) ([]folder, error) {
 const maxTreeEntries = 1_000_000
 
 func parseAgents(args []string, help io.Writer) (*agentsOptions, error) {
-	opts := &agentsOptions{gate: judge.DefaultOptions(), format: report.Formats[0], maxListed: report.DefaultMaxListed}
+	opts := &agentsOptions{gate: judge.DefaultOptions(), format: render.Formats[0], maxListed: report.DefaultMaxListed}
 	c := newCommand("spawngate agents", printAgentsHelp)
 	c.gateFlags(&opts.policy, &opts.gate)
 	c.reportFlags(&opts.format, &opts.maxListed)

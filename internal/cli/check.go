@@ -9,19 +9,19 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/spawngate/spawngate/internal/judge"
 	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
+	"github.com/spawngate/spawngate/internal/report/render"
 )
 
 // checkOptions are the flags and arguments of spawngate check.
 type checkOptions struct {
 	policy    string
-	format    report.Format
+	format    render.Format
 	gate      judge.Options
 	maxListed int
 	log       logFlags
@@ -32,7 +32,7 @@ type checkOptions struct {
 // returns the options parsed so far, so that the error can be reported in
 // the format the flags asked for (see wantsJSON).
 func parseCheck(args []string, help io.Writer) (*checkOptions, error) {
-	opts := &checkOptions{gate: judge.DefaultOptions(), format: report.Formats[0], maxListed: report.DefaultMaxListed}
+	opts := &checkOptions{gate: judge.DefaultOptions(), format: render.Formats[0], maxListed: report.DefaultMaxListed}
 	c := newCommand("spawngate check", printCheckHelp)
 	c.gateFlags(&opts.policy, &opts.gate)
 	c.reportFlags(&opts.format, &opts.maxListed)
@@ -112,14 +112,14 @@ func check(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	}
 	rep := run(ctx, opts, stdin, stderr, log)
 	rep.Finish()
-	return render(stdout, stderr, opts.format, rep)
+	return writeReport(stdout, stderr, opts.format, rep)
 }
 
-// render writes a finished report whole, and returns the exit code its
+// writeReport writes a finished report whole, and returns the exit code its
 // verdict gives. The report is rendered before any of it is written, so
 // stdout never holds half a report, whatever happens; a report that cannot
 // be written is an error.
-func render(stdout, stderr io.Writer, format report.Format, rep *report.Report) int {
+func writeReport(stdout, stderr io.Writer, format render.Format, rep *report.Report) int {
 	var out bytes.Buffer
 	err := format.Renderer.Render(&out, rep)
 	if err == nil {
@@ -136,7 +136,7 @@ func render(stdout, stderr io.Writer, format report.Format, rep *report.Report) 
 func writeJSONError(w io.Writer, msg string) {
 	rep := &report.Report{Error: msg, Results: []report.Result{}}
 	rep.Finish()
-	report.JSON{}.Render(w, rep)
+	render.JSON{}.Render(w, rep)
 }
 
 // run judges every plan. Errors are written to stderr as they happen, one
@@ -212,14 +212,9 @@ func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Wri
 // rules apart (SARIF). It is asked after judging, so that compiling the
 // checks still overlaps reading the first plan.
 func reportRules(g *judge.Gate) []report.Rule {
-	e, err := g.Engine()
+	rules, err := g.Rules()
 	if err != nil {
 		return nil // judging failed the same way, and the report says so
-	}
-	checks := e.Checks()
-	rules := make([]report.Rule, len(checks))
-	for i, c := range checks {
-		rules[i] = report.Rule{ID: c.ID, Severity: c.Severity, Title: c.Title, Description: c.Description}
 	}
 	return rules
 }
@@ -238,16 +233,7 @@ func newGate(ctx context.Context, opts judge.Options, policy string, read ...fun
 	}
 	g, err := judge.New(ctx, opts, policy)
 	if err != nil {
-		line, _ := say(err)
-		each := sayEach(err)
-		var e *judge.Error
-		if errors.As(err, &e) && e.Kind != judge.Internal {
-			flag := flagFor(e.Source, policy, opts)
-			line = flag + line
-			for i := range each {
-				each[i] = flag + each[i]
-			}
-		}
+		line, each := wording.Gate(err, opts, policy)
 		return nil, &gateError{line: line, each: each}
 	}
 	return g, nil
@@ -270,26 +256,6 @@ func problemLines(err error) []string {
 		return ge.each
 	}
 	return []string{err.Error()}
-}
-
-// flagFor is the flag that named a document the gate could not build
-// with, as an error line begins with it ("--policy p.yaml: ..."), or ""
-// for a document no flag names (a module inside a folder of checks, which
-// the line names itself).
-func flagFor(source, policy string, opts judge.Options) string {
-	switch {
-	case source == "":
-		return ""
-	case source == policy:
-		return "--policy "
-	case source == opts.Bundle:
-		return "--bundle "
-	case opts.BundleKey != nil && source == opts.BundleKey.File:
-		return "--bundle-verification-key "
-	case slices.Contains(opts.Checks, source):
-		return "--checks "
-	}
-	return ""
 }
 
 // needOperator refuses a gate without an operator policy, for the

@@ -10,7 +10,6 @@ import (
 	"github.com/spawngate/spawngate/internal/decisionlog"
 	"github.com/spawngate/spawngate/internal/judge"
 	"github.com/spawngate/spawngate/internal/report"
-	"github.com/spawngate/spawngate/internal/server"
 )
 
 // logFlags are --decision-log and --decision-log-input, which check and the
@@ -57,7 +56,7 @@ func openDecisions(l logFlags, policyFile string, stdout io.Writer) (*decisions,
 		close: closeLog, input: l.input, seen: map[string]document{},
 	}
 	if data, err := os.ReadFile(policyFile); err == nil {
-		d.policy = server.Digest(data)
+		d.policy = judge.Digest(data)
 	}
 	return d, nil
 }

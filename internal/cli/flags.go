@@ -12,6 +12,7 @@ import (
 	"github.com/spawngate/spawngate/internal/judge"
 	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
+	"github.com/spawngate/spawngate/internal/report/render"
 )
 
 // command is the flags of one subcommand, parsed the same way for all:
@@ -94,7 +95,7 @@ func (c *command) checkChecks(o *judge.Options) error {
 }
 
 // reportFlags are the flags of every command that prints a report.
-func (c *command) reportFlags(format *report.Format, maxListed *int) {
+func (c *command) reportFlags(format *render.Format, maxListed *int) {
 	c.fs.Var(formatFlag{format}, "format", "output `format`: "+formatHelp())
 	c.fs.IntVar(maxListed, "max-listed", report.DefaultMaxListed, "most `violations` the report lists in all; the rest are counted per child, and verdicts and counts stay exact")
 }
@@ -301,18 +302,18 @@ func (f fileFlag) Set(s string) error {
 	return nil
 }
 
-// formatFlag is --format, chosen from report.Formats.
-type formatFlag struct{ value *report.Format }
+// formatFlag is --format, chosen from render.Formats.
+type formatFlag struct{ value *render.Format }
 
 func (f formatFlag) String() string {
 	if f.value == nil {
-		return report.Formats[0].Name
+		return render.Formats[0].Name
 	}
 	return f.value.Name
 }
 
 func (f formatFlag) Set(s string) error {
-	format, err := report.FormatNamed(s)
+	format, err := render.FormatNamed(s)
 	if err != nil {
 		return err
 	}
@@ -355,8 +356,8 @@ func flagError(err error, fs *flag.FlagSet) string {
 }
 
 func formatHelp() string {
-	parts := make([]string, len(report.Formats))
-	for i, f := range report.Formats {
+	parts := make([]string, len(render.Formats))
+	for i, f := range render.Formats {
 		parts[i] = f.Name + " (" + f.Help + ")"
 	}
 	return strings.Join(parts, "; ")

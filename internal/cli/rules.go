@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/spawngate/spawngate/internal/gate"
 	"github.com/spawngate/spawngate/internal/judge"
 	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
@@ -60,19 +59,19 @@ func rules(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitPass
 	}
 	g, err := newGate(ctx, o, policy)
-	var engine *gate.Engine
+	var list []report.Rule
 	if err == nil {
-		engine, err = g.Engine()
+		list, err = g.Rules()
 	}
 	if err == nil && format == "json" {
-		err = writeRulesJSON(stdout, engine.Checks())
+		err = writeRulesJSON(stdout, list)
 		if err == nil {
 			return exitPass
 		}
 	}
 	if err == nil {
 		var b strings.Builder
-		for i, c := range engine.Checks() {
+		for i, c := range list {
 			if i > 0 {
 				b.WriteByte('\n')
 			}
@@ -104,11 +103,11 @@ type ruleJSON struct {
 }
 
 // writeRulesJSON writes the rules as one JSON document: {"rules": [...]}.
-func writeRulesJSON(w io.Writer, checks []gate.Check) error {
+func writeRulesJSON(w io.Writer, rules []report.Rule) error {
 	out := struct {
 		Rules []ruleJSON `json:"rules"`
-	}{Rules: make([]ruleJSON, len(checks))}
-	for i, c := range checks {
+	}{Rules: make([]ruleJSON, len(rules))}
+	for i, c := range rules {
 		out.Rules[i] = ruleJSON{ID: c.ID, Severity: c.Severity, Title: c.Title, Description: c.Description, Custom: c.Custom}
 		if c.Custom {
 			out.Rules[i].File = c.File

@@ -138,15 +138,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		MaxWaiting: opts.maxWaiting, ReadTimeout: opts.readTimeout, MetricsAuth: opts.metricsAuth,
 		AgentsDirs: opts.agentDirs, Budget: json.Number(opts.budget), Logger: logger,
 		LogInput: opts.logInput, Checks: judge.ChecksDigest(),
-		Say: func(err error) string { line, _ := say(err); return line },
-		SayGate: func(err error) string {
-			line, _ := say(err)
-			var e *judge.Error
-			if errors.As(err, &e) && e.Kind != judge.Internal {
-				line = flagFor(e.Source, opts.policy, opts.gate) + line
-			}
-			return line
-		},
+		Wording: wording,
 	}
 	cfg.Version, _ = judge.Versions()
 	cfg.Home, _ = os.UserHomeDir()

@@ -19,6 +19,10 @@ type ModuleError struct {
 	File string // the module's name, as it was given to New
 	Line int    // 1-based; 0 when not known
 	Msg  string // one line, without the file and line
+	// Builtin tells that the module claims a built-in package: perhaps a
+	// copy of the built-in modules from another version, which a front end
+	// may say how to write anew.
+	Builtin bool
 }
 
 func (e *ModuleError) Error() string {
@@ -96,11 +100,13 @@ func checkCustomPackages(custom, builtins map[string]*ast.Module) error {
 		mod := custom[name]
 		path := mod.Package.Path
 		pkg := pkgName(path)
-		fail := func(format string, args ...any) error {
+		fail := func(format string, args ...any) *ModuleError {
 			return &ModuleError{File: name, Line: mod.Package.Location.Row, Msg: fmt.Sprintf(format, args...)}
 		}
 		if b, ok := owner[pkg]; ok {
-			return fail("package %s is built in (%s), and this module is not the built-in one: a module of your own cannot add rules to a built-in package; put a check in a package of its own, spawngate.checks.<name>, and helpers under spawngate.custom (a copy from another spawngate version? write this version's with spawngate rules --write-rego DIR)", pkg, b)
+			err := fail("package %s is built in (%s), and this module is not the built-in one: a module of your own cannot add rules to a built-in package; put a check in a package of its own, spawngate.checks.<name>, and helpers under spawngate.custom", pkg, b)
+			err.Builtin = true
+			return err
 		}
 		switch {
 		case path.HasPrefix(checksRoot) && len(path) == len(checksRoot)+1:

@@ -3,6 +3,7 @@ package gate_test
 import (
 	"context"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -116,9 +117,19 @@ func TestCustomChecksBreakingTheContract(t *testing.T) {
 			if strings.ContainsAny(me.Error(), "\n\r") {
 				t.Fatalf("error is not one line: %q", me)
 			}
+			if frontEnd.MatchString(me.Msg) {
+				t.Fatalf("error %q names a front end's command or flag: the front end adds its own", me)
+			}
+			if claims := strings.Contains(tt.want, " is built in ("); me.Builtin != claims {
+				t.Fatalf("error %q: Builtin %v, want %v", me, me.Builtin, claims)
+			}
 		})
 	}
 }
+
+// frontEnd matches what only a front end may name: a command of the
+// command line, or one of its flags.
+var frontEnd = regexp.MustCompile(`spawngate (check|rules|verify|hook|serve|agents|doctor)\b|--[a-z]`)
 
 // An operator's check is judged like a built-in one, reported under its
 // own ID, and listed as custom with its file; its helpers come from

@@ -96,6 +96,41 @@ func TestChecksFromFoldersAndThePolicy(t *testing.T) {
 	}
 }
 
+// Rules lists every rule a violation may cite, from the checks' METADATA:
+// the schema step first, the built-in checks and the operator's own, each
+// of these marked custom with the module that declares it.
+func TestRulesNameTheOperatorsOwn(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"policy.yaml": operatorYAML, "mine/no_http.rego": noHTTP})
+	opts := judge.DefaultOptions()
+	opts.Checks = []string{filepath.Join(dir, "mine")}
+	g, err := judge.New(context.Background(), opts, filepath.Join(dir, "policy.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, err := g.Rules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rules) < 3 || rules[0].ID != "schema" || rules[0].Custom {
+		t.Fatalf("rules %+v: want the schema step first", rules)
+	}
+	var custom []report.Rule
+	for _, r := range rules {
+		if r.Custom {
+			custom = append(custom, r)
+		}
+	}
+	if len(custom) != 1 {
+		t.Fatalf("custom rules %+v, want org.no-http alone", custom)
+	}
+	got := custom[0]
+	want := report.Rule{ID: "org.no-http", Severity: "high", Title: "No fetching", Description: "Children here never fetch.", Custom: true, File: got.File}
+	if got != want || !strings.HasSuffix(got.File, filepath.Join("mine", "no_http.rego")) {
+		t.Fatalf("custom rule %+v, want %+v from mine/no_http.rego", got, want)
+	}
+}
+
 // Whatever a folder of checks, or a policy's checks field, cannot give is
 // an error naming it: nothing to check is never a pass.
 func TestChecksFolderErrors(t *testing.T) {
@@ -232,5 +267,35 @@ func TestFingerprint(t *testing.T) {
 			t.Fatalf("changing %v left the fingerprint as it was", change)
 		}
 		last = now
+	}
+}
+
+// Digest names a policy document the one way every front end and the
+// decision log name it, and the gate built from the document carries the
+// same name: no document is "", an empty one still has a name.
+func TestDigest(t *testing.T) {
+	tests := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"no document", nil, ""},
+		{"empty", []byte{}, "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := judge.Digest(tt.data); got != tt.want {
+				t.Fatalf("Digest = %q, want %q", got, tt.want)
+			}
+		})
+	}
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"policy.yaml": operatorYAML})
+	g, err := judge.New(context.Background(), judge.DefaultOptions(), filepath.Join(dir, "policy.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := g.Sources().PolicyDigest, judge.Digest([]byte(operatorYAML)); got != want || !strings.HasPrefix(got, "sha256:") {
+		t.Fatalf("the gate names its policy %q, Digest %q", got, want)
 	}
 }

@@ -66,23 +66,20 @@ type Error struct {
 	// plan.Limits names it in kebab case, for Kind Limit and Timeout.
 	Limit string
 	Msg   string // one line, without the source, position or limit
+	// Builtin tells that the document is a module that claims a package of
+	// the built-in modules, perhaps a copy of them from another spawngate
+	// version: a front end may say how to write this version's
+	// (Wording.WriteBuiltins).
+	Builtin bool
 	// More are the document's other problems (plan.Error's More), each an
 	// Error of its own: Error counts them, a front end may list each.
 	More []*Error
 }
 
-// Error is the problem on one line, without naming any flag:
-// "plan.json:3:5: /plan/0: nested deeper than 64 levels (limit max-depth)".
-func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString(e.Where())
-	b.WriteString(e.Msg)
-	if e.Limit != "" {
-		b.WriteString(" (limit " + e.Limit + ")")
-	}
-	b.WriteString(plan.MoreProblems(len(e.More)))
-	return b.String()
-}
+// Error is the problem on one line, without naming any flag, as the zero
+// Wording says it: "plan.json:3:5: /plan/0: nested deeper than 64 levels
+// (limit max-depth)".
+func (e *Error) Error() string { return e.Where() + Wording{}.message(e) }
 
 // Where is the place part of the line: "plan.json:3:5: /plan/0: ", or ""
 // without a source.
@@ -128,7 +125,7 @@ func AsError(source string, err error) *Error {
 	var me *gate.ModuleError
 	if errors.As(err, &me) {
 		// One of the operator's modules: the document is the .rego file.
-		return &Error{Kind: Document, Source: me.File, Line: me.Line, Msg: plan.OneLine(me.Msg)}
+		return &Error{Kind: Document, Source: me.File, Line: me.Line, Msg: plan.OneLine(me.Msg), Builtin: me.Builtin}
 	}
 	var re *gate.ResolveError
 	switch {

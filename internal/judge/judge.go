@@ -173,7 +173,7 @@ func newGate(ctx context.Context, opts Options, source, policyFile string, readP
 		}
 		if b.policy != nil {
 			g.operator = b.policy
-			g.sources.Policy, g.sources.PolicyDigest = opts.Bundle, digestOf(b.policyJSON)
+			g.sources.Policy, g.sources.PolicyDigest = opts.Bundle, Digest(b.policyJSON)
 		}
 		g.sources.Bundle = opts.Bundle
 		custom = b.modules
@@ -195,7 +195,7 @@ func newGate(ctx context.Context, opts Options, source, policyFile string, readP
 		if err != nil {
 			return nil, err
 		}
-		g.sources.Policy, g.sources.PolicyDigest = source, digestOf(data)
+		g.sources.Policy, g.sources.PolicyDigest = source, Digest(data)
 		more, err := policyCheckDirs(source, policyFile, g.operator)
 		if err != nil {
 			return nil, AsError(source, err)
@@ -262,9 +262,10 @@ func (g *Gate) withCustom(custom []policy.Module, e *gate.Engine) *Gate {
 	return g
 }
 
-// digestOf is how a policy document is named in decision logs: the
-// SHA-256 of its bytes.
-func digestOf(data []byte) string {
+// Digest is how a policy document is named in decision logs, by the
+// server and by every front end: "sha256:" and the SHA-256 of its bytes;
+// "" for no document (nil), so that an empty file still has a name.
+func Digest(data []byte) string {
 	if data == nil {
 		return ""
 	}
@@ -290,8 +291,29 @@ func (g *Gate) Options() Options { return g.opts }
 // Operator is the operator's policy, or nil when there is none.
 func (g *Gate) Operator() plan.Policy { return g.operator }
 
-// Engine is the compiled checks, for listing them.
-func (g *Gate) Engine() (*gate.Engine, error) { return g.engine() }
+// Ready waits for the checks to compile, and returns why they could not,
+// for a front end that must know before it judges anything (a server that
+// starts).
+func (g *Gate) Ready() error {
+	_, err := g.engine()
+	return err
+}
+
+// Rules describes every rule a violation may cite, built-in and the
+// operator's own, as their checks' METADATA declare them, in the order
+// the engine lists its checks. It waits for the checks to compile.
+func (g *Gate) Rules() ([]report.Rule, error) {
+	e, err := g.engine()
+	if err != nil {
+		return nil, err
+	}
+	checks := e.Checks()
+	rules := make([]report.Rule, len(checks))
+	for i, c := range checks {
+		rules[i] = report.Rule{ID: c.ID, Severity: c.Severity, Title: c.Title, Description: c.Description, Custom: c.Custom, File: c.File}
+	}
+	return rules, nil
+}
 
 // Stdin is the name that JudgeFile reads from standard input.
 const Stdin = "-"

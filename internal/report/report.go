@@ -1,11 +1,11 @@
 // Package report holds the result of a gate run, independent of how it is
-// shown, and the renderers that show it. The verdict, and so the exit code,
-// is computed from the results alone; no renderer can change it.
+// shown: the model every front end fills and every renderer (package
+// render) reads. The verdict, and so the exit code, is computed from the
+// results alone; no renderer can change it. The package depends on no
+// renderer, so the engine that fills it links none.
 package report
 
 import (
-	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,6 +49,10 @@ type Rule struct {
 	Severity    string // critical, high, medium or low
 	Title       string
 	Description string
+	// Custom tells an operator's own rule (--checks, a bundle) from a
+	// built-in one; File is the module that declares it, as it was named.
+	Custom bool
+	File   string
 }
 
 // DefaultMaxListed is how many violations a report lists unless told
@@ -206,40 +210,6 @@ func (r *Report) Finish() {
 	}
 }
 
-// Renderer writes a report in one format.
-type Renderer interface {
-	Render(w io.Writer, r *Report) error
-}
-
-// Format is one output format of spawngate check.
-type Format struct {
-	Name     string
-	Help     string
-	Renderer Renderer
-}
-
-// Formats lists every output format; the first is the default. It feeds the
-// --format flag and its help.
-var Formats = []Format{
-	{Name: "text", Help: "a report for a person: each child, its verdict and every reason", Renderer: Text{}},
-	{Name: "json", Help: "one JSON document on stdout, also on errors", Renderer: JSON{}},
-	{Name: "sarif", Help: "SARIF 2.1.0 for GitHub code scanning", Renderer: SARIF{}},
-	{Name: "junit", Help: "JUnit XML for CI test reports", Renderer: JUnit{}},
-	{Name: "github", Help: "GitHub Actions annotations", Renderer: GitHub{}},
-}
-
-// FormatNamed finds a format by name.
-func FormatNamed(name string) (Format, error) {
-	names := make([]string, len(Formats))
-	for i, f := range Formats {
-		if f.Name == name {
-			return f, nil
-		}
-		names[i] = f.Name
-	}
-	return Format{}, fmt.Errorf("not a format: choose %s or %s", strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
-}
-
 // Counts sums up a report: plans, children, children by verdict, and
 // violations, listed or not.
 type Counts struct {
@@ -267,12 +237,12 @@ func (r *Report) Count() Counts {
 		if res.PlanRefusals() > 0 {
 			c.PlansRefused++
 		}
-		c.Excepted += excepted(res.Violations)
+		c.Excepted += Excepted(res.Violations)
 		for _, ch := range res.Children {
 			c.Children++
 			c.Violations += ch.Refusals()
 			c.Unlisted += ch.Unlisted
-			c.Excepted += excepted(ch.Violations)
+			c.Excepted += Excepted(ch.Violations)
 			if ch.Verdict == Pass {
 				c.Passed++
 			} else {
@@ -301,8 +271,8 @@ func (r Result) PlanRefusals() int {
 	return n
 }
 
-// excepted counts the violations an exception lets through.
-func excepted(vs []Violation) int {
+// Excepted counts the violations an exception lets through.
+func Excepted(vs []Violation) int {
 	n := 0
 	for _, v := range vs {
 		if !v.Blocks() {

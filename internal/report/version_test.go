@@ -13,8 +13,8 @@ func TestStampedVersion(t *testing.T) {
 	before := Version()
 	stamped = "v1.2.3-test"
 	defer func() { stamped = "" }()
-	if got := Version(); got != "v1.2.3-test" || toolVersion() != got {
-		t.Fatalf("Version() = %q, toolVersion() = %q with a stamped version", got, toolVersion())
+	if got := Version(); got != "v1.2.3-test" {
+		t.Fatalf("Version() = %q with a stamped version", got)
 	}
 	if before == "v1.2.3-test" || before == "" {
 		t.Fatalf("unstamped Version() = %q", before)

@@ -3,9 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,6 +23,7 @@ import (
 	"github.com/spawngate/spawngate/internal/judge"
 	"github.com/spawngate/spawngate/internal/ledger"
 	"github.com/spawngate/spawngate/internal/report"
+	"github.com/spawngate/spawngate/internal/report/render"
 )
 
 // Config is how a server judges and answers.
@@ -66,13 +65,10 @@ type Config struct {
 	// the request body to each line.
 	DecisionLog io.Writer
 	LogInput    bool
-	// Say phrases why a document could not be judged, as the command line
-	// the server was started from would (a limit with its flag).
-	Say func(error) string
-	// SayGate phrases why the gate could not be built (a policy, a folder
-	// of checks, a module or a bundle that cannot be used), naming the
-	// flag that gave it as the command line would; nil: the error as it is.
-	SayGate func(error) string
+	// Wording phrases why a document could not be judged, or the gate
+	// could not be built, as the command line the server was started from
+	// would (a limit with its flag); the zero Wording names no flag.
+	Wording judge.Wording
 	Logger  *slog.Logger
 	// Version and Checks name what judges: the spawngate version and the
 	// digest of the embedded checks and schemas.
@@ -146,12 +142,6 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Gate.Limits.MaxBytes <= 0 {
 		return nil, errors.New("no limit on the size of a body: the server could not bound its memory")
 	}
-	if cfg.Say == nil {
-		cfg.Say = func(err error) string { return err.Error() }
-	}
-	if cfg.SayGate == nil {
-		cfg.SayGate = func(err error) string { return err.Error() }
-	}
 	s := &Server{cfg: cfg, turns: make(chan struct{}, cfg.MaxConcurrent), metrics: newMetrics(),
 		admit: newAdmission(cfg.MaxConcurrent+cfg.MaxWaiting, int64(cfg.MaxConcurrent)*cfg.Gate.Limits.MaxBytes)}
 	if cfg.DecisionLog != nil {
@@ -173,15 +163,15 @@ func (s *Server) load(ctx context.Context) (*state, error) {
 	opts.CompileAll = true // start-up is paid once; no request waits for a compile
 	g, err := judge.New(ctx, opts, s.cfg.PolicyFile)
 	if err != nil {
-		return nil, errors.New(s.cfg.SayGate(err))
+		return nil, errors.New(s.gateLine(err))
 	}
 	if g.Operator() == nil {
 		// Only a bundle can leave the gate without one: every decision is
 		// judged by the operator's policy.
-		return nil, errors.New(s.cfg.SayGate(&judge.Error{Kind: judge.Document, Source: s.cfg.Gate.Bundle, Pointer: judge.BundlePolicyPointer,
+		return nil, errors.New(s.gateLine(&judge.Error{Kind: judge.Document, Source: s.cfg.Gate.Bundle, Pointer: judge.BundlePolicyPointer,
 			Msg: "the bundle carries no operator policy, and no policy file is given: the server judges every decision by the operator's policy"}))
 	}
-	if _, err := g.Engine(); err != nil {
+	if err := g.Ready(); err != nil {
 		return nil, err
 	}
 	if err := s.checkLedger(ctx, g); err != nil {
@@ -193,6 +183,14 @@ func (s *Server) load(ctx context.Context) (*state, error) {
 		st.checks = src.ChecksDigest // else the log's, Config.Checks
 	}
 	return st, nil
+}
+
+// gateLine phrases why the gate could not be built (a policy, a folder of
+// checks, a module or a bundle that cannot be used), naming the setting
+// that gave it as the Wording spells it.
+func (s *Server) gateLine(err error) string {
+	line, _ := s.cfg.Wording.Gate(err, s.cfg.Gate, s.cfg.PolicyFile)
+	return line
 }
 
 // LedgerError is why a policy that sets brief_retask cannot be served:
@@ -246,12 +244,6 @@ func (noLedger) Open(context.Context, string, int64) (ledger.Session, error) {
 func (noLedger) Check(context.Context) error { return errors.New("no session ledger is configured") }
 func (noLedger) Close() error                { return nil }
 func (noLedger) String() string              { return "session ledger" }
-
-// Digest is how the server names a policy: the SHA-256 of its bytes.
-func Digest(data []byte) string {
-	sum := sha256.Sum256(data)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
 
 // Reload reads the policy again and, if it can be judged with, serves it
 // from the next request on. A policy that breaks keeps the old one
@@ -497,7 +489,7 @@ func (s *Server) check(w http.ResponseWriter, r *http.Request) {
 	answer := func(status int, rep *report.Report, kind string) {
 		rep.Finish()
 		var b bytes.Buffer
-		report.JSON{}.Render(&b, rep)
+		render.JSON{}.Render(&b, rep)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
 		w.Write(b.Bytes())
@@ -553,7 +545,7 @@ func (s *Server) check(w http.ResponseWriter, r *http.Request) {
 				status = http.StatusServiceUnavailable
 			}
 		}
-		line := s.cfg.Say(err)
+		line := s.cfg.Wording.Line(err)
 		d.err = line
 		answer(status, &report.Report{Results: []report.Result{report.Failed(source, line, nil)}}, kind)
 		return
@@ -635,7 +627,7 @@ func (s *Server) hook(adapter host.Adapter) http.HandlerFunc {
 			if errors.As(dec.Err, &e) {
 				kind = e.Kind.String()
 			}
-			cannot(kind, s.cfg.Say(dec.Err))
+			cannot(kind, s.cfg.Wording.Line(dec.Err))
 		}
 	}
 }

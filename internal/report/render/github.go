@@ -1,6 +1,8 @@
-package report
+package render
 
 import (
+	"github.com/spawngate/spawngate/internal/report"
+
 	"bufio"
 	"io"
 	"strconv"
@@ -23,14 +25,14 @@ import (
 type GitHub struct{}
 
 // Render writes the report.
-func (GitHub) Render(w io.Writer, r *Report) error {
+func (GitHub) Render(w io.Writer, r *report.Report) error {
 	b := bufio.NewWriter(w)
 	if r.Error != "" {
-		writeCommand(b, "error", []property{{"title", toolName}}, Clean(r.Error))
+		writeCommand(b, "error", []property{{"title", toolName}}, report.Clean(r.Error))
 	}
 	for _, res := range r.Results {
-		if res.Verdict == Error || res.Error != "" {
-			var p Problem
+		if res.Verdict == report.Error || res.Error != "" {
+			var p report.Problem
 			if res.Problem != nil {
 				p = *res.Problem
 			}
@@ -41,7 +43,7 @@ func (GitHub) Render(w io.Writer, r *Report) error {
 			if res.Problem == nil {
 				msg = res.Error
 			}
-			writeCommand(b, "error", fileProperties(res.Source, p.Line, p.Column), Clean(msg))
+			writeCommand(b, "error", fileProperties(res.Source, p.Line, p.Column), report.Clean(msg))
 			continue
 		}
 		for _, v := range res.Violations {
@@ -52,7 +54,7 @@ func (GitHub) Render(w io.Writer, r *Report) error {
 				writeViolation(b, res.Source, subject(c), v)
 			}
 			if c.Unlisted > 0 {
-				writeCommand(b, "error", append(fileProperties(res.Source, 0, 0), property{"title", toolName}), Clean(unlistedText(c)))
+				writeCommand(b, "error", append(fileProperties(res.Source, 0, 0), property{"title", toolName}), report.Clean(unlistedText(c)))
 			}
 		}
 		for _, n := range res.Exceptions {
@@ -62,7 +64,7 @@ func (GitHub) Render(w io.Writer, r *Report) error {
 			}
 			// On the plan the note is about, so that the runner shows it
 			// beside that file's other annotations.
-			writeCommand(b, kind, append(fileProperties(res.Source, 0, 0), property{"title", "exception " + strconv.Itoa(n.Index)}), Clean(res.Source+": "+noteText(n)))
+			writeCommand(b, kind, append(fileProperties(res.Source, 0, 0), property{"title", "exception " + strconv.Itoa(n.Index)}), report.Clean(res.Source+": "+noteText(n)))
 		}
 	}
 	b.WriteString("verdict: " + closing(r) + "\n")
@@ -75,7 +77,7 @@ type property struct{ name, value string }
 // fileProperties place an annotation: the file, and the line and column
 // when they are known.
 func fileProperties(file string, line, column int) []property {
-	ps := []property{{"file", Clean(file)}}
+	ps := []property{{"file", report.Clean(file)}}
 	if line > 0 {
 		ps = append(ps, property{"line", strconv.Itoa(line)})
 		if column > 0 {
@@ -85,13 +87,13 @@ func fileProperties(file string, line, column int) []property {
 	return ps
 }
 
-func writeViolation(b *bufio.Writer, source, who string, v Violation) {
-	ps := append(fileProperties(source, v.Line, v.Column), property{"title", Clean(v.Rule)})
+func writeViolation(b *bufio.Writer, source, who string, v report.Violation) {
+	ps := append(fileProperties(source, v.Line, v.Column), property{"title", report.Clean(v.Rule)})
 	if e := v.Excepted; e != nil {
-		writeCommand(b, "notice", ps, Clean(finding(who, v)+" ("+exceptedBy(*e)+")"))
+		writeCommand(b, "notice", ps, report.Clean(finding(who, v)+" ("+exceptedBy(*e)+")"))
 		return
 	}
-	writeCommand(b, "error", ps, Clean(finding(who, v)))
+	writeCommand(b, "error", ps, report.Clean(finding(who, v)))
 }
 
 // writeCommand writes one workflow command: ::kind name=value,...::message.

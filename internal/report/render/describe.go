@@ -1,6 +1,8 @@
-package report
+package render
 
 import (
+	"github.com/spawngate/spawngate/internal/report"
+
 	"fmt"
 	"strconv"
 )
@@ -24,7 +26,7 @@ func position(line, column int) string {
 
 // subject names a child so that a finding reads alone: "child 0
 // (home-cleaner)". A role that is not plain is quoted (see showRole).
-func subject(c Child) string {
+func subject(c report.Child) string {
 	if c.Role == "" {
 		return "child " + c.Name()
 	}
@@ -36,13 +38,13 @@ const planSubject = "the plan"
 
 // finding is a violation's message with whom and which value it concerns:
 // "child 0 (home-cleaner) at /plan/0/paths/0: path ...".
-func finding(who string, v Violation) string {
+func finding(who string, v report.Violation) string {
 	return who + " at " + v.Path + ": " + v.Message
 }
 
 // exceptedBy says which exception lets a violation through, until when,
 // and why: "excepted by exception 0 until 2027-01-31: one-off migration".
-func exceptedBy(e Exception) string {
+func exceptedBy(e report.Exception) string {
 	s := "excepted by exception " + strconv.Itoa(e.Index)
 	if e.Expires != "" {
 		s += " until " + e.Expires
@@ -56,16 +58,16 @@ func exceptedBy(e Exception) string {
 // noteText says what became of an exception that did not apply as
 // written: "exception 2 (tools.write, until 2025-12-31): expired, it
 // excepts nothing".
-func noteText(n ExceptionNote) string {
+func noteText(n report.ExceptionNote) string {
 	s := "exception " + strconv.Itoa(n.Index) + " (" + n.Rule
 	if n.Expires != "" {
 		s += ", until " + n.Expires
 	}
 	s += "): "
 	switch n.Status {
-	case ExceptionExpired:
+	case report.ExceptionExpired:
 		s += "expired, it excepts nothing"
-	case ExceptionUnused:
+	case report.ExceptionUnused:
 		s += "unused, it matched nothing in this plan"
 	default:
 		s += n.Status
@@ -78,7 +80,7 @@ func noteText(n ExceptionNote) string {
 
 // unlistedText says how many of a child's violations a report does not
 // list.
-func unlistedText(c Child) string {
+func unlistedText(c report.Child) string {
 	more := "more "
 	if len(c.Violations) == 0 {
 		more = ""

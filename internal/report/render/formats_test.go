@@ -1,4 +1,4 @@
-package report_test
+package render_test
 
 import (
 	"bytes"
@@ -19,6 +19,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/spawngate/spawngate/internal/report"
+	"github.com/spawngate/spawngate/internal/report/render"
 )
 
 // ciReports are the reports every CI format must carry: each kind of
@@ -82,7 +83,7 @@ func ciReports() map[string]func() *report.Report {
 
 func renderAs(t *testing.T, format string, r *report.Report) []byte {
 	t.Helper()
-	f, err := report.FormatNamed(format)
+	f, err := render.FormatNamed(format)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func renderAs(t *testing.T, format string, r *report.Report) []byte {
 }
 
 func TestEveryFormatIsDeterministic(t *testing.T) {
-	for _, f := range report.Formats {
+	for _, f := range render.Formats {
 		for name, build := range ciReports() {
 			first := renderAs(t, f.Name, build())
 			for range 5 {
@@ -109,7 +110,7 @@ func TestEveryFormatIsDeterministic(t *testing.T) {
 func TestSARIFIsValid(t *testing.T) {
 	for name, build := range ciReports() {
 		t.Run(name, func(t *testing.T) {
-			if err := report.SARIFLog(build()).Validate(); err != nil {
+			if err := render.SARIFLog(build()).Validate(); err != nil {
 				t.Fatalf("the log does not follow the SARIF 2.1.0 schema: %v", err)
 			}
 			out := renderAs(t, "sarif", build())
@@ -177,7 +178,7 @@ var (
 // TestSARIFValidationCanFail makes sure the validation above is not
 // vacuous: a log that breaks the schema is caught.
 func TestSARIFValidationCanFail(t *testing.T) {
-	log := report.SARIFLog(findings())
+	log := render.SARIFLog(findings())
 	log.Runs[0].Results[0].Level = "fatal"
 	if err := log.Validate(); err == nil {
 		t.Fatal("a result with level \"fatal\" passed the SARIF schema")
@@ -380,7 +381,7 @@ func TestSARIFCarriesNoControlCharacters(t *testing.T) {
 
 func TestFingerprint(t *testing.T) {
 	v := report.Violation{Rule: "paths.escape", Severity: "critical", Message: `path "~" contains '~'`, Path: "/plan/0/paths/0", Line: 4, Column: 9}
-	base := report.Fingerprint("plans/a.yaml", v)
+	base := render.Fingerprint("plans/a.yaml", v)
 	if len(base) != 64 {
 		t.Fatalf("fingerprint %q is not a SHA-256", base)
 	}
@@ -388,7 +389,7 @@ func TestFingerprint(t *testing.T) {
 	moved.Line, moved.Column = 40, 1
 	moved.Severity = "high"
 	moved.Policies = []string{"operator"}
-	if report.Fingerprint("plans/a.yaml", moved) != base {
+	if render.Fingerprint("plans/a.yaml", moved) != base {
 		t.Error("moving a violation to another line changed its fingerprint")
 	}
 	others := map[string]string{}
@@ -401,7 +402,7 @@ func TestFingerprint(t *testing.T) {
 		}
 		others[fp] = what
 	}
-	add("file", report.Fingerprint("plans/b.yaml", v))
+	add("file", render.Fingerprint("plans/b.yaml", v))
 	for what, change := range map[string]func(*report.Violation){
 		"rule":    func(v *report.Violation) { v.Rule = "tools.write" },
 		"pointer": func(v *report.Violation) { v.Path = "/plan/0/paths/1" },
@@ -410,7 +411,7 @@ func TestFingerprint(t *testing.T) {
 	} {
 		w := v
 		change(&w)
-		add(what, report.Fingerprint("plans/a.yaml", w))
+		add(what, render.Fingerprint("plans/a.yaml", w))
 	}
 	// The fingerprint is in the log, under its versioned key.
 	run := parseSARIF(t, findings())
@@ -421,9 +422,9 @@ func TestFingerprint(t *testing.T) {
 	}
 }
 
-func parseJUnit(t *testing.T, r *report.Report) report.JUnitSuites {
+func parseJUnit(t *testing.T, r *report.Report) render.JUnitSuites {
 	t.Helper()
-	var doc report.JUnitSuites
+	var doc render.JUnitSuites
 	if err := xml.Unmarshal(renderAs(t, "junit", r), &doc); err != nil {
 		t.Fatalf("the JUnit XML does not parse: %v", err)
 	}
@@ -526,10 +527,10 @@ func TestGitHubEscaping(t *testing.T) {
 		{"title=x,line=1", "title=x,line=1", "title=x%2Cline=1"},
 	}
 	for _, tt := range tests {
-		if got := report.EscapeData(tt.in); got != tt.data {
+		if got := render.EscapeData(tt.in); got != tt.data {
 			t.Errorf("EscapeData(%q) = %q, want %q", tt.in, got, tt.data)
 		}
-		if got := report.EscapeProperty(tt.in); got != tt.property {
+		if got := render.EscapeProperty(tt.in); got != tt.property {
 			t.Errorf("EscapeProperty(%q) = %q, want %q", tt.in, got, tt.property)
 		}
 	}

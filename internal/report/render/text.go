@@ -1,13 +1,14 @@
-package report
+package render
 
 import (
+	"github.com/spawngate/spawngate/internal/report"
+
 	"bufio"
 	"fmt"
 	"io"
 	"regexp"
 	"strconv"
 	"strings"
-	"unicode"
 )
 
 // Text renders the report for a person: each plan with its verdict, each
@@ -17,7 +18,7 @@ import (
 type Text struct{}
 
 // Render writes the report.
-func (Text) Render(w io.Writer, r *Report) error {
+func (Text) Render(w io.Writer, r *report.Report) error {
 	b := bufio.NewWriter(w)
 	for i, res := range r.Results {
 		if i > 0 {
@@ -32,20 +33,20 @@ func (Text) Render(w io.Writer, r *Report) error {
 	return b.Flush()
 }
 
-func writeResult(b *bufio.Writer, res Result) {
-	src := Clean(res.Source)
-	if res.Verdict == Error || res.Error != "" {
-		fmt.Fprintf(b, "%s: ERROR, could not evaluate\n  %s\n", src, Clean(problemDetail(res)))
+func writeResult(b *bufio.Writer, res report.Result) {
+	src := report.Clean(res.Source)
+	if res.Verdict == report.Error || res.Error != "" {
+		fmt.Fprintf(b, "%s: ERROR, could not evaluate\n  %s\n", src, report.Clean(problemDetail(res)))
 		return
 	}
 	blocked := 0
 	for _, ch := range res.Children {
-		if ch.Verdict != Pass {
+		if ch.Verdict != report.Pass {
 			blocked++
 		}
 	}
 	switch {
-	case res.Verdict == Pass:
+	case res.Verdict == report.Pass:
 		fmt.Fprintf(b, "%s: PASS, %s may be dispatched (%s)\n", src, allChildren(len(res.Children)), judgedBy(res.Policies))
 	case res.PlanRefusals() > 0:
 		fmt.Fprintf(b, "%s: BLOCK, the plan is refused as a whole; %d of %s refused (%s)\n", src, blocked, children(len(res.Children)), judgedBy(res.Policies))
@@ -54,7 +55,7 @@ func writeResult(b *bufio.Writer, res Result) {
 	}
 	if len(res.Violations) > 0 {
 		verdict := "PASS"
-		if excepted(res.Violations) < len(res.Violations) {
+		if report.Excepted(res.Violations) < len(res.Violations) {
 			verdict = "BLOCK"
 		}
 		fmt.Fprintf(b, "  plan: %s%s\n", verdict, exceptedSuffix(res.Violations))
@@ -66,7 +67,7 @@ func writeResult(b *bufio.Writer, res Result) {
 			role = " " + showRole(ch.Role)
 		}
 		switch {
-		case ch.Verdict == Pass:
+		case ch.Verdict == report.Pass:
 			fmt.Fprintf(b, "  [%s]%s: PASS%s\n", ch.Name(), role, exceptedSuffix(ch.Violations))
 		case len(ch.Violations) == 0:
 			fmt.Fprintf(b, "  [%s]%s: BLOCK, %s not listed\n", ch.Name(), role, violations(ch.Unlisted))
@@ -80,35 +81,35 @@ func writeResult(b *bufio.Writer, res Result) {
 		}
 	}
 	for _, n := range res.Exceptions {
-		fmt.Fprintf(b, "  %s\n", Clean(noteText(n)))
+		fmt.Fprintf(b, "  %s\n", report.Clean(noteText(n)))
 	}
 }
 
 // writeViolations lists violations in columns: rule, pointer, where in the
 // file, and why; an excepted one has a second line, under its reason, that
 // says which exception lets it through.
-func writeViolations(b *bufio.Writer, vs []Violation) {
+func writeViolations(b *bufio.Writer, vs []report.Violation) {
 	ruleWidth, pathWidth := 0, 0
 	for _, v := range vs {
-		ruleWidth = max(ruleWidth, len(Clean(v.Rule)))
-		pathWidth = max(pathWidth, len(Clean(v.Path)))
+		ruleWidth = max(ruleWidth, len(report.Clean(v.Rule)))
+		pathWidth = max(pathWidth, len(report.Clean(v.Path)))
 	}
 	for _, v := range vs {
 		at := ""
 		if p := position(v.Line, v.Column); p != "" {
 			at = p + ": "
 		}
-		fmt.Fprintf(b, "      %-*s  %-*s  %s%s\n", ruleWidth, Clean(v.Rule), pathWidth, Clean(v.Path), at, Clean(v.Message))
+		fmt.Fprintf(b, "      %-*s  %-*s  %s%s\n", ruleWidth, report.Clean(v.Rule), pathWidth, report.Clean(v.Path), at, report.Clean(v.Message))
 		if v.Excepted != nil {
-			fmt.Fprintf(b, "      %*s  %*s  %s\n", ruleWidth, "", pathWidth, "", Clean(exceptedBy(*v.Excepted)))
+			fmt.Fprintf(b, "      %*s  %*s  %s\n", ruleWidth, "", pathWidth, "", report.Clean(exceptedBy(*v.Excepted)))
 		}
 	}
 }
 
 // exceptedSuffix says how many of a child's or a plan's listed violations
 // are excepted, after its verdict: ", 1 violation excepted", or "".
-func exceptedSuffix(vs []Violation) string {
-	if n := excepted(vs); n > 0 {
+func exceptedSuffix(vs []report.Violation) string {
+	if n := report.Excepted(vs); n > 0 {
 		return ", " + violations(n) + " excepted"
 	}
 	return ""
@@ -117,7 +118,7 @@ func exceptedSuffix(vs []Violation) string {
 // problemDetail says why a plan could not be evaluated without the source,
 // which the heading above it already names: "line 3, column 5: /plan/0:
 // msg".
-func problemDetail(res Result) string {
+func problemDetail(res report.Result) string {
 	p := res.Problem
 	if p == nil {
 		return res.Error
@@ -138,16 +139,16 @@ func problemDetail(res Result) string {
 	return b.String()
 }
 
-func closing(r *Report) string {
+func closing(r *report.Report) string {
 	c := r.Count()
 	switch r.Verdict {
-	case Pass:
+	case report.Pass:
 		line := fmt.Sprintf("PASS, %s of %s may be dispatched", allChildren(c.Children), plans(c.Plans))
 		if c.Excepted > 0 {
 			line += fmt.Sprintf(", %s excepted", violations(c.Excepted))
 		}
 		return line
-	case Block:
+	case report.Block:
 		line := fmt.Sprintf("BLOCK, %d of %s refused in %s", c.Blocked, children(c.Children), plans(c.Plans))
 		if c.PlansRefused > 0 {
 			line += fmt.Sprintf(", %s refused as a whole", plans(c.PlansRefused))
@@ -161,7 +162,7 @@ func closing(r *Report) string {
 		return line
 	}
 	if r.Error != "" {
-		return "ERROR, " + Clean(r.Error)
+		return "ERROR, " + report.Clean(r.Error)
 	}
 	switch c.Plans {
 	case 0:
@@ -222,37 +223,4 @@ func showRole(role string) string {
 		return role
 	}
 	return strconv.Quote(role)
-}
-
-// Clean escapes what must not reach a terminal or a log as it is: control
-// characters, line breaks and Unicode format characters such as
-// right-to-left overrides. Everything else is left readable.
-func Clean(s string) string {
-	clean := true
-	for _, r := range s {
-		if needsEscape(r) {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if needsEscape(r) {
-			if r <= 0xFFFF {
-				fmt.Fprintf(&b, `\u%04x`, r)
-			} else {
-				fmt.Fprintf(&b, `\U%08x`, r)
-			}
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-func needsEscape(r rune) bool {
-	return r == unicode.ReplacementChar || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029'
 }

@@ -1,6 +1,8 @@
-package report
+package render
 
 import (
+	"github.com/spawngate/spawngate/internal/report"
+
 	"io"
 	"strconv"
 	"unicode/utf8"
@@ -15,7 +17,7 @@ import (
 type JSON struct{}
 
 // Render writes the report.
-func (JSON) Render(w io.Writer, r *Report) error {
+func (JSON) Render(w io.Writer, r *report.Report) error {
 	b := make([]byte, 0, estimate(r))
 	b = append(b, "{\n  \"verdict\": "...)
 	b = appendString(b, string(r.Verdict))
@@ -36,7 +38,7 @@ func (JSON) Render(w io.Writer, r *Report) error {
 
 // estimate sizes the output buffer, so a large report is not copied as it
 // grows.
-func estimate(r *Report) int {
+func estimate(r *report.Report) int {
 	n := 256
 	for _, res := range r.Results {
 		n += 256 + len(res.Error) + 80*len(res.Children) + 160*len(res.Exceptions) + violationsSize(res.Violations)
@@ -47,7 +49,7 @@ func estimate(r *Report) int {
 	return n
 }
 
-func violationsSize(vs []Violation) int {
+func violationsSize(vs []report.Violation) int {
 	n := 0
 	for _, v := range vs {
 		n += 120 + len(v.Message) + len(v.Path)
@@ -82,7 +84,7 @@ func appendList[T any](b []byte, list []T, indent string, each func([]byte, T, s
 	return append(b, ']')
 }
 
-func appendResult(b []byte, r Result, indent string) []byte {
+func appendResult(b []byte, r report.Result, indent string) []byte {
 	in := "\n" + indent + "  "
 	b = append(b, '{')
 	b = appendField(b, in, "source", r.Source, false)
@@ -123,7 +125,7 @@ func appendResult(b []byte, r Result, indent string) []byte {
 	return append(b, '}')
 }
 
-func appendChild(b []byte, c Child, indent string) []byte {
+func appendChild(b []byte, c report.Child, indent string) []byte {
 	in := "\n" + indent + "  "
 	b = append(b, '{')
 	b = appendInt(b, in, "index", c.Index, false)
@@ -144,7 +146,7 @@ func appendChild(b []byte, c Child, indent string) []byte {
 	return append(b, '}')
 }
 
-func appendViolation(b []byte, v Violation, indent string) []byte {
+func appendViolation(b []byte, v report.Violation, indent string) []byte {
 	in := "\n" + indent + "  "
 	b = append(b, '{')
 	b = appendField(b, in, "rule", v.Rule, false)
@@ -179,7 +181,7 @@ func appendViolation(b []byte, v Violation, indent string) []byte {
 
 // appendException writes the fields of an exception, without braces, each
 // on its own line at indent plus two spaces.
-func appendException(b []byte, e Exception, indent string) []byte {
+func appendException(b []byte, e report.Exception, indent string) []byte {
 	in := "\n" + indent + "  "
 	b = appendInt(b, in, "index", e.Index, false)
 	b = appendField(b, in, "pointer", e.Pointer, true)
@@ -188,7 +190,7 @@ func appendException(b []byte, e Exception, indent string) []byte {
 	return appendField(b, in, "expires", e.Expires, true)
 }
 
-func appendNote(b []byte, n ExceptionNote, indent string) []byte {
+func appendNote(b []byte, n report.ExceptionNote, indent string) []byte {
 	in := "\n" + indent + "  "
 	b = append(b, '{')
 	b = appendException(b, n.Exception, indent)

@@ -1,6 +1,8 @@
-package report
+package render
 
 import (
+	"github.com/spawngate/spawngate/internal/report"
+
 	"encoding/xml"
 	"io"
 	"slices"
@@ -77,7 +79,7 @@ func (p JUnitProblem) MarshalXML(e *xml.Encoder, start xml.StartElement) error {
 }
 
 // Render writes the report.
-func (JUnit) Render(w io.Writer, r *Report) error {
+func (JUnit) Render(w io.Writer, r *report.Report) error {
 	out, err := xml.MarshalIndent(JUnitOf(r), "", "  ")
 	if err != nil {
 		return err
@@ -88,7 +90,7 @@ func (JUnit) Render(w io.Writer, r *Report) error {
 }
 
 // JUnitOf builds the JUnit document of the report.
-func JUnitOf(r *Report) *JUnitSuites {
+func JUnitOf(r *report.Report) *JUnitSuites {
 	doc := &JUnitSuites{Name: toolName, Suites: []JUnitSuite{}}
 	if r.Error != "" || len(r.Results) == 0 {
 		msg := r.Error
@@ -97,7 +99,7 @@ func JUnitOf(r *Report) *JUnitSuites {
 		}
 		doc.add(JUnitSuite{Name: toolName, TestCases: []JUnitCase{{
 			Name: "run", ClassName: toolName,
-			Error: &JUnitProblem{Message: Clean(msg), Type: "error", Body: JUnitText(Clean(msg))},
+			Error: &JUnitProblem{Message: report.Clean(msg), Type: "error", Body: JUnitText(report.Clean(msg))},
 		}}})
 	}
 	for _, res := range r.Results {
@@ -123,17 +125,17 @@ func (d *JUnitSuites) add(s JUnitSuite) {
 	d.Suites = append(d.Suites, s)
 }
 
-func junitSuite(res Result) JUnitSuite {
-	src := Clean(res.Source)
+func junitSuite(res report.Result) JUnitSuite {
+	src := report.Clean(res.Source)
 	s := JUnitSuite{Name: src, TestCases: []JUnitCase{}}
-	if res.Verdict == Error || res.Error != "" {
+	if res.Verdict == report.Error || res.Error != "" {
 		msg := problemDetail(res)
 		if msg == "" {
 			msg = "could not evaluate"
 		}
 		s.TestCases = append(s.TestCases, JUnitCase{
 			Name: "plan", ClassName: src,
-			Error: &JUnitProblem{Message: Clean(msg), Type: "error", Body: JUnitText(Clean(res.Error))},
+			Error: &JUnitProblem{Message: report.Clean(msg), Type: "error", Body: JUnitText(report.Clean(res.Error))},
 		})
 		return s
 	}
@@ -142,7 +144,7 @@ func junitSuite(res Result) JUnitSuite {
 		var refusals []string
 		for _, n := range res.Exceptions {
 			if n.Blocks {
-				refusals = append(refusals, Clean(noteText(n)))
+				refusals = append(refusals, report.Clean(noteText(n)))
 			}
 		}
 		c.Failure = junitFailure(res.Violations, refusals, res.PlanRefusals() > 0)
@@ -150,7 +152,7 @@ func junitSuite(res Result) JUnitSuite {
 		out = append(out, exceptedLines(res.Violations)...)
 		for _, n := range res.Exceptions {
 			if !n.Blocks {
-				out = append(out, Clean(noteText(n)))
+				out = append(out, report.Clean(noteText(n)))
 			}
 		}
 		c.SystemOut = lines(out)
@@ -162,13 +164,13 @@ func junitSuite(res Result) JUnitSuite {
 			c.Name = "plan/" + strconv.Itoa(ch.Index)
 		}
 		if ch.Role != "" {
-			c.Name += " " + Clean(ch.Role)
+			c.Name += " " + report.Clean(ch.Role)
 		}
 		var more []string
 		if ch.Unlisted > 0 {
-			more = append(more, Clean(unlistedText(ch)))
+			more = append(more, report.Clean(unlistedText(ch)))
 		}
-		c.Failure = junitFailure(ch.Violations, more, ch.Verdict != Pass)
+		c.Failure = junitFailure(ch.Violations, more, ch.Verdict != report.Pass)
 		c.SystemOut = lines(exceptedLines(ch.Violations))
 		s.TestCases = append(s.TestCases, c)
 	}
@@ -178,7 +180,7 @@ func junitSuite(res Result) JUnitSuite {
 // junitFailure is the failure of a child or a plan that is refused (nil
 // when it is not): the rules that refuse it in the message, and each
 // blocking violation, then the other reasons, one line each in the body.
-func junitFailure(vs []Violation, more []string, refused bool) *JUnitProblem {
+func junitFailure(vs []report.Violation, more []string, refused bool) *JUnitProblem {
 	if !refused {
 		return nil
 	}
@@ -187,10 +189,10 @@ func junitFailure(vs []Violation, more []string, refused bool) *JUnitProblem {
 		if !v.Blocks() {
 			continue
 		}
-		if !slices.Contains(rules, Clean(v.Rule)) {
-			rules = append(rules, Clean(v.Rule))
+		if !slices.Contains(rules, report.Clean(v.Rule)) {
+			rules = append(rules, report.Clean(v.Rule))
 		}
-		body = append(body, Clean(violationLine(v)))
+		body = append(body, report.Clean(violationLine(v)))
 	}
 	body = append(body, more...)
 	msg := "refused"
@@ -202,11 +204,11 @@ func junitFailure(vs []Violation, more []string, refused bool) *JUnitProblem {
 
 // exceptedLines lists the violations an exception lets through, each with
 // the exception.
-func exceptedLines(vs []Violation) []string {
+func exceptedLines(vs []report.Violation) []string {
 	var out []string
 	for _, v := range vs {
 		if e := v.Excepted; e != nil {
-			out = append(out, Clean(violationLine(v)+" ("+exceptedBy(*e)+")"))
+			out = append(out, report.Clean(violationLine(v)+" ("+exceptedBy(*e)+")"))
 		}
 	}
 	return out
@@ -214,7 +216,7 @@ func exceptedLines(vs []Violation) []string {
 
 // violationLine is one violation on one line: "budget.cap at
 // /plan/0/budget_tokens, line 4, column 5: budget_tokens ... exceeds ...".
-func violationLine(v Violation) string {
+func violationLine(v report.Violation) string {
 	s := v.Rule + " at " + v.Path
 	if p := position(v.Line, v.Column); p != "" {
 		s += ", " + p

@@ -1,6 +1,8 @@
-package report
+package render
 
 import (
+	"github.com/spawngate/spawngate/internal/report"
+
 	"bytes"
 	"crypto/sha256"
 
@@ -9,7 +11,6 @@ import (
 	"io"
 	"net/url"
 	"path/filepath"
-	"runtime/debug"
 
 	"github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
 )
@@ -26,7 +27,7 @@ type SARIF struct{}
 // Render writes the report, with only what is set: go-sarif writes every
 // property of the schema, empty lists and -1 placeholders included, which
 // took a passing two-child plan to 31 KB.
-func (SARIF) Render(w io.Writer, r *Report) error {
+func (SARIF) Render(w io.Writer, r *report.Report) error {
 	raw, err := json.Marshal(SARIFLog(r))
 	if err != nil {
 		return err
@@ -106,21 +107,21 @@ const (
 
 // SARIFLog builds the SARIF log of the report, for Render and for tests
 // that validate it against the SARIF schema.
-func SARIFLog(r *Report) *sarif.Report {
+func SARIFLog(r *report.Report) *sarif.Report {
 	run := sarif.NewRunWithInformationURI(toolName, toolURI)
-	run.Tool.Driver.WithVersion(toolVersion())
+	run.Tool.Driver.WithVersion(report.Version())
 	s := &sarifRun{run: run, index: map[string]int{}}
 	for _, rule := range r.Rules {
 		s.rule(rule.ID, rule.Severity, rule.Title, rule.Description)
 	}
-	inv := sarif.NewInvocation().WithExecutionSuccessful(r.Verdict == Pass || r.Verdict == Block)
+	inv := sarif.NewInvocation().WithExecutionSuccessful(r.Verdict == report.Pass || r.Verdict == report.Block)
 	if r.Error != "" {
 		inv.AddToolExecutionNotification(notification(sarif.LevelError, r.Error))
 	} else if len(r.Results) == 0 {
 		inv.AddToolExecutionNotification(notification(sarif.LevelError, "nothing was checked"))
 	}
 	for _, res := range r.Results {
-		if res.Verdict == Error || res.Error != "" {
+		if res.Verdict == report.Error || res.Error != "" {
 			inv.AddToolExecutionNotification(problemNotification(res))
 			continue
 		}
@@ -200,7 +201,7 @@ func (s *sarifRun) ruleReference(id string) *sarif.ReportingDescriptorReference 
 
 // result adds the result of one violation of the plan in source, by who
 // (a child, or the plan as a whole; c is the child, or nil).
-func (s *sarifRun) result(source, who string, v Violation, c *Child) {
+func (s *sarifRun) result(source, who string, v report.Violation, c *report.Child) {
 	// A rule the front end did not describe still gets a rule, so that
 	// every result's ruleIndex is right.
 	i := s.rule(v.Rule, v.Severity, "", "")
@@ -219,7 +220,7 @@ func (s *sarifRun) result(source, who string, v Violation, c *Child) {
 	res := sarif.NewRuleResult(v.Rule).
 		WithRuleIndex(i).
 		WithLevel(sarifLevel(v.Severity)).
-		WithMessage(sarif.NewTextMessage(Clean(finding(who, v)))).
+		WithMessage(sarif.NewTextMessage(report.Clean(finding(who, v)))).
 		AddLocation(loc).
 		WithPartialFingerprints(map[string]string{fingerprintKey: Fingerprint(source, v)}). // AddPartialFingerprint writes to a nil map
 		WithProperties(props)
@@ -227,7 +228,7 @@ func (s *sarifRun) result(source, who string, v Violation, c *Child) {
 		res.AddSuppression(sarif.NewSuppression().
 			WithKind("external").
 			WithStatus("accepted").
-			WithJustification(Clean(e.Reason)).
+			WithJustification(report.Clean(e.Reason)).
 			WithProperties(sarif.NewPropertyBag().
 				Add("exception", e.Index).
 				Add("pointer", e.Pointer).
@@ -239,7 +240,7 @@ func (s *sarifRun) result(source, who string, v Violation, c *Child) {
 // Fingerprint identifies a violation across runs: the same rule, file,
 // JSON pointer and message give the same value, and lines do not count, so
 // an edit elsewhere in the file does not make it a new finding.
-func Fingerprint(source string, v Violation) string {
+func Fingerprint(source string, v report.Violation) string {
 	h := sha256.New()
 	for _, part := range []string{v.Rule, source, v.Path, v.Message} {
 		h.Write([]byte(part))
@@ -280,12 +281,12 @@ func artifactURI(source string) string {
 }
 
 func notification(level, msg string) *sarif.Notification {
-	return sarif.NewNotification().WithLevel(level).WithMessage(sarif.NewTextMessage(Clean(msg)))
+	return sarif.NewNotification().WithLevel(level).WithMessage(sarif.NewTextMessage(report.Clean(msg)))
 }
 
 // problemNotification is why a plan could not be evaluated, at its place
 // in the document when that is known.
-func problemNotification(res Result) *sarif.Notification {
+func problemNotification(res report.Result) *sarif.Notification {
 	msg := res.Error
 	if msg == "" {
 		msg = res.Source + ": could not evaluate"
@@ -293,7 +294,7 @@ func problemNotification(res Result) *sarif.Notification {
 	n := notification(sarif.LevelError, msg)
 	p := res.Problem
 	if p == nil {
-		p = &Problem{}
+		p = &report.Problem{}
 	}
 	loc := fileLocation(res.Source, p.Line, p.Column)
 	if p.Pointer != "" {
@@ -324,25 +325,3 @@ var securitySeverity = map[string]string{
 	"medium":   "5.5",
 	"low":      "3.0",
 }
-
-// stamped is the version a build names with -ldflags "-X
-// github.com/spawngate/spawngate/internal/report.stamped=v1.2.3": the
-// container image's, built without the history go build stamps from.
-var stamped string
-
-// Version is spawngate's version: the one the build was stamped with,
-// else the module version go build recorded from the checkout (its tag,
-// or a pseudo-version naming the commit), else "(devel)". It is the same
-// for every run of one binary.
-func Version() string {
-	if stamped != "" {
-		return stamped
-	}
-	info, ok := debug.ReadBuildInfo()
-	if ok && info.Main.Path == "github.com/spawngate/spawngate" && info.Main.Version != "" {
-		return info.Main.Version
-	}
-	return "(devel)"
-}
-
-func toolVersion() string { return Version() }

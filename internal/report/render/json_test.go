@@ -1,8 +1,9 @@
-package report
+package render
 
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/spawngate/spawngate/internal/report"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -11,7 +12,7 @@ import (
 )
 
 // encodingJSON is what the renderer must equal, byte for byte.
-func encodingJSON(t *testing.T, r *Report) []byte {
+func encodingJSON(t *testing.T, r *report.Report) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -23,7 +24,7 @@ func encodingJSON(t *testing.T, r *Report) []byte {
 	return b.Bytes()
 }
 
-func render(t *testing.T, r *Report) []byte {
+func render(t *testing.T, r *report.Report) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	if err := (JSON{}).Render(&b, r); err != nil {
@@ -56,16 +57,16 @@ func TestJSONEqualsEncodingJSON(t *testing.T) {
 		return out
 	}
 	num := func() int { return rng.IntN(5) - 1 } // -1 to 3: zero is omitted, a negative is not
-	exception := func() Exception {
-		return Exception{Index: num(), Pointer: str(), Rule: str(), Reason: str(), Expires: str()}
+	exception := func() report.Exception {
+		return report.Exception{Index: num(), Pointer: str(), Rule: str(), Reason: str(), Expires: str()}
 	}
-	violations := func() []Violation {
-		var vs []Violation
+	violations := func() []report.Violation {
+		var vs []report.Violation
 		if rng.IntN(4) > 0 {
-			vs = []Violation{}
+			vs = []report.Violation{}
 		}
 		for k := rng.IntN(3); k > 0; k-- {
-			v := Violation{Rule: str(), Severity: str(), Message: str(), Path: str(), Line: num(), Column: num(), Policies: strs()}
+			v := report.Violation{Rule: str(), Severity: str(), Message: str(), Path: str(), Line: num(), Column: num(), Policies: strs()}
 			if rng.IntN(2) == 0 {
 				e := exception()
 				v.Excepted = &e
@@ -75,23 +76,23 @@ func TestJSONEqualsEncodingJSON(t *testing.T) {
 		return vs
 	}
 	for i := 0; i < 3000; i++ {
-		r := &Report{Verdict: Verdict(str()), Error: str(), Problems: strs()}
+		r := &report.Report{Verdict: report.Verdict(str()), Error: str(), Problems: strs()}
 		if rng.IntN(3) > 0 {
-			r.Results = []Result{}
+			r.Results = []report.Result{}
 		}
 		if rng.IntN(2) == 0 {
-			r.Rules = []Rule{{ID: str(), Severity: str(), Title: str(), Description: str()}} // never in the JSON
+			r.Rules = []report.Rule{{ID: str(), Severity: str(), Title: str(), Description: str()}} // never in the JSON
 		}
 		for n := rng.IntN(3); n > 0; n-- {
-			res := Result{Source: str(), Verdict: Verdict(str()), Error: str(), Problems: strs(), Policies: strs()}
+			res := report.Result{Source: str(), Verdict: report.Verdict(str()), Error: str(), Problems: strs(), Policies: strs()}
 			if rng.IntN(2) == 0 {
-				res.Problem = &Problem{Line: num(), Column: num(), Pointer: str(), Msg: str()} // never in the JSON
+				res.Problem = &report.Problem{Line: num(), Column: num(), Pointer: str(), Msg: str()} // never in the JSON
 			}
 			if rng.IntN(4) > 0 {
-				res.Children = []Child{}
+				res.Children = []report.Child{}
 			}
 			for m := rng.IntN(3); m > 0; m-- {
-				c := Child{Index: rng.IntN(1000) - 10, Pointer: str(), Role: str(), Verdict: Verdict(str()), Unlisted: num(), Violations: violations()}
+				c := report.Child{Index: rng.IntN(1000) - 10, Pointer: str(), Role: str(), Verdict: report.Verdict(str()), Unlisted: num(), Violations: violations()}
 				res.Children = append(res.Children, c)
 			}
 			if rng.IntN(2) == 0 {
@@ -99,10 +100,10 @@ func TestJSONEqualsEncodingJSON(t *testing.T) {
 			}
 			switch rng.IntN(3) {
 			case 0:
-				res.Exceptions = []ExceptionNote{}
+				res.Exceptions = []report.ExceptionNote{}
 			case 1:
 				for k := rng.IntN(3) + 1; k > 0; k-- {
-					res.Exceptions = append(res.Exceptions, ExceptionNote{Exception: exception(), Status: str(), Blocks: rng.IntN(2) == 0})
+					res.Exceptions = append(res.Exceptions, report.ExceptionNote{Exception: exception(), Status: str(), Blocks: rng.IntN(2) == 0})
 				}
 			}
 			r.Results = append(r.Results, res)
@@ -126,7 +127,7 @@ func TestJSONPropertyTestCoversEveryField(t *testing.T) {
 		"Exception":     {"Index", "Pointer", "Rule", "Reason", "Expires"},
 		"ExceptionNote": {"Exception", "Status", "Blocks"},
 	}
-	for _, typ := range []reflect.Type{reflect.TypeFor[Report](), reflect.TypeFor[Result](), reflect.TypeFor[Child](), reflect.TypeFor[Violation](), reflect.TypeFor[Exception](), reflect.TypeFor[ExceptionNote]()} {
+	for _, typ := range []reflect.Type{reflect.TypeFor[report.Report](), reflect.TypeFor[report.Result](), reflect.TypeFor[report.Child](), reflect.TypeFor[report.Violation](), reflect.TypeFor[report.Exception](), reflect.TypeFor[report.ExceptionNote]()} {
 		var fields []string
 		for f := range typ.Fields() {
 			fields = append(fields, f.Name)
