@@ -310,7 +310,7 @@ func sortedKeys[V any](m map[string]V) []string {
 var exceptionsPackage = ast.MustParseRef("data.spawngate.exceptions")
 
 // readsNoAbstractedField refuses a policy that mentions a child key the
-// gate judges only by type and length (id, brief, model, metadata: see
+// gate judges only by type and length (id, brief, metadata: see
 // plan.Abstracted). The checks never see those keys (Evaluate removes
 // them), so a check reading one would silently read nothing; this says so
 // at start-up instead.
