@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -222,7 +224,7 @@ func strictData(ctx context.Context, files []heldFile, name string, lim plan.Lim
 // checks read only their input, so data they were meant to read would
 // silently be read by none.
 func (c *bundleContents) readPolicy(ctx context.Context, loader *plan.Loader, name string, data map[string]any) error {
-	for _, k := range sortedKeys(data) {
+	for _, k := range slices.Sorted(maps.Keys(data)) {
 		if k != bundlePolicyPath[0] {
 			return &plan.Error{Source: name, Pointer: "/" + k, Msg: "a bundle's data may hold only the operator policy, at " + BundlePolicyPointer + ": the checks read only their input"}
 		}
@@ -235,7 +237,7 @@ func (c *bundleContents) readPolicy(ctx context.Context, loader *plan.Loader, na
 	if !ok {
 		return &plan.Error{Source: name, Pointer: "/spawngate", Msg: "must be a mapping holding the operator policy under policy"}
 	}
-	for _, k := range sortedKeys(obj) {
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		if k != bundlePolicyPath[1] {
 			return &plan.Error{Source: name, Pointer: "/spawngate/" + k, Msg: "a bundle's data may hold only the operator policy, at " + BundlePolicyPointer + ": the checks read only their input"}
 		}
@@ -266,13 +268,4 @@ func (c *bundleContents) readPolicy(ctx context.Context, loader *plan.Loader, na
 	}
 	c.policy, c.policyJSON = p, doc
 	return nil
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
