@@ -7,7 +7,6 @@ import (
 	"io"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/spawngate/spawngate/internal/judge"
 	"github.com/spawngate/spawngate/internal/plan"
@@ -157,7 +156,7 @@ func (c *command) checkGate(policy string, o *judge.Options) error {
 	switch {
 	case o.Timeout <= 0:
 		return &usageError{"--timeout must be positive"}
-	case o.Today != "" && !isDate(o.Today):
+	case o.Today != "" && !judge.IsDay(o.Today):
 		return &usageError{fmt.Sprintf("--today %q is not a date written YYYY-MM-DD", o.Today)}
 	case policy == "-":
 		return &usageError{"--policy must name a file: standard input is for plans"}
@@ -360,10 +359,4 @@ func formatHelp() string {
 		parts[i] = f.Name + " (" + f.Help + ")"
 	}
 	return strings.Join(parts, "; ")
-}
-
-// isDate tells whether s is a real calendar date written YYYY-MM-DD.
-func isDate(s string) bool {
-	t, err := time.Parse(time.DateOnly, s)
-	return err == nil && t.Format(time.DateOnly) == s
 }

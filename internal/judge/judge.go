@@ -30,7 +30,8 @@ type Options struct {
 	// records the digest). It must not keep or change data.
 	OnRead func(source string, data []byte)
 	// Today is the day (YYYY-MM-DD, UTC) the operator's exceptions are
-	// judged on; "" for the day each document is judged.
+	// judged on; "" for the day each document is judged. New refuses one
+	// that is not a day (IsDay) with an error of Kind Option.
 	Today string
 	// StrictExceptions refuses a plan that an exception of the operator
 	// policy matches nothing in (--strict-exceptions).
@@ -55,6 +56,15 @@ type Options struct {
 	// first plan, compiles every check at once and only that.
 	CompileAll   bool
 	ExpectNested bool
+}
+
+// IsDay tells whether day is a real day written YYYY-MM-DD, as
+// Options.Today must be: a day that is not one would compare with expiry
+// dates as text, and could keep an expired exception alive. New refuses
+// any other; a front end asks first, to name its own flag or option.
+func IsDay(day string) bool {
+	t, err := time.Parse(time.DateOnly, day)
+	return err == nil && t.Format(time.DateOnly) == day
 }
 
 // DefaultTimeout bounds the judging of one document unless told otherwise.
@@ -121,12 +131,8 @@ func NewWithPolicy(ctx context.Context, opts Options, source string, policy []by
 }
 
 func newGate(ctx context.Context, opts Options, source, policyFile string, readPolicy func(context.Context) ([]byte, error)) (*Gate, error) {
-	if opts.Today != "" {
-		if t, err := time.Parse(time.DateOnly, opts.Today); err != nil || t.Format(time.DateOnly) != opts.Today {
-			// A day that is not one would compare with expiry dates as
-			// text and could keep an expired exception alive.
-			return nil, &Error{Kind: Internal, Msg: fmt.Sprintf("the day exceptions are judged on, %q, is not a date written YYYY-MM-DD", opts.Today)}
-		}
+	if opts.Today != "" && !IsDay(opts.Today) {
+		return nil, &Error{Kind: Option, Source: "Today", Msg: fmt.Sprintf("the day exceptions are judged on, %q, is not a date written YYYY-MM-DD", opts.Today)}
 	}
 	// The Rego is compiled on one core while the schemas are compiled and
 	// the operator policy is read on the other: the built-in checks, or

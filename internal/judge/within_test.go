@@ -43,3 +43,25 @@ func TestWithinPassesOnWhatFinishedInTime(t *testing.T) {
 		t.Fatalf("a cancelled step: %v, want an error that is not a timeout", err)
 	}
 }
+
+// A day that is no date is the caller's option at fault, never the gate's
+// own failure: New names the option, and builds nothing.
+func TestNewRefusesATodayThatIsNoDay(t *testing.T) {
+	for _, day := range []string{"tomorrow", "2026-02-30", "2026-2-1", "2026-02-01T00:00:00Z"} {
+		opts := judge.DefaultOptions()
+		opts.Today = day
+		g, err := judge.New(context.Background(), opts, "")
+		var e *judge.Error
+		if !errors.As(err, &e) || e.Kind != judge.Option || e.Source != "Today" {
+			t.Errorf("Today %q: %v (%T); want an error of Kind option about Today", day, err, err)
+		}
+		if g != nil {
+			t.Errorf("Today %q: a gate was built", day)
+		}
+	}
+	for _, day := range []string{"2026-02-28", "2024-02-29"} {
+		if !judge.IsDay(day) {
+			t.Errorf("IsDay(%q) = false", day)
+		}
+	}
+}
