@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/spawngate/spawngate/internal/judge"
@@ -359,4 +360,23 @@ func formatHelp() string {
 		parts[i] = f.Name + " (" + f.Help + ")"
 	}
 	return strings.Join(parts, "; ")
+}
+
+// budgetFlag is --budget-tokens, of the commands that translate a spawn
+// whose definition may state no budget (hook, agents); checkBudget checks
+// it.
+func (c *command) budgetFlag(budget *string) {
+	c.fs.StringVar(budget, "budget-tokens", "", "the token `budget` a spawn is granted when its definition states none (default: the operator policy's budget_cap_tokens)")
+}
+
+// checkBudget refuses a --budget-tokens that is not a positive whole
+// number written plainly; "" is the default (judge.Gate.Budget).
+func checkBudget(budget string) error {
+	if budget == "" {
+		return nil
+	}
+	if n, err := strconv.ParseInt(budget, 10, 64); err != nil || n <= 0 || strconv.FormatInt(n, 10) != budget {
+		return &usageError{fmt.Sprintf("--budget-tokens %q: not a positive whole number", budget)}
+	}
+	return nil
 }

@@ -120,10 +120,7 @@ func decide(ctx context.Context, g *judge.Gate, cfg Config, payload []byte) Deci
 	if err != nil {
 		return Decision{Kind: Fail, Event: event, Err: err}
 	}
-	env := host.Env{Getenv: cfg.Getenv, Home: cfg.Home, AgentsDirs: cfg.AgentsDirs, Budget: cfg.Budget, Limits: g.Options().Limits, CommandLine: cfg.CommandLine, Root: cfg.Root, Transcript: cfg.Transcript}
-	if env.Budget == "" && g.Operator() != nil {
-		env.Budget, _ = g.Operator()["budget_cap_tokens"].(json.Number)
-	}
+	env := host.Env{Getenv: cfg.Getenv, Home: cfg.Home, AgentsDirs: cfg.AgentsDirs, Budget: g.Budget(cfg.Budget), Limits: g.Options().Limits, CommandLine: cfg.CommandLine, Root: cfg.Root, Transcript: cfg.Transcript}
 	sp, err := cfg.Host.Spawn(ctx, obj, env)
 	if err != nil {
 		return Decision{Kind: Fail, Event: event, Err: judge.AsError(payloadSource, err)}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -295,6 +296,17 @@ func (g *Gate) Options() Options { return g.opts }
 
 // Operator is the operator's policy, or nil when there is none.
 func (g *Gate) Operator() plan.Policy { return g.operator }
+
+// Budget is the token budget a spawn is granted when its definition
+// states none: given, when a front end was given one, else the operator
+// policy's budget_cap_tokens, else "" (none).
+func (g *Gate) Budget(given json.Number) json.Number {
+	if given != "" {
+		return given
+	}
+	budget, _ := g.operator["budget_cap_tokens"].(json.Number)
+	return budget
+}
 
 // Engine is the compiled checks, for listing them.
 func (g *Gate) Engine() (*gate.Engine, error) { return g.engine() }

@@ -2,6 +2,7 @@ package judge_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -62,6 +63,25 @@ func TestNewRefusesATodayThatIsNoDay(t *testing.T) {
 	for _, day := range []string{"2026-02-28", "2024-02-29"} {
 		if !judge.IsDay(day) {
 			t.Errorf("IsDay(%q) = false", day)
+		}
+	}
+}
+
+// A spawn whose definition states no budget is granted the one a front
+// end was given, else the operator policy's cap, else none.
+func TestBudgetOfASpawn(t *testing.T) {
+	for _, tc := range []struct {
+		policy, given, want string
+	}{
+		{"allowed_tools: [fs.read]\nworkspace_root: /repo\nbudget_cap_tokens: 200000\n", "", "200000"},
+		{"allowed_tools: [fs.read]\nworkspace_root: /repo\nbudget_cap_tokens: 200000\n", "5000", "5000"},
+	} {
+		g, err := judge.NewWithPolicy(context.Background(), judge.DefaultOptions(), "operator.yaml", []byte(tc.policy))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := g.Budget(json.Number(tc.given)); string(got) != tc.want {
+			t.Errorf("policy %q, given %q: budget %q, want %q", tc.policy, tc.given, got, tc.want)
 		}
 	}
 }
