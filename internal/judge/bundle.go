@@ -2,6 +2,7 @@ package judge
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,13 +27,23 @@ type BundleKey struct {
 	// File holds the key: a PEM public key (or certificate) for the RSA
 	// and ECDSA algorithms, the shared secret for HMAC (HS256, ...).
 	File string
-	// ID is the key's ID, which a signature may name ("default" unless
-	// given, as opa run has it).
+	// ID is the key's ID, which a signature may name (DefaultKeyID
+	// unless given, as opa run has it).
 	ID string
-	// Alg is the signing algorithm (RS256 unless given): RS256, RS384,
-	// RS512, PS256, PS384, PS512, ES256, ES384, ES512, HS256, HS384, HS512.
+	// Alg is the signing algorithm (DefaultSigningAlg unless given), one
+	// of SigningAlgs.
 	Alg string
 }
+
+// The key ID and the algorithm a BundleKey has unless given, as opa run's
+// flags have them.
+const (
+	DefaultKeyID      = "default"
+	DefaultSigningAlg = "RS256"
+)
+
+// SigningAlgs are the algorithms OPA signs bundles with.
+var SigningAlgs = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "HS256", "HS384", "HS512"}
 
 // config reads the key into OPA's verification settings.
 func (key *BundleKey) config() (*bundle.VerificationConfig, error) {
@@ -43,13 +54,7 @@ func (key *BundleKey) config() (*bundle.VerificationConfig, error) {
 	if len(bytes.TrimSpace(secret)) == 0 {
 		return nil, &plan.Error{Source: key.File, Msg: "the verification key file is empty"}
 	}
-	id, alg := key.ID, key.Alg
-	if id == "" {
-		id = "default"
-	}
-	if alg == "" {
-		alg = "RS256"
-	}
+	id, alg := cmp.Or(key.ID, DefaultKeyID), cmp.Or(key.Alg, DefaultSigningAlg)
 	if strings.HasPrefix(alg, "HS") {
 		// The secret is the file's text: the line break an editor or
 		// echo ends it with is not part of it.
