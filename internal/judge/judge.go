@@ -194,8 +194,8 @@ func newGate(ctx context.Context, opts Options, source, policyFile string, readP
 			return nil, readErr
 		}
 		g.operator, err = Within(ctx, opts.Timeout, source, func(ctx context.Context) (plan.Policy, error) {
-			if int64(len(data)) > opts.Limits.MaxBytes {
-				return nil, &plan.Error{Source: source, Msg: fmt.Sprintf("document is larger than %d bytes", opts.Limits.MaxBytes), Limit: "max-bytes"}
+			if err := plan.CheckSize(source, int64(len(data)), opts.Limits.MaxBytes); err != nil {
+				return nil, err
 			}
 			return loader.Policy(ctx, source, data)
 		})
@@ -341,8 +341,8 @@ func (g *Gate) JudgeFile(ctx context.Context, name string, stdin io.Reader, maxL
 // messages and decides its syntax by its extension (see plan.SyntaxOf).
 func (g *Gate) JudgeBytes(ctx context.Context, source string, data []byte, maxListed int) (report.Result, error) {
 	return Within(ctx, g.opts.Timeout, source, func(ctx context.Context) (report.Result, error) {
-		if int64(len(data)) > g.opts.Limits.MaxBytes {
-			return report.Result{}, &plan.Error{Source: source, Msg: fmt.Sprintf("document is larger than %d bytes", g.opts.Limits.MaxBytes), Limit: "max-bytes"}
+		if err := plan.CheckSize(source, int64(len(data)), g.opts.Limits.MaxBytes); err != nil {
+			return report.Result{}, err
 		}
 		return g.judge(ctx, source, data, maxListed, true)
 	})
