@@ -22,12 +22,7 @@ type ModuleError struct {
 	Msg  string // one line, without the file and line
 }
 
-func (e *ModuleError) Error() string {
-	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
-	}
-	return e.File + ": " + e.Msg
-}
+func (e *ModuleError) Error() string { return plan.Where(e.File, e.Line, 0, "") + e.Msg }
 
 // Custom adds the operator's own modules (--checks, a bundle) beside the
 // built-in ones. They are held to more than the built-ins: each must be a

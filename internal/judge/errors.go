@@ -3,7 +3,6 @@ package judge
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/spawngate/spawngate/internal/gate"
@@ -86,24 +85,7 @@ func (e *Error) Error() string {
 
 // Where is the place part of the line: "plan.json:3:5: /plan/0: ", or ""
 // without a source.
-func (e *Error) Where() string {
-	var b strings.Builder
-	if e.Source != "" {
-		b.WriteString(e.Source)
-		if e.Line > 0 {
-			fmt.Fprintf(&b, ":%d", e.Line)
-			if e.Column > 0 {
-				fmt.Fprintf(&b, ":%d", e.Column)
-			}
-		}
-		b.WriteString(": ")
-	}
-	if e.Pointer != "" {
-		b.WriteString(plan.ShowPointer(e.Pointer))
-		b.WriteString(": ")
-	}
-	return b.String()
-}
+func (e *Error) Where() string { return plan.Where(e.Source, e.Line, e.Column, e.Pointer) }
 
 // AsError turns whatever stopped a front end's work into an *Error about
 // source: a reading error keeps its parts, a deadline or cancellation is a
