@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spawngate/spawngate/internal/future"
 	"github.com/spawngate/spawngate/internal/gate"
 	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
@@ -81,8 +82,8 @@ func DefaultOptions() Options {
 type Gate struct {
 	opts     Options
 	loader   *plan.Loader
-	pending  *pendingEngine // compiled beside the first document's reading
-	operator plan.Policy    // nil when there is none
+	pending  *future.Future[*gate.Engine] // compiled beside the first document's reading
+	operator plan.Policy                  // nil when there is none
 	// sources names what the gate was built from, and digests them.
 	sources Sources
 }
@@ -140,8 +141,8 @@ func newGate(ctx context.Context, opts Options, source, policyFile string, readP
 	// with --checks those folders' too. A bundle's checks are known only
 	// once it is read, and a policy's checks field once the policy is;
 	// then the built-ins compiled ahead are kept for the next gate.
-	var pending *pendingEngine
-	var ahead *aheadEngine
+	var pending *future.Future[*gate.Engine]
+	var ahead *future.Future[aheadEngine]
 	var data []byte // the operator policy document
 	var readErr error
 	if source != "" {
@@ -213,7 +214,8 @@ func newGate(ctx context.Context, opts Options, source, policyFile string, readP
 		g.sources.CheckDirs = append(g.sources.CheckDirs, d.Dir)
 	}
 	if ahead != nil {
-		mods, e, err := ahead.wait()
+		a, err := ahead.Wait()
+		mods, e := a.mods, a.engine
 		if sameDirs(dirs, aheadDirs) {
 			if err != nil {
 				return nil, err
@@ -264,8 +266,7 @@ func (g *Gate) withCustom(custom []policy.Module, e *gate.Engine) *Gate {
 	for _, m := range custom {
 		g.sources.Modules = append(g.sources.Modules, m.Name)
 	}
-	g.pending = &pendingEngine{done: make(chan struct{}), engine: e}
-	close(g.pending.done)
+	g.pending = future.Done(e, nil)
 	return g
 }
 
@@ -284,7 +285,7 @@ func (g *Gate) Sources() Sources { return g.sources }
 
 // engine waits for the compiled checks.
 func (g *Gate) engine() (*gate.Engine, error) {
-	e, err := g.pending.wait()
+	e, err := g.pending.Wait()
 	if err != nil {
 		return nil, &Error{Kind: Internal, Msg: "internal error: " + plan.OneLine(err.Error())}
 	}
@@ -493,57 +494,37 @@ func Read(ctx context.Context, name, source string, max int64, stdin io.Reader) 
 // the Rego once. (The schemas are compiled once by the plan package.)
 var engines sync.Map // bool -> *gate.Engine
 
-// pendingEngine is an engine being built in the background.
-type pendingEngine struct {
-	done   chan struct{}
-	engine *gate.Engine
-	err    error
-	panic  any
-}
-
 // startEngine builds the engine for these options, or finds the one this
 // process built before; expect is the operator policy it will most likely
-// judge under (gate.Expect), or nil.
-func startEngine(opts Options, expect map[string]any) *pendingEngine {
+// judge under (gate.Expect), or nil. A panic while building it is raised
+// again in every caller of Wait, whose recover turns it into an internal
+// error.
+func startEngine(opts Options, expect map[string]any) *future.Future[*gate.Engine] {
 	resolve := opts.ResolvePaths
-	p := &pendingEngine{done: make(chan struct{})}
 	if e, ok := engines.Load(resolve); ok {
-		p.engine = e.(*gate.Engine)
+		engine := e.(*gate.Engine)
+		var err error
 		if opts.CompileAll {
-			p.err = p.engine.CompileRest()
+			err = engine.CompileRest()
 		}
-		close(p.done)
-		return p
+		return future.Done(engine, err)
 	}
-	go func() {
-		defer close(p.done)
-		defer func() { p.panic = recover() }() // raised again by wait, where the caller recovers it
+	return future.Go(func() (*gate.Engine, error) {
 		modules, err := policy.Modules()
 		if err != nil {
-			p.err = fmt.Errorf("reading the built-in policy: %w", err)
-			return
+			return nil, fmt.Errorf("reading the built-in policy: %w", err)
 		}
 		build := []gate.Option{gate.ResolvePaths(resolve), gate.Expect(expect)}
 		if opts.ExpectNested {
 			build = append(build, gate.EveryModule())
 		}
-		p.engine, p.err = gate.New(modules, build...)
-		if p.err == nil && opts.CompileAll {
-			p.err = p.engine.CompileRest()
+		engine, err := gate.New(modules, build...)
+		if err == nil && opts.CompileAll {
+			err = engine.CompileRest()
 		}
-		if p.err == nil {
-			engines.Store(resolve, p.engine)
+		if err == nil {
+			engines.Store(resolve, engine)
 		}
-	}()
-	return p
-}
-
-// wait waits for the engine. A panic while building it is raised again
-// in every caller, whose recover turns it into an internal error.
-func (p *pendingEngine) wait() (*gate.Engine, error) {
-	<-p.done
-	if p.panic != nil {
-		panic(p.panic)
-	}
-	return p.engine, p.err
+		return engine, err
+	})
 }
