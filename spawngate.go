@@ -283,18 +283,10 @@ func (s *settings) check() error {
 		return optionError("WithTimeout", "the timeout must be positive, not %s", s.opts.Timeout)
 	case s.maxListed < 0:
 		return optionError("WithMaxListed", "the bound must not be negative, not %d", s.maxListed)
-	case s.opts.Today != "" && !isDate(s.opts.Today):
+	case s.opts.Today != "" && !judge.IsDay(s.opts.Today):
 		return optionError("WithToday", "%q is not a date written YYYY-MM-DD", s.opts.Today)
 	}
 	return Limits(s.opts.Limits).Check()
-}
-
-// isDate tells whether day is a real day written YYYY-MM-DD: a day that is
-// not one would compare with expiry dates as text, and could keep an
-// expired exception alive.
-func isDate(day string) bool {
-	t, err := time.Parse(time.DateOnly, day)
-	return err == nil && t.Format(time.DateOnly) == day
 }
 
 // optionError is an option New cannot build a gate with.

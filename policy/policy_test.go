@@ -15,6 +15,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/tester"
 	"github.com/open-policy-agent/opa/v1/topdown"
 
+	hostlist "github.com/spawngate/spawngate/internal/hosts"
 	"github.com/spawngate/spawngate/internal/judge"
 	"github.com/spawngate/spawngate/policy"
 	"github.com/spawngate/spawngate/schemas"
@@ -158,5 +159,41 @@ func TestDefaultToolListsMatchTheSchema(t *testing.T) {
 		if !slices.Equal(used, documented) {
 			t.Errorf("lib.rego's %s is %q, the schema's default for %s is %q", rule, used, field, documented)
 		}
+	}
+}
+
+// The tools a child may not hold without allow_spawn, when a policy lists
+// none (lib.rego's default_spawn_tools), are the tools under which a host
+// starts a new sub-agent, which the hooks intercept (each host adapter's
+// SpawnTools): a tool a hook judges as a spawn and the checks let a child
+// hold freely would let a child dispatch unjudged. Codex's resume_agent
+// is the one intercepted tool left out: it starts again an agent that was
+// dispatched, and judged, before.
+func TestDefaultSpawnToolsAreTheHostsSpawnTools(t *testing.T) {
+	compiler := ast.NewCompiler()
+	if compiler.Compile(parseDir(t)); compiler.Failed() {
+		t.Fatal(compiler.Errors)
+	}
+	rs, err := topdown.NewQuery(ast.MustParseBody("x = data.spawngate.lib.default_spawn_tools")).
+		WithCompiler(compiler).WithStore(inmem.New()).Run(context.Background())
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("evaluating lib.default_spawn_tools: %v (%d results)", err, len(rs))
+	}
+	var lib []string
+	if err := ast.As(rs[0][ast.Var("x")].Value, &lib); err != nil {
+		t.Fatal(err)
+	}
+	var hosts []string
+	for _, a := range hostlist.All {
+		for _, tool := range a.SpawnTools() {
+			if !strings.HasSuffix(tool, "resume_agent") && !slices.Contains(hosts, tool) {
+				hosts = append(hosts, tool)
+			}
+		}
+	}
+	slices.Sort(lib)
+	slices.Sort(hosts)
+	if !slices.Equal(lib, hosts) {
+		t.Errorf("lib.rego's default_spawn_tools are %q, the hosts' spawn tools %q", lib, hosts)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/spawngate/spawngate/internal/agent"
@@ -72,10 +71,7 @@ func judgeDefinitions(ctx context.Context, g *judge.Gate, opts *agentsOptions, r
 		fmt.Fprintf(stderr, "spawngate: %s\n", report.Clean(line))
 		rep.Results = append(rep.Results, report.Failed(source, line, problem))
 	}
-	budget := json.Number(opts.budget)
-	if budget == "" {
-		budget, _ = g.Operator()["budget_cap_tokens"].(json.Number)
-	}
+	budget := g.Budget(json.Number(opts.budget))
 	left := opts.maxListed
 	found := 0
 	for _, root := range opts.paths {
@@ -257,7 +253,7 @@ func parseAgents(args []string, help io.Writer) (*agentsOptions, error) {
 	c.gateFlags(&opts.policy, &opts.gate)
 	c.reportFlags(&opts.format, &opts.maxListed)
 	c.fs.StringVar(&opts.cwd, "cwd", "", "the `DIR` each agent is taken to work in, as a session's cwd would be (default: the repository each definition is found in)")
-	c.fs.StringVar(&opts.budget, "budget-tokens", "", "the token `budget` a spawn is granted when its definition states none (default: the operator policy's budget_cap_tokens)")
+	c.budgetFlag(&opts.budget)
 	paths, err := c.parse(args, help)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil, err
@@ -275,10 +271,8 @@ func parseAgents(args []string, help io.Writer) (*agentsOptions, error) {
 	if opts.maxListed < 0 {
 		return opts, &usageError{"--max-listed must not be negative"}
 	}
-	if opts.budget != "" {
-		if n, err := strconv.ParseInt(opts.budget, 10, 64); err != nil || n <= 0 || strconv.FormatInt(n, 10) != opts.budget {
-			return opts, &usageError{fmt.Sprintf("--budget-tokens %q: not a positive whole number", opts.budget)}
-		}
+	if err := checkBudget(opts.budget); err != nil {
+		return opts, err
 	}
 	if opts.cwd != "" && !filepath.IsAbs(opts.cwd) {
 		return opts, &usageError{fmt.Sprintf("--cwd %q: must be an absolute path, as a session's cwd is", opts.cwd)}

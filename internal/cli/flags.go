@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spawngate/spawngate/internal/judge"
 	"github.com/spawngate/spawngate/internal/plan"
@@ -60,14 +61,9 @@ func (c *command) checksFlags(o *judge.Options) {
 	fs.Var(fileFlag{&o.Bundle, "an OPA bundle (.tar.gz or folder)"}, "bundle", "an OPA bundle `FILE` (.tar.gz from opa build, or a folder) carrying checks and, at data.spawngate.policy, the operator policy")
 	c.key = &judge.BundleKey{}
 	fs.Var(fileFlag{&c.key.File, "the key file"}, "bundle-verification-key", "the `FILE` holding the key the bundle's signature must verify with: a PEM public key, or the HMAC secret (as opa run --verification-key); without it a signed bundle is refused")
-	fs.StringVar(&c.key.ID, "bundle-verification-key-id", "default", "the `ID` of the verification key (as opa run --verification-key-id)")
-	fs.StringVar(&c.key.Alg, "bundle-signing-alg", "RS256", "the `algorithm` the bundle is signed with: RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512, HS256, HS384 or HS512")
-}
-
-// signingAlgs are the algorithms OPA signs bundles with.
-var signingAlgs = map[string]bool{
-	"RS256": true, "RS384": true, "RS512": true, "PS256": true, "PS384": true, "PS512": true,
-	"ES256": true, "ES384": true, "ES512": true, "HS256": true, "HS384": true, "HS512": true,
+	fs.StringVar(&c.key.ID, "bundle-verification-key-id", judge.DefaultKeyID, "the `ID` of the verification key (as opa run --verification-key-id)")
+	algs := judge.SigningAlgs
+	fs.StringVar(&c.key.Alg, "bundle-signing-alg", judge.DefaultSigningAlg, "the `algorithm` the bundle is signed with: "+strings.Join(algs[:len(algs)-1], ", ")+" or "+algs[len(algs)-1])
 }
 
 // checkChecks refuses bundle flags that would be silently ignored, and
@@ -78,8 +74,8 @@ func (c *command) checkChecks(o *judge.Options) error {
 	switch {
 	case c.key == nil:
 		return nil
-	case !signingAlgs[c.key.Alg]:
-		return &usageError{fmt.Sprintf("--bundle-signing-alg %q: not one of RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512, HS256, HS384, HS512", c.key.Alg)}
+	case !slices.Contains(judge.SigningAlgs, c.key.Alg):
+		return &usageError{fmt.Sprintf("--bundle-signing-alg %q: not one of %s", c.key.Alg, strings.Join(judge.SigningAlgs, ", "))}
 	case c.key.ID == "":
 		return &usageError{"--bundle-verification-key-id must not be empty"}
 	case c.key.File == "" && (set["bundle-verification-key-id"] || set["bundle-signing-alg"]):
@@ -158,7 +154,7 @@ func (c *command) checkGate(policy string, o *judge.Options) error {
 	switch {
 	case o.Timeout <= 0:
 		return &usageError{"--timeout must be positive"}
-	case o.Today != "" && !isDate(o.Today):
+	case o.Today != "" && !judge.IsDay(o.Today):
 		return &usageError{fmt.Sprintf("--today %q is not a date written YYYY-MM-DD", o.Today)}
 	case policy == "-":
 		return &usageError{"--policy must name a file: standard input is for plans"}
@@ -363,8 +359,21 @@ func formatHelp() string {
 	return strings.Join(parts, "; ")
 }
 
-// isDate tells whether s is a real calendar date written YYYY-MM-DD.
-func isDate(s string) bool {
-	t, err := time.Parse(time.DateOnly, s)
-	return err == nil && t.Format(time.DateOnly) == s
+// budgetFlag is --budget-tokens, of the commands that translate a spawn
+// whose definition may state no budget (hook, agents); checkBudget checks
+// it.
+func (c *command) budgetFlag(budget *string) {
+	c.fs.StringVar(budget, "budget-tokens", "", "the token `budget` a spawn is granted when its definition states none (default: the operator policy's budget_cap_tokens)")
+}
+
+// checkBudget refuses a --budget-tokens that is not a positive whole
+// number written plainly; "" is the default (judge.Gate.Budget).
+func checkBudget(budget string) error {
+	if budget == "" {
+		return nil
+	}
+	if n, err := strconv.ParseInt(budget, 10, 64); err != nil || n <= 0 || strconv.FormatInt(n, 10) != budget {
+		return &usageError{fmt.Sprintf("--budget-tokens %q: not a positive whole number", budget)}
+	}
+	return nil
 }

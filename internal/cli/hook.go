@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -208,7 +207,7 @@ func parseHook(adapter host.Adapter, args []string, help io.Writer) (*hookOption
 	c.gateFlags(&opts.policy, &opts.gate)
 	c.fs.StringVar(&opts.transcript, "transcript", "", "a session transcript `FILE` to read instead of the payload's transcript_path, its last turn standing for the payload's, for trying payloads by hand (Codex reads the sandbox, approval and model the child gets from it)")
 	c.fs.Var(&opts.agentDirs, "agents-dir", "a `DIR` of agent definitions to look in, before any other; repeat it to give several, in order (default: the host's own folders, found as the host finds them: for Claude Code from CLAUDE_PROJECT_DIR, for Codex from the payload's cwd)")
-	c.fs.StringVar(&opts.budget, "budget-tokens", "", "the token `budget` a spawn is granted when its definition states none (default: the operator policy's budget_cap_tokens)")
+	c.budgetFlag(&opts.budget)
 	c.logFlags(&opts.log)
 	c.ledgerFlags(&opts.ledger)
 	c.fs.StringVar(&opts.printPlan, "print-plan", "", "also write the plan the hook judged to `FILE` (- for stderr), to read it or give it to spawngate check; the answer is the same")
@@ -228,10 +227,8 @@ func parseHook(adapter host.Adapter, args []string, help io.Writer) (*hookOption
 	if err := c.checkLedger(&opts.ledger); err != nil {
 		return opts, err
 	}
-	if opts.budget != "" {
-		if n, err := strconv.ParseInt(opts.budget, 10, 64); err != nil || n <= 0 || strconv.FormatInt(n, 10) != opts.budget {
-			return opts, &usageError{fmt.Sprintf("--budget-tokens %q: not a positive whole number", opts.budget)}
-		}
+	if err := checkBudget(opts.budget); err != nil {
+		return opts, err
 	}
 	return opts, nil
 }

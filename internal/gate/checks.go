@@ -2,6 +2,7 @@ package gate
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -90,7 +91,7 @@ func findChecks(modules map[string]*ast.Module, rules func(ast.Ref) []*ast.Rule,
 	byPkg := map[string]*Check{}
 	firstAt := map[string]*ModuleError{} // where a package is first declared, for messages
 	var order []string
-	for _, name := range sortedKeys(modules) {
+	for _, name := range slices.Sorted(maps.Keys(modules)) {
 		mod := modules[name]
 		path := mod.Package.Path
 		if !path.HasPrefix(checksRoot) {
@@ -174,7 +175,7 @@ func findChecks(modules map[string]*ast.Module, rules func(ast.Ref) []*ast.Rule,
 	if len(custom) > 0 && !slices.ContainsFunc(checks, func(c Check) bool { return c.Custom }) {
 		// Checks the operator meant to add, and none of them a check: the
 		// gate would run as if they were not there.
-		first := sortedKeys(custom)[0]
+		first := slices.Sorted(maps.Keys(custom))[0]
 		return nil, &ModuleError{File: first, Line: modules[first].Package.Location.Row, Msg: "none of the operator's modules is a check: a check is a module in package spawngate.checks.<name> (spawngate.custom holds helpers only)"}
 	}
 	sort.Slice(checks, func(i, j int) bool { return checks[i].ID < checks[j].ID })
@@ -296,21 +297,12 @@ func denyRef(pkg string) ast.Ref {
 	return ast.MustParseRef("data." + pkg + ".deny")
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // exceptionsPackage is policy/exceptions.rego's: not a check, and judged
 // apart (see excepter).
 var exceptionsPackage = ast.MustParseRef("data.spawngate.exceptions")
 
 // readsNoAbstractedField refuses a policy that mentions a child key the
-// gate judges only by type and length (id, brief, model, metadata: see
+// gate judges only by type and length (id, brief, metadata: see
 // plan.Abstracted). The checks never see those keys (Evaluate removes
 // them), so a check reading one would silently read nothing; this says so
 // at start-up instead.
@@ -323,7 +315,7 @@ func readsNoAbstractedField(c *ast.Compiler, names []string, checks []Check) err
 	for _, chk := range checks {
 		declared[chk.Package] = chk.Reads
 	}
-	for _, name := range sortedKeys(c.Modules) {
+	for _, name := range slices.Sorted(maps.Keys(c.Modules)) {
 		if c.Modules[name].Package.Path.Equal(exceptionsPackage) {
 			continue // it reads the exceptions, never a child (policy/exceptions.rego)
 		}

@@ -3,6 +3,7 @@ package gate
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -25,12 +26,7 @@ type ModuleError struct {
 	Builtin bool
 }
 
-func (e *ModuleError) Error() string {
-	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
-	}
-	return e.File + ": " + e.Msg
-}
+func (e *ModuleError) Error() string { return plan.Where(e.File, e.Line, 0, "") + e.Msg }
 
 // Custom adds the operator's own modules (--checks, a bundle) beside the
 // built-in ones. They are held to more than the built-ins: each must be a
@@ -90,13 +86,13 @@ func parseCustom(modules []policy.Module, builtins map[string]*ast.Module) (map[
 // spawngate.checks, and helpers under spawngate.custom.
 func checkCustomPackages(custom, builtins map[string]*ast.Module) error {
 	owner := map[string]string{} // built-in package -> its built-in module
-	for _, name := range sortedKeys(builtins) {
+	for _, name := range slices.Sorted(maps.Keys(builtins)) {
 		pkg := pkgName(builtins[name].Package.Path)
 		if _, ok := owner[pkg]; !ok {
 			owner[pkg] = name
 		}
 	}
-	for _, name := range sortedKeys(custom) {
+	for _, name := range slices.Sorted(maps.Keys(custom)) {
 		mod := custom[name]
 		path := mod.Package.Path
 		pkg := pkgName(path)
@@ -116,7 +112,7 @@ func checkCustomPackages(custom, builtins map[string]*ast.Module) error {
 		case path.HasPrefix(customRoot):
 			// a helper library
 		default:
-			for _, b := range sortedKeys(owner) {
+			for _, b := range slices.Sorted(maps.Keys(owner)) {
 				if p := ast.MustParseRef("data." + b); p.HasPrefix(path) || path.HasPrefix(p) {
 					return fail("package %s would add to the built-in package %s: a module of your own cannot; put helpers under spawngate.custom", pkg, b)
 				}

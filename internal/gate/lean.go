@@ -2,6 +2,8 @@ package gate
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -107,7 +109,7 @@ func leanChecks(all, gated []Check) []Check {
 // parsedRules finds rules by path in modules that are only parsed, as
 // ast.Compiler.GetRulesExact does in compiled ones.
 func parsedRules(modules map[string]*ast.Module) func(ast.Ref) []*ast.Rule {
-	names := sortedKeys(modules)
+	names := slices.Sorted(maps.Keys(modules))
 	return func(path ast.Ref) []*ast.Rule {
 		var out []*ast.Rule
 		for _, name := range names {

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spawngate/spawngate/internal/plan"
@@ -22,7 +24,7 @@ func (e *ResolveError) Error() string { return e.msg }
 // --resolve-paths: the Rego reads them as input.resolution.roots.
 func resolveRoots(policies map[string]any) (map[string]any, error) {
 	roots := map[string]any{}
-	for _, source := range sortedKeys(policies) {
+	for _, source := range slices.Sorted(maps.Keys(policies)) {
 		root, _ := policies[source].(map[string]any)["workspace_root"].(string)
 		real, err := filepath.EvalSymlinks(root)
 		if err != nil {

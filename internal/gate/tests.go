@@ -2,6 +2,8 @@ package gate
 
 import (
 	"github.com/open-policy-agent/opa/v1/ast"
+	"maps"
+	"slices"
 
 	"github.com/spawngate/spawngate/policy"
 )
@@ -63,7 +65,7 @@ func PrepareTests(builtins, builtinTests, custom, tests []policy.Module) (*Tests
 		if path.HasPrefix(lib) || lib.HasPrefix(path) {
 			return nil, refuse("would add to spawngate.lib, the built-in library")
 		}
-		for _, p := range sortedKeys(tested) {
+		for _, p := range slices.Sorted(maps.Keys(tested)) {
 			if ast.MustParseRef(p).HasPrefix(path) {
 				return nil, refuse("would add to " + pkgName(ast.MustParseRef(p)))
 			}

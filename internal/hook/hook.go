@@ -120,10 +120,7 @@ func decide(ctx context.Context, g *judge.Gate, cfg Config, payload []byte) Deci
 	if err != nil {
 		return Decision{Kind: Fail, Event: event, Err: err}
 	}
-	env := host.Env{Getenv: cfg.Getenv, Home: cfg.Home, AgentsDirs: cfg.AgentsDirs, Budget: cfg.Budget, Limits: g.Options().Limits, CommandLine: cfg.CommandLine, Root: cfg.Root, Transcript: cfg.Transcript}
-	if env.Budget == "" && g.Operator() != nil {
-		env.Budget, _ = g.Operator()["budget_cap_tokens"].(json.Number)
-	}
+	env := host.Env{Getenv: cfg.Getenv, Home: cfg.Home, AgentsDirs: cfg.AgentsDirs, Budget: g.Budget(cfg.Budget), Limits: g.Options().Limits, CommandLine: cfg.CommandLine, Root: cfg.Root, Transcript: cfg.Transcript}
 	sp, err := cfg.Host.Spawn(ctx, obj, env)
 	if err != nil {
 		return Decision{Kind: Fail, Event: event, Err: judge.AsError(payloadSource, err)}
@@ -291,24 +288,10 @@ func record(ctx context.Context, led ledger.Session, nonce *regexp.Regexp, brief
 	return led.Commit(ctx)
 }
 
-// ledgerError is a ledger's error as the gate reports it: which file,
-// where, and which limit when one was reached.
+// ledgerError is a ledger's error as the gate reports it (see
+// judge.AsErrorAfter).
 func ledgerError(err error, timeout time.Duration) error {
-	var le *ledger.Error
-	if !errors.As(err, &le) {
-		return judge.AsError("session ledger", err)
-	}
-	e := &judge.Error{Kind: judge.Document, Source: le.File, Line: le.Line, Column: le.Column, Pointer: le.Pointer, Msg: le.Msg}
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		e.Kind, e.Limit = judge.Timeout, "timeout"
-		e.Msg = fmt.Sprintf("%s: timed out after %s waiting for it", le.Msg, timeout)
-	case errors.Is(err, context.Canceled):
-		e.Kind = judge.Interrupted
-	case errors.Is(err, ledger.ErrTooLarge):
-		e.Kind, e.Limit = judge.Limit, "max-bytes"
-	}
-	return e
+	return judge.AsErrorAfter("session ledger", err, timeout)
 }
 
 // spawnSource names a translated spawn in results and messages.

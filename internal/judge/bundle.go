@@ -2,12 +2,15 @@ package judge
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -24,13 +27,23 @@ type BundleKey struct {
 	// File holds the key: a PEM public key (or certificate) for the RSA
 	// and ECDSA algorithms, the shared secret for HMAC (HS256, ...).
 	File string
-	// ID is the key's ID, which a signature may name ("default" unless
-	// given, as opa run has it).
+	// ID is the key's ID, which a signature may name (DefaultKeyID
+	// unless given, as opa run has it).
 	ID string
-	// Alg is the signing algorithm (RS256 unless given): RS256, RS384,
-	// RS512, PS256, PS384, PS512, ES256, ES384, ES512, HS256, HS384, HS512.
+	// Alg is the signing algorithm (DefaultSigningAlg unless given), one
+	// of SigningAlgs.
 	Alg string
 }
+
+// The key ID and the algorithm a BundleKey has unless given, as opa run's
+// flags have them.
+const (
+	DefaultKeyID      = "default"
+	DefaultSigningAlg = "RS256"
+)
+
+// SigningAlgs are the algorithms OPA signs bundles with.
+var SigningAlgs = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "HS256", "HS384", "HS512"}
 
 // config reads the key into OPA's verification settings.
 func (key *BundleKey) config() (*bundle.VerificationConfig, error) {
@@ -41,13 +54,7 @@ func (key *BundleKey) config() (*bundle.VerificationConfig, error) {
 	if len(bytes.TrimSpace(secret)) == 0 {
 		return nil, &plan.Error{Source: key.File, Msg: "the verification key file is empty"}
 	}
-	id, alg := key.ID, key.Alg
-	if id == "" {
-		id = "default"
-	}
-	if alg == "" {
-		alg = "RS256"
-	}
+	id, alg := cmp.Or(key.ID, DefaultKeyID), cmp.Or(key.Alg, DefaultSigningAlg)
 	if strings.HasPrefix(alg, "HS") {
 		// The secret is the file's text: the line break an editor or
 		// echo ends it with is not part of it.
@@ -222,7 +229,7 @@ func strictData(ctx context.Context, files []heldFile, name string, lim plan.Lim
 // checks read only their input, so data they were meant to read would
 // silently be read by none.
 func (c *bundleContents) readPolicy(ctx context.Context, loader *plan.Loader, name string, data map[string]any) error {
-	for _, k := range sortedKeys(data) {
+	for _, k := range slices.Sorted(maps.Keys(data)) {
 		if k != bundlePolicyPath[0] {
 			return &plan.Error{Source: name, Pointer: "/" + k, Msg: "a bundle's data may hold only the operator policy, at " + BundlePolicyPointer + ": the checks read only their input"}
 		}
@@ -235,7 +242,7 @@ func (c *bundleContents) readPolicy(ctx context.Context, loader *plan.Loader, na
 	if !ok {
 		return &plan.Error{Source: name, Pointer: "/spawngate", Msg: "must be a mapping holding the operator policy under policy"}
 	}
-	for _, k := range sortedKeys(obj) {
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		if k != bundlePolicyPath[1] {
 			return &plan.Error{Source: name, Pointer: "/spawngate/" + k, Msg: "a bundle's data may hold only the operator policy, at " + BundlePolicyPointer + ": the checks read only their input"}
 		}
@@ -266,13 +273,4 @@ func (c *bundleContents) readPolicy(ctx context.Context, loader *plan.Loader, na
 	}
 	c.policy, c.policyJSON = p, doc
 	return nil
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/spawngate/spawngate/internal/future"
 	"github.com/spawngate/spawngate/internal/gate"
 	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/policy"
@@ -208,13 +209,10 @@ func checksDigest(custom []policy.Module) string {
 }
 
 // aheadEngine is the engine of the folders of Options.Checks, compiled in
-// the background while the rest of the gate is built.
+// the background while the rest of the gate is built, and their modules.
 type aheadEngine struct {
-	done   chan struct{}
 	mods   []policy.Module
 	engine *gate.Engine
-	err    error
-	panic  any
 }
 
 // peekPolicy decodes the operator policy document ahead of its
@@ -263,41 +261,28 @@ func sameDirs(a, b []CheckSource) bool {
 
 // compileAhead reads the folders and compiles them with the built-in
 // checks, in the background. Its errors are what New would return for
-// them.
-func compileAhead(ctx context.Context, opts Options, dirs []CheckSource) *aheadEngine {
-	a := &aheadEngine{done: make(chan struct{})}
-	go func() {
-		defer close(a.done)
-		defer func() { a.panic = recover() }() // raised again by wait, where the caller recovers it
+// them; a panic while building it is raised again by Wait.
+func compileAhead(ctx context.Context, opts Options, dirs []CheckSource) *future.Future[aheadEngine] {
+	return future.Go(func() (aheadEngine, error) {
+		var a aheadEngine
 		ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
 		mods, err := readCheckDirs(ctx, dirs, opts.Limits.MaxBytes)
 		if err != nil {
-			a.err = AsError("checks", err)
-			return
+			return a, AsError("checks", err)
 		}
 		builtins, err := policy.Modules()
 		if err != nil {
-			a.err = &Error{Kind: Internal, Msg: "internal error: reading the built-in policy: " + plan.OneLine(err.Error())}
-			return
+			return a, &Error{Kind: Internal, Msg: "internal error: reading the built-in policy: " + plan.OneLine(err.Error())}
 		}
 		if a.mods = gate.WithoutBuiltinCopies(builtins, mods); len(a.mods) == 0 {
-			return // copies of the built-in modules alone: the built-in checks judge
+			return a, nil // copies of the built-in modules alone: the built-in checks judge
 		}
 		if a.engine, err = customEngine(a.mods, opts.ResolvePaths); err != nil {
-			a.err = AsError("checks", err)
+			return a, AsError("checks", err)
 		}
-	}()
-	return a
-}
-
-// wait waits for the engine; a panic while building it is raised again.
-func (a *aheadEngine) wait() ([]policy.Module, *gate.Engine, error) {
-	<-a.done
-	if a.panic != nil {
-		panic(a.panic)
-	}
-	return a.mods, a.engine, a.err
+		return a, nil
+	})
 }
 
 // nestedKey finds a key that makes a plan nested (children below a child,

@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"sync"
 	"time"
 
+	"github.com/spawngate/spawngate/internal/future"
 	"github.com/spawngate/spawngate/internal/gate"
 	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
@@ -30,7 +32,8 @@ type Options struct {
 	// records the digest). It must not keep or change data.
 	OnRead func(source string, data []byte)
 	// Today is the day (YYYY-MM-DD, UTC) the operator's exceptions are
-	// judged on; "" for the day each document is judged.
+	// judged on; "" for the day each document is judged. New refuses one
+	// that is not a day (IsDay) with an error of Kind Option.
 	Today string
 	// StrictExceptions refuses a plan that an exception of the operator
 	// policy matches nothing in (--strict-exceptions).
@@ -57,6 +60,15 @@ type Options struct {
 	ExpectNested bool
 }
 
+// IsDay tells whether day is a real day written YYYY-MM-DD, as
+// Options.Today must be: a day that is not one would compare with expiry
+// dates as text, and could keep an expired exception alive. New refuses
+// any other; a front end asks first, to name its own flag or option.
+func IsDay(day string) bool {
+	t, err := time.Parse(time.DateOnly, day)
+	return err == nil && t.Format(time.DateOnly) == day
+}
+
 // DefaultTimeout bounds the judging of one document unless told otherwise.
 const DefaultTimeout = 30 * time.Second
 
@@ -70,8 +82,8 @@ func DefaultOptions() Options {
 type Gate struct {
 	opts     Options
 	loader   *plan.Loader
-	pending  *pendingEngine // compiled beside the first document's reading
-	operator plan.Policy    // nil when there is none
+	pending  *future.Future[*gate.Engine] // compiled beside the first document's reading
+	operator plan.Policy                  // nil when there is none
 	// sources names what the gate was built from, and digests them.
 	sources Sources
 }
@@ -121,20 +133,16 @@ func NewWithPolicy(ctx context.Context, opts Options, source string, policy []by
 }
 
 func newGate(ctx context.Context, opts Options, source, policyFile string, readPolicy func(context.Context) ([]byte, error)) (*Gate, error) {
-	if opts.Today != "" {
-		if t, err := time.Parse(time.DateOnly, opts.Today); err != nil || t.Format(time.DateOnly) != opts.Today {
-			// A day that is not one would compare with expiry dates as
-			// text and could keep an expired exception alive.
-			return nil, &Error{Kind: Internal, Msg: fmt.Sprintf("the day exceptions are judged on, %q, is not a date written YYYY-MM-DD", opts.Today)}
-		}
+	if opts.Today != "" && !IsDay(opts.Today) {
+		return nil, &Error{Kind: Option, Source: "Today", Msg: fmt.Sprintf("the day exceptions are judged on, %q, is not a date written YYYY-MM-DD", opts.Today)}
 	}
 	// The Rego is compiled on one core while the schemas are compiled and
 	// the operator policy is read on the other: the built-in checks, or
 	// with --checks those folders' too. A bundle's checks are known only
 	// once it is read, and a policy's checks field once the policy is;
 	// then the built-ins compiled ahead are kept for the next gate.
-	var pending *pendingEngine
-	var ahead *aheadEngine
+	var pending *future.Future[*gate.Engine]
+	var ahead *future.Future[aheadEngine]
 	var data []byte // the operator policy document
 	var readErr error
 	if source != "" {
@@ -187,8 +195,8 @@ func newGate(ctx context.Context, opts Options, source, policyFile string, readP
 			return nil, readErr
 		}
 		g.operator, err = Within(ctx, opts.Timeout, source, func(ctx context.Context) (plan.Policy, error) {
-			if int64(len(data)) > opts.Limits.MaxBytes {
-				return nil, &plan.Error{Source: source, Msg: fmt.Sprintf("document is larger than %d bytes", opts.Limits.MaxBytes), Limit: "max-bytes"}
+			if err := plan.CheckSize(source, int64(len(data)), opts.Limits.MaxBytes); err != nil {
+				return nil, err
 			}
 			return loader.Policy(ctx, source, data)
 		})
@@ -206,7 +214,8 @@ func newGate(ctx context.Context, opts Options, source, policyFile string, readP
 		g.sources.CheckDirs = append(g.sources.CheckDirs, d.Dir)
 	}
 	if ahead != nil {
-		mods, e, err := ahead.wait()
+		a, err := ahead.Wait()
+		mods, e := a.mods, a.engine
 		if sameDirs(dirs, aheadDirs) {
 			if err != nil {
 				return nil, err
@@ -257,8 +266,7 @@ func (g *Gate) withCustom(custom []policy.Module, e *gate.Engine) *Gate {
 	for _, m := range custom {
 		g.sources.Modules = append(g.sources.Modules, m.Name)
 	}
-	g.pending = &pendingEngine{done: make(chan struct{}), engine: e}
-	close(g.pending.done)
+	g.pending = future.Done(e, nil)
 	return g
 }
 
@@ -278,7 +286,7 @@ func (g *Gate) Sources() Sources { return g.sources }
 
 // engine waits for the compiled checks.
 func (g *Gate) engine() (*gate.Engine, error) {
-	e, err := g.pending.wait()
+	e, err := g.pending.Wait()
 	if err != nil {
 		return nil, &Error{Kind: Internal, Msg: "internal error: " + plan.OneLine(err.Error())}
 	}
@@ -315,6 +323,17 @@ func (g *Gate) Rules() ([]report.Rule, error) {
 	return rules, nil
 }
 
+// Budget is the token budget a spawn is granted when its definition
+// states none: given, when a front end was given one, else the operator
+// policy's budget_cap_tokens, else "" (none).
+func (g *Gate) Budget(given json.Number) json.Number {
+	if given != "" {
+		return given
+	}
+	budget, _ := g.operator["budget_cap_tokens"].(json.Number)
+	return budget
+}
+
 // Stdin is the name that JudgeFile reads from standard input.
 const Stdin = "-"
 
@@ -345,8 +364,8 @@ func (g *Gate) JudgeFile(ctx context.Context, name string, stdin io.Reader, maxL
 // messages and decides its syntax by its extension (see plan.SyntaxOf).
 func (g *Gate) JudgeBytes(ctx context.Context, source string, data []byte, maxListed int) (report.Result, error) {
 	return Within(ctx, g.opts.Timeout, source, func(ctx context.Context) (report.Result, error) {
-		if int64(len(data)) > g.opts.Limits.MaxBytes {
-			return report.Result{}, &plan.Error{Source: source, Msg: fmt.Sprintf("document is larger than %d bytes", g.opts.Limits.MaxBytes), Limit: "max-bytes"}
+		if err := plan.CheckSize(source, int64(len(data)), g.opts.Limits.MaxBytes); err != nil {
+			return report.Result{}, err
 		}
 		return g.judge(ctx, source, data, maxListed, true)
 	})
@@ -497,57 +516,37 @@ func Read(ctx context.Context, name, source string, max int64, stdin io.Reader) 
 // the Rego once. (The schemas are compiled once by the plan package.)
 var engines sync.Map // bool -> *gate.Engine
 
-// pendingEngine is an engine being built in the background.
-type pendingEngine struct {
-	done   chan struct{}
-	engine *gate.Engine
-	err    error
-	panic  any
-}
-
 // startEngine builds the engine for these options, or finds the one this
 // process built before; expect is the operator policy it will most likely
-// judge under (gate.Expect), or nil.
-func startEngine(opts Options, expect map[string]any) *pendingEngine {
+// judge under (gate.Expect), or nil. A panic while building it is raised
+// again in every caller of Wait, whose recover turns it into an internal
+// error.
+func startEngine(opts Options, expect map[string]any) *future.Future[*gate.Engine] {
 	resolve := opts.ResolvePaths
-	p := &pendingEngine{done: make(chan struct{})}
 	if e, ok := engines.Load(resolve); ok {
-		p.engine = e.(*gate.Engine)
+		engine := e.(*gate.Engine)
+		var err error
 		if opts.CompileAll {
-			p.err = p.engine.CompileRest()
+			err = engine.CompileRest()
 		}
-		close(p.done)
-		return p
+		return future.Done(engine, err)
 	}
-	go func() {
-		defer close(p.done)
-		defer func() { p.panic = recover() }() // raised again by wait, where the caller recovers it
+	return future.Go(func() (*gate.Engine, error) {
 		modules, err := policy.Modules()
 		if err != nil {
-			p.err = fmt.Errorf("reading the built-in policy: %w", err)
-			return
+			return nil, fmt.Errorf("reading the built-in policy: %w", err)
 		}
 		build := []gate.Option{gate.ResolvePaths(resolve), gate.Expect(expect)}
 		if opts.ExpectNested {
 			build = append(build, gate.EveryModule())
 		}
-		p.engine, p.err = gate.New(modules, build...)
-		if p.err == nil && opts.CompileAll {
-			p.err = p.engine.CompileRest()
+		engine, err := gate.New(modules, build...)
+		if err == nil && opts.CompileAll {
+			err = engine.CompileRest()
 		}
-		if p.err == nil {
-			engines.Store(resolve, p.engine)
+		if err == nil {
+			engines.Store(resolve, engine)
 		}
-	}()
-	return p
-}
-
-// wait waits for the engine. A panic while building it is raised again
-// in every caller, whose recover turns it into an internal error.
-func (p *pendingEngine) wait() (*gate.Engine, error) {
-	<-p.done
-	if p.panic != nil {
-		panic(p.panic)
-	}
-	return p.engine, p.err
+		return engine, err
+	})
 }

@@ -2,11 +2,14 @@ package judge_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/spawngate/spawngate/internal/judge"
+	"github.com/spawngate/spawngate/internal/ledger"
 )
 
 // A step that ignores its deadline and reports success after it is still
@@ -41,5 +44,64 @@ func TestWithinPassesOnWhatFinishedInTime(t *testing.T) {
 	var e *judge.Error
 	if !errors.As(err, &e) || e.Kind == judge.Timeout {
 		t.Fatalf("a cancelled step: %v, want an error that is not a timeout", err)
+	}
+}
+
+// A day that is no date is the caller's option at fault, never the gate's
+// own failure: New names the option, and builds nothing.
+func TestNewRefusesATodayThatIsNoDay(t *testing.T) {
+	for _, day := range []string{"tomorrow", "2026-02-30", "2026-2-1", "2026-02-01T00:00:00Z"} {
+		opts := judge.DefaultOptions()
+		opts.Today = day
+		g, err := judge.New(context.Background(), opts, "")
+		var e *judge.Error
+		if !errors.As(err, &e) || e.Kind != judge.Option || e.Source != "Today" {
+			t.Errorf("Today %q: %v (%T); want an error of Kind option about Today", day, err, err)
+		}
+		if g != nil {
+			t.Errorf("Today %q: a gate was built", day)
+		}
+	}
+	for _, day := range []string{"2026-02-28", "2024-02-29"} {
+		if !judge.IsDay(day) {
+			t.Errorf("IsDay(%q) = false", day)
+		}
+	}
+}
+
+// A spawn whose definition states no budget is granted the one a front
+// end was given, else the operator policy's cap, else none.
+func TestBudgetOfASpawn(t *testing.T) {
+	for _, tc := range []struct {
+		policy, given, want string
+	}{
+		{"allowed_tools: [fs.read]\nworkspace_root: /repo\nbudget_cap_tokens: 200000\n", "", "200000"},
+		{"allowed_tools: [fs.read]\nworkspace_root: /repo\nbudget_cap_tokens: 200000\n", "5000", "5000"},
+	} {
+		g, err := judge.NewWithPolicy(context.Background(), judge.DefaultOptions(), "operator.yaml", []byte(tc.policy))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := g.Budget(json.Number(tc.given)); string(got) != tc.want {
+			t.Errorf("policy %q, given %q: budget %q, want %q", tc.policy, tc.given, got, tc.want)
+		}
+	}
+}
+
+// A session ledger's error keeps its file, place and limit whichever
+// front end meets it: AsError maps it, not each caller.
+func TestAsErrorKeepsALedgersPlace(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		kind judge.Kind
+		line string
+	}{
+		{fmt.Errorf("opening: %w", &ledger.Error{File: "/s/x.json", Line: 1, Column: 4, Msg: "the ledger is corrupt: bad"}), judge.Document, "/s/x.json:1:4: the ledger is corrupt: bad"},
+		{&ledger.Error{File: "/s/x.json", Msg: "the ledger is larger than 9 bytes", Err: ledger.ErrTooLarge}, judge.Limit, "/s/x.json: the ledger is larger than 9 bytes (limit max-bytes)"},
+		{&ledger.Error{File: "/s/x.lock", Msg: "locked", Err: context.DeadlineExceeded}, judge.Timeout, "/s/x.lock: locked: timed out waiting for it (limit timeout)"},
+	} {
+		if e := judge.AsError("session ledger", tc.err); e.Kind != tc.kind || e.Error() != tc.line {
+			t.Errorf("%v: %v %q, want %v %q", tc.err, e.Kind, e.Error(), tc.kind, tc.line)
+		}
 	}
 }

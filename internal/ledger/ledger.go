@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/spawngate/spawngate/internal/plan"
 )
 
 // ErrTooLarge is wrapped by the Error of a ledger file larger than the
@@ -34,22 +36,7 @@ type Error struct {
 }
 
 // Error is the problem on one line: "<file>:3:5: /nonces_sha256/2: msg".
-func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		fmt.Fprintf(&b, ":%d", e.Line)
-		if e.Column > 0 {
-			fmt.Fprintf(&b, ":%d", e.Column)
-		}
-	}
-	b.WriteString(": ")
-	if e.Pointer != "" {
-		b.WriteString(e.Pointer + ": ")
-	}
-	b.WriteString(e.Msg)
-	return b.String()
-}
+func (e *Error) Error() string { return plan.Where(e.File, e.Line, e.Column, e.Pointer) + e.Msg }
 
 func (e *Error) Unwrap() error { return e.Err }
 

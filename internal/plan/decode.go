@@ -45,8 +45,8 @@ func SyntaxOf(name string) (Syntax, error) {
 // not exactly one well-formed document within the limits is an *Error.
 // When ctx ends first, Decode stops and returns ctx.Err().
 func Decode(ctx context.Context, source string, data []byte, syntax Syntax, lim Limits) (any, error) {
-	if int64(len(data)) > lim.MaxBytes {
-		return nil, tooLarge(source, lim.MaxBytes)
+	if err := CheckSize(source, int64(len(data)), lim.MaxBytes); err != nil {
+		return nil, err
 	}
 	if err := checkEncoding(source, data); err != nil {
 		return nil, err

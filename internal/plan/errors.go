@@ -28,18 +28,10 @@ type Error struct {
 
 func (e *Error) Error() string {
 	var b strings.Builder
-	b.WriteString(e.Source)
-	if e.Line > 0 {
-		fmt.Fprintf(&b, ":%d", e.Line)
-		if e.Column > 0 {
-			fmt.Fprintf(&b, ":%d", e.Column)
-		}
+	if e.Source == "" {
+		b.WriteString(": ") // the place of a document without a name
 	}
-	b.WriteString(": ")
-	if e.Pointer != "" {
-		b.WriteString(ShowPointer(e.Pointer))
-		b.WriteString(": ")
-	}
+	b.WriteString(Where(e.Source, e.Line, e.Column, e.Pointer))
 	b.WriteString(OneLine(e.Msg))
 	if e.Limit != "" {
 		b.WriteString(" (limit ")
@@ -47,6 +39,29 @@ func (e *Error) Error() string {
 		b.WriteString(")")
 	}
 	b.WriteString(MoreProblems(len(e.More)))
+	return b.String()
+}
+
+// Where is how every error names its place, ahead of its message:
+// "plan.json:3:5: /plan/0: ". The line and column are 1-based and left out
+// when 0 (a column without its line too); the source and the pointer are
+// left out when "", and the pointer is shown as ShowPointer shows it.
+func Where(source string, line, column int, pointer string) string {
+	var b strings.Builder
+	if source != "" {
+		b.WriteString(source)
+		if line > 0 {
+			b.WriteString(":" + strconv.Itoa(line))
+			if column > 0 {
+				b.WriteString(":" + strconv.Itoa(column))
+			}
+		}
+		b.WriteString(": ")
+	}
+	if pointer != "" {
+		b.WriteString(ShowPointer(pointer))
+		b.WriteString(": ")
+	}
 	return b.String()
 }
 

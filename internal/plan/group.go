@@ -14,12 +14,13 @@ import (
 // Children that neither the schema nor the checks can tell apart are
 // judged once. Two children fall in one group when they have the same keys
 // and the same values, except for the keys whose schema constrains a value
-// only by its type and length (id, brief, model, metadata: the fields that
-// grant nothing). For those, the group records only the type, and for a
-// string whether it is long enough. The schema gives every child of a group
-// the same verdict and the same messages, and the checks may not read such
-// keys (gate.New refuses a check that does), so one representative per
-// group is validated and evaluated, and its findings hold for all members.
+// only by its type and length (id, brief, metadata: the fields that grant
+// nothing; Abstracted lists them). For those, the group records only the
+// type, and for a string whether it is long enough. The schema gives every
+// child of a group the same verdict and the same messages, and the checks
+// may not read such keys (gate.New refuses a check that does), so one
+// representative per group is validated and evaluated, and its findings
+// hold for all members.
 
 // abstractable finds the properties of the child schema that constrain a
 // value only by type and minimum length, comparing each property's schema
@@ -79,8 +80,6 @@ type grouper struct {
 	suffix []string
 }
 
-// group returns, for each group, the index of its first child (the
-// representative), and for each child its group.
 // group returns, for each group, the index of its first child (the
 // representative) and its key, and for each child its group. A key is
 // everything the schema and the checks can see of a child, written out, so

@@ -4,8 +4,8 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -271,7 +271,7 @@ func (l *Loader) Policy(ctx context.Context, source string, data []byte) (Policy
 func profileRoots(source string, pol map[string]any) error {
 	roles, _ := pol["roles"].(map[string]any)
 	root, _ := pol["workspace_root"].(string)
-	for _, role := range sortedKeys(roles) {
+	for _, role := range slices.Sorted(maps.Keys(roles)) {
 		profile, _ := roles[role].(map[string]any)
 		own, ok := profile["workspace_root"].(string)
 		if ok && !strings.HasPrefix(strings.TrimSuffix(own, "/")+"/", strings.TrimSuffix(root, "/")+"/") {
@@ -394,10 +394,5 @@ func Abstracted() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	names := make([]string, 0, len(s.abstract))
-	for name := range s.abstract {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	return names, nil
+	return slices.Sorted(maps.Keys(s.abstract)), nil
 }

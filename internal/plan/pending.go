@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 )
 
@@ -12,19 +13,10 @@ import (
 var pending = map[string]bool{}
 
 func refusePending(source, at string, pol map[string]any) error {
-	for _, k := range sortedKeys(pol) {
+	for _, k := range slices.Sorted(maps.Keys(pol)) {
 		if pending[k] {
 			return &Error{Source: source, Pointer: at + "/" + k, Msg: fmt.Sprintf("%q is not supported by this build of spawngate yet", k)}
 		}
 	}
 	return nil
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

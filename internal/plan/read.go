@@ -28,8 +28,8 @@ func ReadFile(path string, max int64) ([]byte, error) {
 		return nil, &Error{Source: path, Msg: "is a directory, not a document"}
 	}
 	if info.Mode().IsRegular() {
-		if info.Size() > max {
-			return nil, tooLarge(path, max)
+		if err := CheckSize(path, info.Size(), max); err != nil {
+			return nil, err
 		}
 		return readSized(f, path, max, int(info.Size()))
 	}
@@ -70,8 +70,8 @@ func readSized(r io.Reader, source string, max int64, expect int) ([]byte, error
 		}
 		n, err := r.Read(room)
 		buf = buf[:len(buf)+n]
-		if int64(len(buf)) > max {
-			return nil, tooLarge(source, max)
+		if err := CheckSize(source, int64(len(buf)), max); err != nil {
+			return nil, err
 		}
 		if errors.Is(err, io.EOF) {
 			return buf, nil
@@ -82,8 +82,14 @@ func readSized(r io.Reader, source string, max int64, expect int) ([]byte, error
 	}
 }
 
-func tooLarge(source string, max int64) *Error {
-	return &Error{Source: source, Msg: fmt.Sprintf("document is larger than %d bytes", max), Limit: "max-bytes"}
+// CheckSize refuses a document of size bytes when that is over max, the
+// max-bytes limit: whoever reads a document, or is handed one in memory,
+// asks it before anything else is done with the bytes.
+func CheckSize(source string, size, max int64) error {
+	if size > max {
+		return &Error{Source: source, Msg: fmt.Sprintf("document is larger than %d bytes", max), Limit: "max-bytes"}
+	}
+	return nil
 }
 
 // Reason is the part of an I/O error worth showing when the message names

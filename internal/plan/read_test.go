@@ -3,6 +3,7 @@ package plan_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"math"
@@ -141,5 +142,24 @@ func checkRead(t *testing.T, got []byte, err error, want, wantErr string) {
 	}
 	if !bytes.Equal(got, []byte(want)) {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// A document of exactly max bytes is read; one byte more is over the
+// limit, and the error names the limit.
+func TestCheckSize(t *testing.T) {
+	for _, tc := range []struct {
+		size, max int64
+		err       string
+	}{
+		{size: 10, max: 10},
+		{size: 0, max: 0},
+		{size: 11, max: 10, err: "doc: document is larger than 10 bytes (limit max-bytes)"},
+		{size: 1, max: 0, err: "doc: document is larger than 0 bytes (limit max-bytes)"},
+	} {
+		err := plan.CheckSize("doc", tc.size, tc.max)
+		if got := fmt.Sprint(err); (err == nil) != (tc.err == "") || (err != nil && got != tc.err) {
+			t.Errorf("CheckSize(%d, %d) = %v, want %q", tc.size, tc.max, err, tc.err)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spawngate/spawngate/internal/agent"
@@ -40,9 +41,7 @@ func (Adapter) Spawn(ctx context.Context, payload map[string]any, env host.Env) 
 	if err != nil {
 		return nil, err
 	}
-	switch tool {
-	case "Agent", "Task", "Skill", "Workflow":
-	default:
+	if !slices.Contains(Adapter{}.SpawnTools(), tool) {
 		return nil, nil
 	}
 	input, err := p.Input()

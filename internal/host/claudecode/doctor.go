@@ -673,7 +673,7 @@ func (d *doctor) checkMatchers(running []*gateHook) {
 // suggestMatcher is a matcher that selects every spawn tool: the exact
 // list given with the missing names added, else the README's.
 func suggestMatcher(matcher string) string {
-	names := []string{"Agent", "Task", "Skill", "Workflow"}
+	names := Adapter{}.SpawnTools()
 	if matcher != "" && matcher != "*" && exactMatcher.MatchString(matcher) {
 		names = exactNames(matcher)
 		for _, t := range spawnTools() {
