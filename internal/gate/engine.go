@@ -507,14 +507,20 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 		policiesKey = pkey + "\x00"
 	}
 	if pq != nil {
-		// The plan checks see every representative at once, and how many
-		// children each stands for. What they found is remembered for the
-		// same policies, the same groups in the same order and the same
-		// members: a plan judged again costs a lookup.
+		// The plan checks see every representative at once, how many
+		// children each stands for, and where it is (for messages that
+		// name other children: a nonce or a task also held at
+		// /plan/0/children/2). What they found is remembered for the same
+		// policies, the same groups in the same order, the same members
+		// and the same places: a plan judged again costs a lookup.
 		members := make([]any, len(reps))
 		for _, k := range group {
 			n, _ := members[k].(int)
 			members[k] = n + 1
+		}
+		pointers := make([]any, len(reps))
+		for k, i := range reps {
+			pointers[k] = p.Pointer(i)
 		}
 		var key strings.Builder
 		if remember {
@@ -528,6 +534,8 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 				key.WriteByte(0)
 				key.WriteString(strconv.Itoa(members[k].(int)))
 				key.WriteByte(0)
+				key.WriteString(pointers[k].(string))
+				key.WriteByte(0)
 			}
 		}
 		pf, ok := planFindings{}, false
@@ -538,12 +546,6 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 			var err error
 			for k := range reps {
 				build(k)
-			}
-			// Where each representative is, for messages that name other
-			// children (a nonce or a task also held at /plan/0/children/2).
-			pointers := make([]any, len(reps))
-			for k, i := range reps {
-				pointers[k] = p.Pointer(i)
 			}
 			pv, err := ast.InterfaceToValue(pointers)
 			if err != nil {
