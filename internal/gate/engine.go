@@ -18,7 +18,6 @@ import (
 	"github.com/open-policy-agent/opa/v1/topdown"
 
 	"github.com/spawngate/spawngate/internal/jsonpointer"
-	"github.com/spawngate/spawngate/internal/memo"
 	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
 	"github.com/spawngate/spawngate/policy"
@@ -27,26 +26,17 @@ import (
 // Engine judges plans. Build one per process with New; Evaluate may then be
 // called for many plans, also concurrently.
 type Engine struct {
-	compiler   *ast.Compiler
-	childQuery *query  // the checks that judge each child on its own
-	planQuery  *query  // the checks that judge the plan as a whole; nil when none do
-	planChecks []Check // the same checks
-	// planQueries holds a query for each set of plan checks that apply
-	// (custom.when_set), by their IDs, compiled when first needed.
-	planQueries  sync.Map
+	compiler     *ast.Compiler
+	childQuery   *query        // the checks that judge each child on its own
+	planQuery    *query        // the checks that judge the plan as a whole; nil when none do
+	planChecks   []Check       // the same checks
 	store        storage.Store // empty: the checks read only input
 	checks       []Check       // every check, by ID
 	abstracted   []string      // child keys no check may see (plan.Abstracted)
 	resolvePaths bool
 	custom       []policy.Module // the operator's own modules (Custom), compiled by New
-	// decisions remembers what the child checks found, by policies and
-	// child key (see Evaluate).
-	decisions *memo.Memo[[]report.Violation]
-	// planDecisions remembers what the plan checks found, by policies and
-	// every group with its members (see Evaluate).
-	planDecisions *memo.Memo[planFindings]
-	// policyValues remembers the policies in OPA's form, by plan.Key.
-	policyValues *memo.Memo[ast.Value]
+	// caches is what the engine remembers across evaluations (cache.go).
+	caches
 	// exceptions are the queries of policy/exceptions.rego, compiled when
 	// a policy first has exceptions.
 	exceptions exceptionQueries
@@ -59,9 +49,6 @@ type Engine struct {
 	everyModule bool
 	expect      map[string]any // see Expect
 	opts        []Option
-	// shared holds what the rules that read only the policies evaluated
-	// to, by policies (pure.go); nil when no rule can be shared.
-	shared *sharing
 }
 
 // planQueryFor is the query of the plan checks that apply under the
@@ -119,11 +106,6 @@ type planFindings struct {
 	found [][]report.Violation
 	whole []report.Violation
 }
-
-// planMemoSize is how many plans' plan-check findings an engine keeps: a
-// key holds every group's key, so plans are remembered by the hundred, not
-// by the thousand.
-const planMemoSize = 256
 
 // query is one compiled query that binds the deny set of each of its checks.
 type query struct {
@@ -210,7 +192,7 @@ var forbiddenBuiltins = map[string]bool{
 // New compiles the modules (policy.Modules() for the built-in checks) and
 // prepares the one query that evaluates every check.
 func New(modules []policy.Module, opts ...Option) (*Engine, error) {
-	e := &Engine{store: inmem.New(), decisions: memo.New[[]report.Violation](memo.Size), planDecisions: memo.New[planFindings](planMemoSize), policyValues: memo.New[ast.Value](planMemoSize)}
+	e := &Engine{store: inmem.New(), caches: newCaches()}
 	for _, opt := range opts {
 		opt(e)
 	}
@@ -492,20 +474,10 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 	}
 	f := newFindings(p, reps, group, groupIssues, o.maxListed)
 	f.exc = exc
-	// What the child checks found for a child judged before under the same
-	// policies is remembered (child checks judge each child on its own, and
-	// nothing but the policies and the child goes into what they find).
-	// With --resolve-paths the filesystem goes in too, so nothing is.
-	// What a check that reads a brief found is not remembered: the keys
-	// of groups do not hold what it read.
-	// Nor is it for a plan of more kinds of children than the memory keeps:
-	// in order, none would be found again, and what earlier plans left
-	// would be pushed out.
-	remember := e.decisions != nil && !e.resolvePaths && len(keys) == len(reps) && keep == nil && len(reps) <= e.decisions.Cap()
-	var policiesKey string
-	if remember {
-		policiesKey = pkey + "\x00"
-	}
+	// What the checks found for children judged before under the same
+	// policies is remembered, as long as the keys hold all they read
+	// (cache.go).
+	mem := e.memoriesFor(pkey, len(reps), e.unkeyed(keys, reps, keep))
 	if pq != nil {
 		// The plan checks see every representative at once, how many
 		// children each stands for, and where it is (for messages that
@@ -522,26 +494,11 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 		for k, i := range reps {
 			pointers[k] = p.Pointer(i)
 		}
-		var key strings.Builder
-		if remember {
-			key.WriteString(policiesKey)
-			for _, chk := range pq.checks {
-				key.WriteString(chk.ID)
-				key.WriteByte(0)
-			}
-			for k := range reps {
-				key.WriteString(keys[k])
-				key.WriteByte(0)
-				key.WriteString(strconv.Itoa(members[k].(int)))
-				key.WriteByte(0)
-				key.WriteString(pointers[k].(string))
-				key.WriteByte(0)
-			}
+		var key string
+		if mem.plan.On() {
+			key = planKey(pq.checks, keys, members, pointers)
 		}
-		pf, ok := planFindings{}, false
-		if remember {
-			pf, ok = e.planDecisions.Get(key.String())
-		}
+		pf, ok := mem.plan.Get(key)
 		if !ok {
 			var err error
 			for k := range reps {
@@ -555,9 +512,7 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 			if pf.found, pf.whole, err = e.evaluateAll(ctx, pq, in, judged, members); err != nil {
 				return report.Result{}, err
 			}
-			if remember {
-				e.planDecisions.Put(key.String(), pf)
-			}
+			mem.plan.Put(key, pf)
 		}
 		found := make([][]report.Violation, len(pf.found))
 		for k, vs := range pf.found {
@@ -569,8 +524,8 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 	hit := make([]bool, len(reps))
 	var need []int
 	for k := range reps {
-		if remember {
-			if vs, ok := e.decisions.Get(policiesKey + keys[k]); ok {
+		if mem.child.On() {
+			if vs, ok := mem.child.Get(keys[k]); ok {
 				cached[k], hit[k] = vs, true
 				continue
 			}
@@ -594,8 +549,8 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 			if err := foldTo(k); err != nil {
 				return err
 			}
-			if remember {
-				e.decisions.Put(policiesKey+keys[k], slices.Clone(found[j]))
+			if mem.child.On() {
+				mem.child.Put(keys[k], slices.Clone(found[j]))
 			}
 			if err := f.fold(ctx, k, found[j]); err != nil {
 				return err

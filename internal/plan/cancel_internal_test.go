@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/spawngate/spawngate/internal/memo"
 )
 
 // hostileComments is an anchor, then n comment lines, then its value, then
@@ -92,6 +94,6 @@ func validateAll(ctx context.Context, l *Loader, data []byte) error {
 		return err
 	}
 	reps := doc.(map[string]any)["plan"].([]any)
-	_, _, err = l.schemas.validatePlan(ctx, doc.(map[string]any), reps, nil, true, nil, nil)
+	_, _, err = l.schemas.validatePlan(ctx, doc.(map[string]any), reps, nil, true, memo.View[[]problem]{}, nil, nil)
 	return err
 }
