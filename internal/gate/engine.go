@@ -18,7 +18,6 @@ import (
 	"github.com/open-policy-agent/opa/v1/topdown"
 
 	"github.com/spawngate/spawngate/internal/jsonpointer"
-	"github.com/spawngate/spawngate/internal/memo"
 	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
 	"github.com/spawngate/spawngate/policy"
@@ -27,41 +26,33 @@ import (
 // Engine judges plans. Build one per process with New; Evaluate may then be
 // called for many plans, also concurrently.
 type Engine struct {
+	program   // what New compiled
+	caches    // what the engine remembers across evaluations (cache.go)
+	selection // the lean engine's way to the engine of every module (lean.go)
+	settings  // how it was asked to judge (Option)
+}
+
+// program is the policy New compiled, and the queries that evaluate it.
+type program struct {
 	compiler   *ast.Compiler
-	childQuery *query  // the checks that judge each child on its own
-	planQuery  *query  // the checks that judge the plan as a whole; nil when none do
-	planChecks []Check // the same checks
-	// planQueries holds a query for each set of plan checks that apply
-	// (custom.when_set), by their IDs, compiled when first needed.
-	planQueries  sync.Map
-	store        storage.Store // empty: the checks read only input
-	checks       []Check       // every check, by ID
-	abstracted   []string      // child keys no check may see (plan.Abstracted)
-	resolvePaths bool
-	custom       []policy.Module // the operator's own modules (Custom), compiled by New
-	// decisions remembers what the child checks found, by policies and
-	// child key (see Evaluate).
-	decisions *memo.Memo[[]report.Violation]
-	// planDecisions remembers what the plan checks found, by policies and
-	// every group with its members (see Evaluate).
-	planDecisions *memo.Memo[planFindings]
-	// policyValues remembers the policies in OPA's form, by plan.Key.
-	policyValues *memo.Memo[ast.Value]
+	store      storage.Store // empty: the checks read only input
+	checks     []Check       // every check compiled, by ID
+	childQuery *query        // the checks that judge each child on its own
+	planQuery  *query        // the checks that judge the plan as a whole; nil when none do
+	planChecks []Check       // the same checks
+	abstracted []string      // child keys no check may see (plan.Abstracted)
 	// exceptions are the queries of policy/exceptions.rego, compiled when
 	// a policy first has exceptions.
 	exceptions exceptionQueries
-	// For a lean engine (lean.go): every check, those left out included,
-	// the checks left out, and the engine of every module, which judges
-	// the plans that reach them. nil for an engine of every module.
-	all         []Check
-	gated       []Check
-	full        *fullEngine
-	everyModule bool
-	expect      map[string]any // see Expect
-	opts        []Option
-	// shared holds what the rules that read only the policies evaluated
-	// to, by policies (pure.go); nil when no rule can be shared.
-	shared *sharing
+}
+
+// settings are what the Options asked for.
+type settings struct {
+	resolvePaths bool
+	custom       []policy.Module // the operator's own modules (Custom), compiled by New
+	everyModule  bool
+	expect       map[string]any // see Expect
+	opts         []Option
 }
 
 // planQueryFor is the query of the plan checks that apply under the
@@ -119,11 +110,6 @@ type planFindings struct {
 	found [][]report.Violation
 	whole []report.Violation
 }
-
-// planMemoSize is how many plans' plan-check findings an engine keeps: a
-// key holds every group's key, so plans are remembered by the hundred, not
-// by the thousand.
-const planMemoSize = 256
 
 // query is one compiled query that binds the deny set of each of its checks.
 type query struct {
@@ -210,7 +196,7 @@ var forbiddenBuiltins = map[string]bool{
 // New compiles the modules (policy.Modules() for the built-in checks) and
 // prepares the one query that evaluates every check.
 func New(modules []policy.Module, opts ...Option) (*Engine, error) {
-	e := &Engine{store: inmem.New(), decisions: memo.New[[]report.Violation](memo.Size), planDecisions: memo.New[planFindings](planMemoSize), policyValues: memo.New[ast.Value](planMemoSize)}
+	e := &Engine{program: program{store: inmem.New()}, caches: newCaches()}
 	for _, opt := range opts {
 		opt(e)
 	}
@@ -336,9 +322,11 @@ func policyError(err error, custom bool) error {
 }
 
 // prepare compiles the one query that binds the deny sets of the checks.
-// OPA's topdown evaluator is used directly: the rego package around it
-// would add bundle, wasm and planner code to the binary, and their
-// start-up, for nothing.
+// OPA's topdown evaluator is used directly, not the rego package around
+// it. That no longer keeps code out of the binary (internal/judge runs the
+// Rego tests with OPA's tester, which links rego, bundle, wasm and the
+// planner); it spares each evaluation the rego package's conversion of the
+// result set to Go values, as violation reads OPA's terms themselves.
 func prepare(compiler *ast.Compiler, checks []Check) (*query, error) {
 	var body ast.Body
 	for i, chk := range checks {
@@ -430,16 +418,7 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 	for _, opt := range opts {
 		opt(&o)
 	}
-	policies := map[string]any{}
-	var names []string
-	if operator != nil {
-		policies["operator"] = map[string]any(operator)
-		names = append(names, "operator")
-	}
-	if p.Policy != nil {
-		policies["plan"] = map[string]any(p.Policy)
-		names = append(names, "plan")
-	}
+	policies, names := sources(operator, p)
 	if len(policies) == 0 {
 		return report.Result{}, ErrNoPolicy
 	}
@@ -450,126 +429,163 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 		}
 		return full.Evaluate(ctx, operator, p, opts...)
 	}
-	reps, group, keys, groupIssues := p.Reps, p.Group, p.Keys, p.GroupIssues
-	if reps == nil {
-		reps, group = make([]int, len(p.Children)), make([]int, len(p.Children))
-		for i := range reps {
-			reps[i], group[i] = i, i
-		}
-	}
-	pq, err := e.planQueryFor(policies)
+	ev, err := e.begin(ctx, operator, p, policies, names, o)
 	if err != nil {
 		return report.Result{}, err
 	}
+	if err := ev.planChecks(ctx); err != nil {
+		return report.Result{}, err
+	}
+	if err := ev.childChecks(ctx); err != nil {
+		return report.Result{}, err
+	}
+	return ev.assemble(ctx)
+}
+
+// sources are the policies that apply, by source, and their names in
+// report order.
+func sources(operator plan.Policy, p *plan.Plan) (map[string]any, []string) {
+	policies := map[string]any{}
+	var names []string
+	if operator != nil {
+		policies["operator"] = map[string]any(operator)
+		names = append(names, "operator")
+	}
+	if p.Policy != nil {
+		policies["plan"] = map[string]any(p.Policy)
+		names = append(names, "plan")
+	}
+	return policies, names
+}
+
+// evaluation is one plan being judged: what the phases of Evaluate share.
+type evaluation struct {
+	e     *Engine
+	p     *plan.Plan
+	names []string // the sources of the policies that apply
+	// The groups the checks judge: the plan's, with the children a check
+	// or an exception must see alone split off (split).
+	reps, group []int
+	keys        []string
+	pq          *query          // the plan checks that apply; nil when none
+	keep        map[string]bool // the keys that grant nothing a check that applies reads
+	in          *inputs
+	exc         *excepter // nil without exceptions
+	mem         memories
+	f           *findings
+	// The representatives as the checks see them, built only for those a
+	// query sees: a child whose findings are remembered needs none.
+	judged []any
+	built  []bool
+}
+
+// begin prepares what every check of one plan reads: the groups, the
+// policies in OPA's form, the exceptions, and the memories that apply.
+func (e *Engine) begin(ctx context.Context, operator plan.Policy, p *plan.Plan, policies map[string]any, names []string, o evalOptions) (*evaluation, error) {
+	ev := &evaluation{e: e, p: p, names: names, reps: p.Reps, group: p.Group, keys: p.Keys}
+	groupIssues := p.GroupIssues
+	if ev.reps == nil {
+		ev.reps, ev.group = make([]int, len(p.Children)), make([]int, len(p.Children))
+		for i := range ev.reps {
+			ev.reps[i], ev.group[i] = i, i
+		}
+	}
+	var err error
+	if ev.pq, err = e.planQueryFor(policies); err != nil {
+		return nil, err
+	}
 	// A plan check that reads what grants nothing (a brief) applies: then
 	// children that differ only in it differ, and each is judged alone.
-	keep := pq.reads()
-	if keep != nil {
+	if ev.keep = ev.pq.reads(); ev.keep != nil {
 		alone := make([]bool, len(p.Children))
 		for i := range alone {
 			alone[i] = true
 		}
-		reps, group, keys, groupIssues = split(reps, group, keys, groupIssues, alone)
+		ev.reps, ev.group, ev.keys, groupIssues = split(ev.reps, ev.group, ev.keys, groupIssues, alone)
 	}
 	pkey := plan.Key(policies)
-	in, err := e.newInputs(ctx, policies, pkey, names, p)
-	if err != nil {
-		return report.Result{}, err
+	if ev.in, err = e.newInputs(ctx, policies, pkey, names, p); err != nil {
+		return nil, err
 	}
-	exc := newExcepter(e, operator, in, o.today, o.strictExceptions)
-	if exc != nil && len(exc.named) > 0 {
-		reps, group, keys, groupIssues = splitNamed(p.Children, reps, group, keys, groupIssues, exc.named)
+	ev.exc = newExcepter(e, operator, ev.in, o.today, o.strictExceptions)
+	if ev.exc != nil && len(ev.exc.named) > 0 {
+		ev.reps, ev.group, ev.keys, groupIssues = splitNamed(p.Children, ev.reps, ev.group, ev.keys, groupIssues, ev.exc.named)
 	}
-	// The checks see each representative without the keys its members may
-	// differ in, so no check can judge one member by another's values.
-	// Built only for the representatives a query sees: a child whose
-	// findings are remembered needs none.
-	judged, built := make([]any, len(reps)), make([]bool, len(reps))
-	build := func(k int) {
-		if !built[k] {
-			judged[k], built[k] = e.judged(p, reps[k], keep), true
-		}
+	ev.judged, ev.built = make([]any, len(ev.reps)), make([]bool, len(ev.reps))
+	ev.f = newFindings(p, ev.reps, ev.group, groupIssues, o.maxListed)
+	ev.f.exc = ev.exc
+	// What the checks found for children judged before under the same
+	// policies is remembered, as long as the keys hold all they read
+	// (cache.go).
+	ev.mem = e.memoriesFor(pkey, len(ev.reps), e.unkeyed(ev.keys, ev.reps, ev.keep))
+	return ev, nil
+}
+
+// build makes representative k as the checks see it: without the keys its
+// members may differ in, so that no check can judge one member by
+// another's values.
+func (ev *evaluation) build(k int) {
+	if !ev.built[k] {
+		ev.judged[k], ev.built[k] = ev.e.judged(ev.p, ev.reps[k], ev.keep), true
 	}
-	f := newFindings(p, reps, group, groupIssues, o.maxListed)
-	f.exc = exc
-	// What the child checks found for a child judged before under the same
-	// policies is remembered (child checks judge each child on its own, and
-	// nothing but the policies and the child goes into what they find).
-	// With --resolve-paths the filesystem goes in too, so nothing is.
-	// What a check that reads a brief found is not remembered: the keys
-	// of groups do not hold what it read.
-	// Nor is it for a plan of more kinds of children than the memory keeps:
-	// in order, none would be found again, and what earlier plans left
-	// would be pushed out.
-	remember := e.decisions != nil && !e.resolvePaths && len(keys) == len(reps) && keep == nil && len(reps) <= e.decisions.Cap()
-	var policiesKey string
-	if remember {
-		policiesKey = pkey + "\x00"
+}
+
+// planChecks runs the plan checks that apply. They see every
+// representative at once, how many children each stands for, and where it
+// is (for messages that name other children: a nonce or a task also held
+// at /plan/0/children/2). What they found is remembered for the same
+// policies, the same groups in the same order, the same members and the
+// same places: a plan judged again costs a lookup.
+func (ev *evaluation) planChecks(ctx context.Context) error {
+	if ev.pq == nil {
+		return nil
 	}
-	if pq != nil {
-		// The plan checks see every representative at once, and how many
-		// children each stands for. What they found is remembered for the
-		// same policies, the same groups in the same order and the same
-		// members: a plan judged again costs a lookup.
-		members := make([]any, len(reps))
-		for _, k := range group {
-			n, _ := members[k].(int)
-			members[k] = n + 1
-		}
-		var key strings.Builder
-		if remember {
-			key.WriteString(policiesKey)
-			for _, chk := range pq.checks {
-				key.WriteString(chk.ID)
-				key.WriteByte(0)
-			}
-			for k := range reps {
-				key.WriteString(keys[k])
-				key.WriteByte(0)
-				key.WriteString(strconv.Itoa(members[k].(int)))
-				key.WriteByte(0)
-			}
-		}
-		pf, ok := planFindings{}, false
-		if remember {
-			pf, ok = e.planDecisions.Get(key.String())
-		}
-		if !ok {
-			var err error
-			for k := range reps {
-				build(k)
-			}
-			// Where each representative is, for messages that name other
-			// children (a nonce or a task also held at /plan/0/children/2).
-			pointers := make([]any, len(reps))
-			for k, i := range reps {
-				pointers[k] = p.Pointer(i)
-			}
-			pv, err := ast.InterfaceToValue(pointers)
-			if err != nil {
-				return report.Result{}, fmt.Errorf("building the policy input: %w", err)
-			}
-			in.pointers = ast.NewTerm(pv)
-			if pf.found, pf.whole, err = e.evaluateAll(ctx, pq, in, judged, members); err != nil {
-				return report.Result{}, err
-			}
-			if remember {
-				e.planDecisions.Put(key.String(), pf)
-			}
-		}
-		found := make([][]report.Violation, len(pf.found))
-		for k, vs := range pf.found {
-			found[k] = slices.Clone(vs)
-		}
-		f.addPlan(found, slices.Clone(pf.whole))
+	members := make([]any, len(ev.reps))
+	for _, k := range ev.group {
+		n, _ := members[k].(int)
+		members[k] = n + 1
 	}
-	cached := make([][]report.Violation, len(reps))
-	hit := make([]bool, len(reps))
+	pointers := make([]any, len(ev.reps))
+	for k, i := range ev.reps {
+		pointers[k] = ev.p.Pointer(i)
+	}
+	var key string
+	if ev.mem.plan.On() {
+		key = planKey(ev.pq.checks, ev.keys, members, pointers)
+	}
+	pf, ok := ev.mem.plan.Get(key)
+	if !ok {
+		for k := range ev.reps {
+			ev.build(k)
+		}
+		pv, err := ast.InterfaceToValue(pointers)
+		if err != nil {
+			return fmt.Errorf("building the policy input: %w", err)
+		}
+		ev.in.pointers = ast.NewTerm(pv)
+		if pf.found, pf.whole, err = ev.e.evaluateAll(ctx, ev.pq, ev.in, ev.judged, members); err != nil {
+			return err
+		}
+		ev.mem.plan.Put(key, pf)
+	}
+	found := make([][]report.Violation, len(pf.found))
+	for k, vs := range pf.found {
+		found[k] = slices.Clone(vs)
+	}
+	ev.f.addPlan(found, slices.Clone(pf.whole))
+	return nil
+}
+
+// childChecks runs the child checks on every representative whose
+// findings are not remembered, in batches on every core, and folds each
+// group's findings, remembered or found, in group order.
+func (ev *evaluation) childChecks(ctx context.Context) error {
+	cached := make([][]report.Violation, len(ev.reps))
 	var need []int
-	for k := range reps {
-		if remember {
-			if vs, ok := e.decisions.Get(policiesKey + keys[k]); ok {
-				cached[k], hit[k] = vs, true
+	for k := range ev.reps {
+		if ev.mem.child.On() {
+			if vs, ok := ev.mem.child.Get(ev.keys[k]); ok {
+				cached[k] = vs
 				continue
 			}
 		}
@@ -578,44 +594,48 @@ func (e *Engine) Evaluate(ctx context.Context, operator plan.Policy, p *plan.Pla
 	next := 0 // the next group to fold
 	foldTo := func(end int) error {
 		for ; next < end; next++ {
-			if err := f.fold(ctx, next, slices.Clone(cached[next])); err != nil {
+			if err := ev.f.fold(ctx, next, slices.Clone(cached[next])); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
 	for _, k := range need {
-		build(k)
+		ev.build(k)
 	}
-	err = e.evaluateBatches(ctx, in, judged, batches(judged, need), func(b batch, found [][]report.Violation) error {
+	err := ev.e.evaluateBatches(ctx, ev.in, ev.judged, batches(ev.judged, need), func(b batch, found [][]report.Violation) error {
 		for j, k := range b {
 			if err := foldTo(k); err != nil {
 				return err
 			}
-			if remember {
-				e.decisions.Put(policiesKey+keys[k], slices.Clone(found[j]))
+			if ev.mem.child.On() {
+				ev.mem.child.Put(ev.keys[k], slices.Clone(found[j]))
 			}
-			if err := f.fold(ctx, k, found[j]); err != nil {
+			if err := ev.f.fold(ctx, k, found[j]); err != nil {
 				return err
 			}
 			next = k + 1
 		}
 		return nil
 	})
-	if err == nil {
-		err = foldTo(len(reps))
-	}
 	if err != nil {
-		return report.Result{}, err
+		return err
 	}
-	res, err := f.assemble(ctx, names, group)
-	if err == nil {
-		inDocumentOrder(p, res.Children)
-	}
-	if err != nil || exc == nil {
+	return foldTo(len(ev.reps))
+}
+
+// assemble builds the result from what the checks found, in document
+// order, with what the operator's exceptions say of themselves.
+func (ev *evaluation) assemble(ctx context.Context) (report.Result, error) {
+	res, err := ev.f.assemble(ctx, ev.names, ev.group)
+	if err != nil {
 		return res, err
 	}
-	if res.Exceptions, err = exc.notes(ctx); err != nil {
+	inDocumentOrder(ev.p, res.Children)
+	if ev.exc == nil {
+		return res, nil
+	}
+	if res.Exceptions, err = ev.exc.notes(ctx); err != nil {
 		return report.Result{}, err
 	}
 	for _, n := range res.Exceptions {

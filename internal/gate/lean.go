@@ -22,6 +22,16 @@ import (
 // lists every check all the same (Checks): what a plan is judged by never
 // depends on which engine judges it, only what it costs.
 
+// selection is how a lean engine reaches the engine of every module: every
+// check, those left out included, the checks left out, and that engine,
+// which judges the plans that reach them. All nil for an engine of every
+// module.
+type selection struct {
+	all   []Check
+	gated []Check
+	full  *fullEngine
+}
+
 // fullEngine is the engine of every module, built when first needed.
 type fullEngine struct {
 	once  sync.Once

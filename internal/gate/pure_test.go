@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/topdown"
 
 	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
@@ -405,6 +406,8 @@ grid[i][j] := i + j if {
 }
 num[1].z := count(input.children)
 objects[k] := 1 if some k in input.policies.operator.names
+gates[k] := 1 if some k in input.policies.operator.names
+gates.secret := count(input.children)
 kids := input.children
 decoy := data["x\u0000kids"]
 reads_kids := data.x.kids
@@ -421,6 +424,7 @@ by_string := t["1"]
 		"data.x.grid": false, "data.x.grid[1]": false,
 		"data.x.num":     false,
 		"data.x.objects": true, `data.x.objects["a"]`: true,
+		"data.x.gates": false, "data.x.gates.secret": false,
 		"data.x.reads_kids": false, "data.x.decoy": true,
 		"data.y.by_string": false,
 	} {
@@ -499,5 +503,98 @@ func TestPoliciesWrittenDifferentlyShareNothing(t *testing.T) {
 	}
 	if c := s.valuesFor(ast.MustParseTerm(`{"operator": {"budget_cap_tokens": 1000}}`).Value); c != a {
 		t.Error("the same policies do not share values")
+	}
+}
+
+// A cycle of rules is never trusted, though every rule in it reads only
+// the policies: the compiler refuses recursion, but the built-in checks
+// are compiled without that stage (New).
+func TestACycleIsNotPure(t *testing.T) {
+	parsed, err := ast.ParseModuleWithOpts("m.rego", `package x
+a := b if input.policies.operator.x
+b := a if input.policies.operator.y
+c := a
+`, ast.ParserOptions{RegoVersion: ast.RegoV1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := ast.NewCompiler().WithSkipStages(ast.StageCheckRecursion)
+	if c.Compile(map[string]*ast.Module{"m.rego": parsed}); c.Failed() {
+		t.Fatal(c.Errors)
+	}
+	p := pureRules(c)
+	for _, name := range []string{"a", "b", "c"} {
+		if p.of(ast.MustParseRef("data.x." + name)) {
+			t.Errorf("%s is in a cycle, or reads one, and is pure", name)
+		}
+	}
+}
+
+// layeredCache is the virtual cache of one evaluation, over values shared
+// under one set of policies, with every key pure.
+func layeredCache(shared *sharedValues) *layered {
+	all := &purity{rule: true, pure: true, treePure: true}
+	all.next = map[string]*purity{"x": {rule: true, pure: true, treePure: true}}
+	return &layered{local: topdown.NewVirtualCache(), shared: shared, pure: all}
+}
+
+// Inside a with frame nothing is shared: what a rule computes there is
+// not what it computes under the policies (a module that uses with turns
+// sharing off altogether; this is the guard within one evaluation).
+func TestNothingIsSharedInsideAWith(t *testing.T) {
+	shared := &sharedValues{vc: topdown.NewVirtualCache()}
+	ref := ast.MustParseRef("data.x")
+	l := layeredCache(shared)
+	l.Push()
+	l.Put(ref, ast.StringTerm("inside"))
+	l.Pop()
+	l.commit()
+	if v, _ := shared.vc.Get(ref); v != nil || shared.n != 0 {
+		t.Fatalf("a value computed inside a with frame was shared: %v", v)
+	}
+	shared.vc.Put(ref, ast.StringTerm("shared"))
+	l = layeredCache(shared)
+	l.Push()
+	if v, _ := l.Get(ref); v != nil {
+		t.Fatalf("a shared value was read inside a with frame: %v", v)
+	}
+}
+
+// What one evaluation shares, and what an engine keeps, is bounded: an
+// evaluation of more function values than maxFromOne shares none of them,
+// a set of policies keeps at most maxShared values, and an engine values
+// for at most maxPolicySets sets of policies.
+func TestSharedValuesAreBounded(t *testing.T) {
+	fn := ast.MustParseRef("data.x.f")
+	call := func(i int) ast.Ref { return ast.Ref{ast.NewTerm(fn), ast.IntNumberTerm(i)} }
+	shared := &sharedValues{vc: topdown.NewVirtualCache()}
+	l := layeredCache(shared)
+	for i := range maxFromOne + 1 {
+		l.Put(call(i), ast.IntNumberTerm(i))
+	}
+	l.Put(ast.MustParseRef("data.x"), ast.StringTerm("rule"))
+	l.commit()
+	if shared.n != 1 {
+		t.Errorf("an evaluation of %d function values shared %d values, want only its rule's", maxFromOne+1, shared.n)
+	}
+	for round := 0; shared.n < maxShared; round++ {
+		l = layeredCache(shared)
+		for i := range maxFromOne {
+			l.Put(call(round*maxFromOne+i), ast.IntNumberTerm(i))
+		}
+		l.commit()
+	}
+	l = layeredCache(shared)
+	l.Put(call(-1), ast.IntNumberTerm(-1))
+	l.commit()
+	if shared.n != 1 {
+		t.Errorf("past %d values, a set of policies holds %d, want only the newest", maxShared, shared.n)
+	}
+	s := newSharing(nil)
+	for i := range maxPolicySets + 1 {
+		s.valuesFor(ast.IntNumberTerm(i).Value)
+	}
+	if len(s.sets) > maxPolicySets {
+		t.Errorf("an engine keeps values for %d sets of policies, more than %d", len(s.sets), maxPolicySets)
 	}
 }

@@ -2,6 +2,15 @@
 // key (the least recently used are forgotten first), for the decisions the
 // gate makes again and again: what the schema and the checks said of a
 // child they judged before.
+//
+// Every memo of the gate follows one rule: a key holds everything the
+// decision reads. What a decision reads that its key lacks (a brief the
+// keys of groups abstract, the filesystem) turns the memo off for that
+// job, and so does a job of more kinds of entry than the memo keeps: in
+// order, none would be found again, and what other jobs left would be
+// pushed out. A job states both once, when it asks for its view (For);
+// the view it gets remembers nothing when either holds, and the code that
+// uses it has no exemption of its own.
 package memo
 
 import (
@@ -70,5 +79,43 @@ func (m *Memo[V]) Put(key string, value V) {
 		last := m.order.Back()
 		m.order.Remove(last)
 		delete(m.items, last.Value.(*memoEntry[V]).key)
+	}
+}
+
+// View is one job's use of a memo: every key it gets or puts is the job's
+// prefix (what all its keys share, such as the policies) followed by the
+// key given. The zero View remembers nothing.
+type View[V any] struct {
+	m      *Memo[V]
+	prefix string
+}
+
+// For is the view of m for a job whose keys start with prefix and which
+// would put up to kinds entries. It remembers nothing when unkeyed names
+// anything (what the job reads that its keys do not hold), when kinds is
+// more than m keeps, or when m is nil.
+func (m *Memo[V]) For(prefix string, kinds int, unkeyed []string) View[V] {
+	if m == nil || len(unkeyed) > 0 || kinds > m.max {
+		return View[V]{}
+	}
+	return View[V]{m: m, prefix: prefix}
+}
+
+// On tells whether the view remembers.
+func (v View[V]) On() bool { return v.m != nil }
+
+// Get returns the value of the job's key, if it is remembered.
+func (v View[V]) Get(key string) (V, bool) {
+	if v.m == nil {
+		var zero V
+		return zero, false
+	}
+	return v.m.Get(v.prefix + key)
+}
+
+// Put remembers the value of the job's key.
+func (v View[V]) Put(key string, value V) {
+	if v.m != nil {
+		v.m.Put(v.prefix+key, value)
 	}
 }

@@ -73,3 +73,31 @@ func TestConcurrent(t *testing.T) {
 		t.Errorf("holds %d keys, %d in order; want at most 64, equal", len(m.items), m.order.Len())
 	}
 }
+
+// A view remembers under its prefix, and nothing at all when its job reads
+// what its keys lack or would put more entries than the memo keeps.
+func TestViewRemembersOnlyWhatItsKeysHold(t *testing.T) {
+	m := New[int](2)
+	on := m.For("p\x00", 2, nil)
+	on.Put("a", 1)
+	if v, ok := m.Get("p\x00a"); !ok || v != 1 {
+		t.Fatalf("the view put %d, %v under its prefix; want 1, true", v, ok)
+	}
+	if v, ok := on.Get("a"); !ok || v != 1 || !on.On() {
+		t.Fatalf("the view gets %d, %v; want 1, true", v, ok)
+	}
+	for name, off := range map[string]View[int]{
+		"unkeyed":  m.For("p\x00", 1, []string{"the brief"}),
+		"too many": m.For("p\x00", 3, nil),
+		"nil memo": (*Memo[int])(nil).For("p\x00", 1, nil),
+		"zero":     {},
+	} {
+		off.Put("b", 2)
+		if v, ok := off.Get("a"); ok || off.On() {
+			t.Errorf("%s: the view gets %d, %v; want nothing", name, v, ok)
+		}
+	}
+	if m.Len() != 1 {
+		t.Errorf("views that are off put entries: the memo holds %d, want 1", m.Len())
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/spawngate/spawngate/internal/memo"
 )
 
 // hostileComments is an anchor, then n comment lines, then its value, then
@@ -94,7 +96,7 @@ func validateAll(ctx context.Context, l *Loader, data []byte) error {
 		return err
 	}
 	reps := doc.(map[string]any)["plan"].([]any)
-	_, _, err = l.schemas.validatePlan(ctx, doc.(map[string]any), reps, nil, true, nil, nil)
+	_, _, err = l.schemas.validatePlan(ctx, doc.(map[string]any), reps, nil, true, memo.View[[]problem]{}, nil, nil)
 	return err
 }
 

@@ -177,14 +177,21 @@ func (l *Loader) Plan(ctx context.Context, source string, data []byte) (*Plan, e
 	for k, i := range p.Reps {
 		reps[k] = children[i]
 	}
-	// A plan of more kinds of children than the memory keeps would only
-	// push every entry out in turn: nothing of it could be found again in
-	// order, and what earlier plans left would be lost.
-	seen, shells := l.seen, l.shells
-	if len(reps) > seen.Cap() {
-		seen, shells = nil, nil
+	// What the schema said is remembered by memo's rule (the key holds
+	// all it reads): each child by its key, the shell by the rest of the
+	// document and its one child (validatePlan). A plan of more kinds of
+	// children than seen keeps remembers nothing: its children would only
+	// push every entry out in turn, and what earlier plans left would be
+	// lost.
+	var unkeyed []string
+	if len(p.Keys) != len(reps) {
+		unkeyed = append(unkeyed, "children without keys")
 	}
-	docProblems, repProblems, err := l.schemas.validatePlan(ctx, doc, reps, p.Keys, isList, seen, shells)
+	seen := l.seen.For("", len(reps), unkeyed)
+	if !seen.On() {
+		unkeyed = append(unkeyed, "a plan the memory of children does not hold")
+	}
+	docProblems, repProblems, err := l.schemas.validatePlan(ctx, doc, reps, p.Keys, isList, seen, l.shells, unkeyed)
 	if err != nil {
 		return nil, err
 	}

@@ -1,10 +1,12 @@
 package plan
 
 import (
+	"bytes"
 	"context"
 	"testing"
 
 	"github.com/spawngate/spawngate/internal/benchplan"
+	"github.com/spawngate/spawngate/internal/memo"
 )
 
 // A plan of more kinds of children than the schema step's memory keeps
@@ -33,6 +35,50 @@ func TestALargeDistinctPlanLeavesTheSchemaMemoryAlone(t *testing.T) {
 	load(l.seen.Cap())
 	if n := l.seen.Len(); n != l.seen.Cap()-1 {
 		t.Errorf("a plan of exactly %d kinds: %d remembered, want %d", l.seen.Cap(), n, l.seen.Cap()-1)
+	}
+	// Nor is the document's shell remembered: a plan of too many kinds is
+	// validated as if there were no memory.
+	shells := l.shells.Len()
+	doc := benchplan.Generate(benchplan.Distinct(l.seen.Cap() + 1))
+	doc = bytes.Replace(doc, []byte(`"role":"worker-0"`), []byte(`"role":"first-of-its-kind"`), 1)
+	if !bytes.Contains(doc, []byte("first-of-its-kind")) {
+		t.Fatal("the plan's first child was not renamed")
+	}
+	if _, err := l.Plan(context.Background(), "plan.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	if n := l.shells.Len(); n != shells {
+		t.Errorf("after a plan of %d kinds: %d shells remembered, want the %d of before", l.seen.Cap()+1, n, shells)
+	}
+}
+
+// The shell's key holds the rest of the document and its first child: it
+// is remembered only when the shell holds that one child. A schema that
+// makes the loader validate every child with the document (no schema of
+// one child) leaves shells alone, or a document would be answered for by
+// another with the same first child.
+func TestTheShellMemoryHoldsOneChild(t *testing.T) {
+	s, err := compileSchemas()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.child = nil
+	l := &Loader{limits: DefaultLimits, schemas: s, seen: memo.New[[]problem](memo.Size), shells: memo.New[[]problem](shellMemoSize)}
+	const first = `{"role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 1}`
+	for _, tc := range []struct {
+		second string
+		issues int
+	}{
+		{`{"role": "s", "tools": ["fs.read"], "paths": [], "budget_tokens": 1}`, 0},
+		{`{"role": "s", "tools": ["fs.read"], "paths": [], "budget_tokens": "1"}`, 1},
+	} {
+		p, err := l.Plan(context.Background(), "plan.json", []byte(`{"plan": [`+first+`, `+tc.second+`]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(p.ChildIssues()); n != tc.issues {
+			t.Errorf("second child %s: %d issues %v, want %d", tc.second, n, p.ChildIssues(), tc.issues)
+		}
 	}
 }
 

@@ -121,11 +121,14 @@ func splitChild(ptr string) (child int, field string, ok bool) {
 // representatives of its groups. It returns the problems outside the
 // children, and each representative's problems with pointers relative to
 // it. Children are validated one at a time where the schema allows it, so
-// that the work stops when ctx ends.
-func (s *schemaSet) validatePlan(ctx context.Context, doc map[string]any, reps []any, keys []string, isList bool, seen, shells *memo.Memo[[]problem]) (docProblems []problem, repProblems [][]problem, err error) {
+// that the work stops when ctx ends. seen remembers what the schema said
+// of each child, by its key; shells, what it said of the document without
+// its children but one, unless unkeyed names why not.
+func (s *schemaSet) validatePlan(ctx context.Context, doc map[string]any, reps []any, keys []string, isList bool, seen memo.View[[]problem], shells *memo.Memo[[]problem], unkeyed []string) (docProblems []problem, repProblems [][]problem, err error) {
 	repProblems = make([][]problem, len(reps))
 	shell := doc
-	shellKey := "" // the shell's in shells, when it has one
+	var shellMemo memo.View[[]problem]
+	shellKey := ""
 	if isList {
 		alone := 0 // the representatives validated with the document
 		if s.child == nil {
@@ -139,23 +142,27 @@ func (s *schemaSet) validatePlan(ctx context.Context, doc map[string]any, reps [
 		}
 		shell["plan"] = reps[:alone]
 		one := func(k int) {
-			if seen != nil && k < len(keys) {
-				if ps, ok := seen.Get(keys[k]); ok {
-					repProblems[k] = ps
-					return
-				}
+			if !seen.On() {
+				repProblems[k] = s.validate(s.child, reps[k])
+				return
+			}
+			if ps, ok := seen.Get(keys[k]); ok {
+				repProblems[k] = ps
+				return
 			}
 			repProblems[k] = s.validate(s.child, reps[k])
-			if seen != nil && k < len(keys) {
-				seen.Put(keys[k], repProblems[k])
-			}
+			seen.Put(keys[k], repProblems[k])
 		}
 		if err := onEveryCore(ctx, alone, len(reps), one); err != nil {
 			return nil, nil, err
 		}
 		// What the schema says of the shell depends on nothing but the
-		// rest of the document and the one representative in it.
-		if shells != nil && alone == 1 && len(keys) > 0 {
+		// rest of the document and the representatives in it; its key
+		// holds one representative's key.
+		if alone != 1 {
+			unkeyed = append(unkeyed, "more than one child in the shell")
+		}
+		if shellMemo = shells.For("", 1, unkeyed); shellMemo.On() {
 			rest := make(map[string]any, len(doc))
 			for k, v := range doc {
 				if k != "plan" {
@@ -165,15 +172,10 @@ func (s *schemaSet) validatePlan(ctx context.Context, doc map[string]any, reps [
 			shellKey = Key(rest) + "\x00" + keys[0]
 		}
 	}
-	problems, known := []problem(nil), false
-	if shellKey != "" {
-		problems, known = shells.Get(shellKey)
-	}
+	problems, known := shellMemo.Get(shellKey)
 	if !known {
 		problems = s.validate(s.plan, shell)
-		if shellKey != "" {
-			shells.Put(shellKey, problems)
-		}
+		shellMemo.Put(shellKey, problems)
 	}
 	for _, pr := range problems {
 		if k, field, ok := splitChild(pr.pointer); ok && isList {
