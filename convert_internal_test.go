@@ -102,7 +102,7 @@ func TestResultOfCopiesEveryField(t *testing.T) {
 
 // The kinds are the pipeline's, number for number and name for name.
 func TestErrorKindsAreThePipelines(t *testing.T) {
-	for k := judge.Kind(0); k <= judge.Option+1; k++ {
+	for k := judge.ErrorKind(0); k <= judge.Option+1; k++ {
 		if got := ErrorKind(k).String(); got != k.String() {
 			t.Errorf("kind %d is %q here, %q in the pipeline", k, got, k.String())
 		}

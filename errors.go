@@ -125,7 +125,7 @@ func (e *Error) Is(target error) bool {
 // internal is e as the pipeline writes it, so that both say it in the
 // same words.
 func (e *Error) internal() *judge.Error {
-	je := &judge.Error{Kind: judge.Kind(e.Kind), Source: e.Source, Line: e.Line, Column: e.Column, Pointer: e.Pointer, Limit: e.Limit, Msg: e.Msg, Builtin: e.Builtin}
+	je := &judge.Error{Kind: judge.ErrorKind(e.Kind), Source: e.Source, Line: e.Line, Column: e.Column, Pointer: e.Pointer, Limit: e.Limit, Msg: e.Msg, Builtin: e.Builtin}
 	for _, m := range e.More {
 		je.More = append(je.More, m.internal())
 	}

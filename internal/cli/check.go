@@ -102,7 +102,7 @@ func check(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		}
 		return exitError
 	}
-	log, err := openDecisions(opts.log, opts.policy, stdout)
+	log, err := openDecisionLog(opts.log, opts.policy, stdout)
 	if err != nil {
 		fmt.Fprintf(stderr, "spawngate: %s\n", report.Clean(oneLine(err.Error())))
 		return exitError
@@ -141,7 +141,7 @@ func writeJSONError(w io.Writer, msg string) {
 
 // run judges every plan. Errors are written to stderr as they happen, one
 // line each, and recorded in the report.
-func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Writer, log *decisions) *report.Report {
+func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Writer, log *decisionLog) *report.Report {
 	rep := &report.Report{Results: []report.Result{}}
 	var read []func(string, []byte)
 	if log != nil {

@@ -24,9 +24,9 @@ func (c *command) logFlags(l *logFlags) {
 	c.fs.BoolVar(&l.input, "decision-log-input", false, "also write each document into the decision log (briefs and prompts can carry secrets)")
 }
 
-// decisions is a command's decision log, and what it learned of the
+// decisionLog is a command's decision log, and what it learned of the
 // documents it read.
-type decisions struct {
+type decisionLog struct {
 	log    *decisionlog.Log
 	close  func()
 	input  bool
@@ -41,8 +41,8 @@ type document struct {
 	data []byte // only when the log keeps documents
 }
 
-// openDecisions opens the log the flags ask for, or returns nil.
-func openDecisions(l logFlags, policyFile string, stdout io.Writer) (*decisions, error) {
+// openDecisionLog opens the log the flags ask for, or returns nil.
+func openDecisionLog(l logFlags, policyFile string, stdout io.Writer) (*decisionLog, error) {
 	if l.file == "" {
 		return nil, nil
 	}
@@ -51,7 +51,7 @@ func openDecisions(l logFlags, policyFile string, stdout io.Writer) (*decisions,
 		return nil, fmt.Errorf("--decision-log: %w", err)
 	}
 	version, _ := judge.Versions()
-	d := &decisions{
+	d := &decisionLog{
 		log:   decisionlog.New(w, decisionlog.NewID(), version, judge.ChecksDigest(), l.input),
 		close: closeLog, input: l.input, seen: map[string]document{},
 	}
@@ -63,7 +63,7 @@ func openDecisions(l logFlags, policyFile string, stdout io.Writer) (*decisions,
 
 // useGate records what judges, once the gate is built: the digest of its
 // policy (a bundle's too) and of its checks (the operator's own too).
-func (d *decisions) useGate(g *judge.Gate) {
+func (d *decisionLog) useGate(g *judge.Gate) {
 	src := g.Sources()
 	if src.PolicyDigest != "" {
 		d.policy = src.PolicyDigest
@@ -74,7 +74,7 @@ func (d *decisions) useGate(g *judge.Gate) {
 }
 
 // read records a document as it is read (judge.Options.OnRead).
-func (d *decisions) read(source string, data []byte) {
+func (d *decisionLog) read(source string, data []byte) {
 	doc := document{sum: decisionlog.Sum(data)}
 	if d.input {
 		doc.data = append([]byte(nil), data...)
@@ -85,7 +85,7 @@ func (d *decisions) read(source string, data []byte) {
 }
 
 // write logs one decision about a document.
-func (d *decisions) write(path, source string, res report.Result, took time.Duration, stderr io.Writer) {
+func (d *decisionLog) write(path, source string, res report.Result, took time.Duration, stderr io.Writer) {
 	d.mu.Lock()
 	doc := d.seen[source]
 	delete(d.seen, source)

@@ -71,7 +71,7 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			return fail(fmt.Sprintf("%s %s: names the hook's standard output, which carries the host's answer alone: give - for stderr, or a file", f.flag, f.name))
 		}
 	}
-	log, err := openDecisions(opts.log, opts.policy, stderr)
+	log, err := openDecisionLog(opts.log, opts.policy, stderr)
 	if err != nil {
 		return fail(err.Error())
 	}

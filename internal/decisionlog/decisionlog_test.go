@@ -88,7 +88,7 @@ func TestLineFields(t *testing.T) {
 
 func TestInputOnlyWhenAsked(t *testing.T) {
 	doc := []byte(`{"plan": []}`)
-	ev, _ := line(t, true, Decision{Path: "check", Input: doc, Verdict: report.Error, Err: "plan.json:1:10: /plan: empty"})
+	ev, _ := line(t, true, Decision{Path: "check", Input: doc, Verdict: report.NotJudged, Err: "plan.json:1:10: /plan: empty"})
 	if got, _ := json.Marshal(ev["input"]); string(got) != `{"plan":[]}` {
 		t.Errorf("input = %s, want the document as JSON", got)
 	}
@@ -96,7 +96,7 @@ func TestInputOnlyWhenAsked(t *testing.T) {
 		t.Errorf("error = %v", ev["error"])
 	}
 	// YAML, or bytes that are not JSON, are kept as a JSON string.
-	ev, _ = line(t, true, Decision{Path: "check", Input: []byte("plan:\n  - x\n"), Verdict: report.Error})
+	ev, _ = line(t, true, Decision{Path: "check", Input: []byte("plan:\n  - x\n"), Verdict: report.NotJudged})
 	if ev["input"] != "plan:\n  - x\n" {
 		t.Errorf("input = %#v, want the YAML text as a string", ev["input"])
 	}

@@ -227,7 +227,7 @@ func TestRecordAndPattern(t *testing.T) {
 func TestLedgerErrors(t *testing.T) {
 	for _, tc := range []struct {
 		err   error
-		kind  judge.Kind
+		kind  judge.ErrorKind
 		line  string
 		limit string
 	}{
@@ -386,7 +386,7 @@ func TestReadPayload(t *testing.T) {
 	g := newGate(t, ccPolicy)
 	for _, tc := range []struct {
 		name, payload, err string
-		kind               judge.Kind
+		kind               judge.ErrorKind
 	}{
 		{"a list", `[1]`, "hook payload: the payload must be a JSON object", judge.Document},
 		{"another hook", `{"hook_event_name": "PostToolUse", "tool_name": "Agent"}`, "hook payload: /hook_event_name: the hook runs on \"PostToolUse\", and only PreToolUse and UserPromptExpansion can stop a spawn in claude-code: wire it to those", judge.Document},

@@ -15,8 +15,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/spawngate/spawngate/internal/engine"
 	"github.com/spawngate/spawngate/internal/future"
-	"github.com/spawngate/spawngate/internal/gate"
 	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/policy"
 )
@@ -157,12 +157,12 @@ func regoFiles(dir string, tests bool) ([]string, error) {
 var customEngines struct {
 	sync.Mutex
 	key    string
-	engine *gate.Engine
+	engine *engine.Engine
 }
 
 // customEngine compiles the built-in checks with the operator's own. A
-// module that breaks the contract is a *gate.ModuleError.
-func customEngine(mods []policy.Module, resolve bool) (*gate.Engine, error) {
+// module that breaks the contract is a *engine.ModuleError.
+func customEngine(mods []policy.Module, resolve bool) (*engine.Engine, error) {
 	key := strconv.FormatBool(resolve) + "\x00" + modulesDigest(mods)
 	customEngines.Lock()
 	if customEngines.key == key {
@@ -175,7 +175,7 @@ func customEngine(mods []policy.Module, resolve bool) (*gate.Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the built-in policy: %w", err)
 	}
-	e, err := gate.New(builtins, gate.Custom(mods), gate.ResolvePaths(resolve))
+	e, err := engine.New(builtins, engine.Custom(mods), engine.ResolvePaths(resolve))
 	if err != nil {
 		return nil, err
 	}
@@ -212,12 +212,12 @@ func checksDigest(custom []policy.Module) string {
 // the background while the rest of the gate is built, and their modules.
 type aheadEngine struct {
 	mods   []policy.Module
-	engine *gate.Engine
+	engine *engine.Engine
 }
 
 // peekPolicy decodes the operator policy document ahead of its
 // validation, for what the gate will most likely need (peekCheckDirs,
-// gate.Expect); nil when it cannot be read. A document is decoded again
+// engine.Expect); nil when it cannot be read. A document is decoded again
 // when it is validated: for a policy, microseconds.
 func peekPolicy(ctx context.Context, opts Options, source string, data []byte) map[string]any {
 	if len(data) == 0 {
@@ -275,7 +275,7 @@ func compileAhead(ctx context.Context, opts Options, dirs []CheckSource) *future
 		if err != nil {
 			return a, &Error{Kind: Internal, Msg: "internal error: reading the built-in policy: " + plan.OneLine(err.Error())}
 		}
-		if a.mods = gate.WithoutBuiltinCopies(builtins, mods); len(a.mods) == 0 {
+		if a.mods = engine.WithoutBuiltinCopies(builtins, mods); len(a.mods) == 0 {
 			return a, nil // copies of the built-in modules alone: the built-in checks judge
 		}
 		if a.engine, err = customEngine(a.mods, opts.ResolvePaths); err != nil {

@@ -6,19 +6,19 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/spawngate/spawngate/internal/gate"
+	"github.com/spawngate/spawngate/internal/engine"
 	"github.com/spawngate/spawngate/internal/ledger"
 	"github.com/spawngate/spawngate/internal/plan"
 )
 
-// Kind is what kept a document from being judged.
-type Kind int
+// ErrorKind is what kept a document from being judged.
+type ErrorKind int
 
 const (
 	// Document: the document cannot be judged as written (it is missing,
 	// unreadable, does not parse, or breaks the schema outside the
 	// children), or the machine cannot resolve what it names.
-	Document Kind = iota + 1
+	Document ErrorKind = iota + 1
 	// Limit: the document goes over a limit; Error.Limit names it.
 	Limit
 	// Timeout: the deadline passed; Error.Limit is "timeout".
@@ -35,7 +35,7 @@ const (
 	Option
 )
 
-func (k Kind) String() string {
+func (k ErrorKind) String() string {
 	switch k {
 	case Document:
 		return "document"
@@ -58,7 +58,7 @@ func (k Kind) String() string {
 // Error is why a document could not be judged, in parts, so that every
 // front end can say it its own way and none parses a message back.
 type Error struct {
-	Kind    Kind
+	Kind    ErrorKind
 	Source  string // the document: a file name as given, or <stdin>
 	Line    int    // 1-based; 0 when not known
 	Column  int    // 1-based; 0 when not known
@@ -115,18 +115,18 @@ func AsErrorAfter(source string, err error, timeout time.Duration) *Error {
 		}
 		return e
 	}
-	var me *gate.ModuleError
+	var me *engine.ModuleError
 	if errors.As(err, &me) {
 		// One of the operator's modules: the document is the .rego file.
 		return &Error{Kind: Document, Source: me.File, Line: me.Line, Msg: plan.OneLine(me.Msg), Builtin: me.Builtin}
 	}
-	var re *gate.ResolveError
+	var re *engine.ResolveError
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return &Error{Kind: Timeout, Source: source, Msg: "timed out", Limit: "timeout"}
 	case errors.Is(err, context.Canceled):
 		return &Error{Kind: Interrupted, Source: source, Msg: "interrupted"}
-	case errors.Is(err, gate.ErrNoPolicy):
+	case errors.Is(err, engine.ErrNoPolicy):
 		return &Error{Kind: NoPolicy, Source: source, Msg: "no policy applies"}
 	case errors.As(err, &re):
 		return &Error{Kind: Document, Source: source, Msg: plan.OneLine(re.Error())}

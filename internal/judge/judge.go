@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spawngate/spawngate/internal/engine"
 	"github.com/spawngate/spawngate/internal/future"
-	"github.com/spawngate/spawngate/internal/gate"
 	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
 	"github.com/spawngate/spawngate/policy"
@@ -25,7 +25,7 @@ type Options struct {
 	// evaluating, assembling. It also bounds reading the operator policy.
 	Timeout time.Duration
 	// ResolvePaths also resolves every path on this machine's filesystem,
-	// following symlinks (see gate.ResolvePaths).
+	// following symlinks (see engine.ResolvePaths).
 	ResolvePaths bool
 	// OnRead, when set, is given every document read, by its source name
 	// (the CLI tunes its garbage collector by the size, and a decision log
@@ -82,8 +82,8 @@ func DefaultOptions() Options {
 type Gate struct {
 	opts     Options
 	loader   *plan.Loader
-	pending  *future.Future[*gate.Engine] // compiled beside the first document's reading
-	operator plan.Policy                  // nil when there is none
+	pending  *future.Future[*engine.Engine] // compiled beside the first document's reading
+	operator plan.Policy                    // nil when there is none
 	// sources names what the gate was built from, and digests them.
 	sources Sources
 }
@@ -141,7 +141,7 @@ func newGate(ctx context.Context, opts Options, source, policyFile string, readP
 	// with --checks those folders' too. A bundle's checks are known only
 	// once it is read, and a policy's checks field once the policy is;
 	// then the built-ins compiled ahead are kept for the next gate.
-	var pending *future.Future[*gate.Engine]
+	var pending *future.Future[*engine.Engine]
 	var ahead *future.Future[aheadEngine]
 	var data []byte // the operator policy document
 	var readErr error
@@ -240,7 +240,7 @@ func newGate(ctx context.Context, opts Options, source, policyFile string, readP
 		if err != nil {
 			return nil, &Error{Kind: Internal, Msg: "internal error: reading the built-in policy: " + plan.OneLine(err.Error())}
 		}
-		custom = gate.WithoutBuiltinCopies(builtins, custom)
+		custom = engine.WithoutBuiltinCopies(builtins, custom)
 	}
 	g.sources.ChecksDigest = ChecksDigest()
 	if len(custom) == 0 {
@@ -261,7 +261,7 @@ func newGate(ctx context.Context, opts Options, source, policyFile string, readP
 }
 
 // withCustom completes a gate judged by the operator's own checks too.
-func (g *Gate) withCustom(custom []policy.Module, e *gate.Engine) *Gate {
+func (g *Gate) withCustom(custom []policy.Module, e *engine.Engine) *Gate {
 	g.sources.ChecksDigest = checksDigest(custom)
 	for _, m := range custom {
 		g.sources.Modules = append(g.sources.Modules, m.Name)
@@ -285,7 +285,7 @@ func Digest(data []byte) string {
 func (g *Gate) Sources() Sources { return g.sources }
 
 // engine waits for the compiled checks.
-func (g *Gate) engine() (*gate.Engine, error) {
+func (g *Gate) engine() (*engine.Engine, error) {
 	e, err := g.pending.Wait()
 	if err != nil {
 		return nil, &Error{Kind: Internal, Msg: "internal error: " + plan.OneLine(err.Error())}
@@ -347,7 +347,7 @@ func SourceName(name string) string {
 }
 
 // JudgeFile judges the plan in the file name, or on stdin for "-". It
-// lists at most maxListed violations (see gate.ListAtMost). An error is an
+// lists at most maxListed violations (see engine.ListAtMost). An error is an
 // *Error: the plan was not judged, and is never a pass.
 func (g *Gate) JudgeFile(ctx context.Context, name string, stdin io.Reader, maxListed int) (report.Result, error) {
 	source := SourceName(name)
@@ -396,7 +396,7 @@ func (g *Gate) judge(ctx context.Context, source string, data []byte, maxListed 
 	if err != nil {
 		return report.Result{}, err
 	}
-	res, err := e.Evaluate(ctx, g.operator, p, gate.ListAtMost(maxListed), gate.Today(g.opts.Today), gate.StrictExceptions(g.opts.StrictExceptions))
+	res, err := e.Evaluate(ctx, g.operator, p, engine.ListAtMost(maxListed), engine.Today(g.opts.Today), engine.StrictExceptions(g.opts.StrictExceptions))
 	if err != nil {
 		return report.Result{}, err
 	}
@@ -514,39 +514,39 @@ func Read(ctx context.Context, name, source string, max int64, stdin io.Reader) 
 // engines keeps the engines this process compiled, by whether they resolve
 // paths: a test, a fuzz target or a server building many gates compiles
 // the Rego once. (The schemas are compiled once by the plan package.)
-var engines sync.Map // bool -> *gate.Engine
+var engines sync.Map // bool -> *engine.Engine
 
 // startEngine builds the engine for these options, or finds the one this
 // process built before; expect is the operator policy it will most likely
-// judge under (gate.Expect), or nil. A panic while building it is raised
+// judge under (engine.Expect), or nil. A panic while building it is raised
 // again in every caller of Wait, whose recover turns it into an internal
 // error.
-func startEngine(opts Options, expect map[string]any) *future.Future[*gate.Engine] {
+func startEngine(opts Options, expect map[string]any) *future.Future[*engine.Engine] {
 	resolve := opts.ResolvePaths
 	if e, ok := engines.Load(resolve); ok {
-		engine := e.(*gate.Engine)
+		eng := e.(*engine.Engine)
 		var err error
 		if opts.CompileAll {
-			err = engine.CompileRest()
+			err = eng.CompileRest()
 		}
-		return future.Done(engine, err)
+		return future.Done(eng, err)
 	}
-	return future.Go(func() (*gate.Engine, error) {
+	return future.Go(func() (*engine.Engine, error) {
 		modules, err := policy.Modules()
 		if err != nil {
 			return nil, fmt.Errorf("reading the built-in policy: %w", err)
 		}
-		build := []gate.Option{gate.ResolvePaths(resolve), gate.Expect(expect)}
+		build := []engine.Option{engine.ResolvePaths(resolve), engine.Expect(expect)}
 		if opts.ExpectNested {
-			build = append(build, gate.EveryModule())
+			build = append(build, engine.EveryModule())
 		}
-		engine, err := gate.New(modules, build...)
+		eng, err := engine.New(modules, build...)
 		if err == nil && opts.CompileAll {
-			err = engine.CompileRest()
+			err = eng.CompileRest()
 		}
 		if err == nil {
-			engines.Store(resolve, engine)
+			engines.Store(resolve, eng)
 		}
-		return engine, err
+		return eng, err
 	})
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/cover"
 	"github.com/open-policy-agent/opa/v1/tester"
 
-	"github.com/spawngate/spawngate/internal/gate"
+	"github.com/spawngate/spawngate/internal/engine"
 	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/policy"
 )
@@ -154,7 +154,7 @@ func Verify(ctx context.Context, o VerifyOptions) (*Verified, error) {
 	if err != nil {
 		return nil, &Error{Kind: Internal, Msg: "internal error: reading the built-in policy: " + plan.OneLine(err.Error())}
 	}
-	custom = gate.WithoutBuiltinCopies(builtins, custom)
+	custom = engine.WithoutBuiltinCopies(builtins, custom)
 	if len(custom) > 0 {
 		// The contract first, exactly as the gate holds the modules to it.
 		if _, err := customEngine(custom, false); err != nil {
@@ -167,7 +167,7 @@ func Verify(ctx context.Context, o VerifyOptions) (*Verified, error) {
 			return nil, &Error{Kind: Internal, Msg: "internal error: reading the built-in tests: " + plan.OneLine(err.Error())}
 		}
 	}
-	t, err := gate.PrepareTests(builtins, builtinTests, custom, tests)
+	t, err := engine.PrepareTests(builtins, builtinTests, custom, tests)
 	if err != nil {
 		return nil, AsError("tests", err)
 	}
@@ -183,7 +183,7 @@ func Verify(ctx context.Context, o VerifyOptions) (*Verified, error) {
 	r = r.SetTimeout(cmp.Or(o.Timeout, DefaultTestTimeout))
 	ch, err := r.RunTests(ctx, nil)
 	if err != nil {
-		return nil, AsError("tests", gate.TestsError(err))
+		return nil, AsError("tests", engine.TestsError(err))
 	}
 	out := &Verified{}
 	for res := range ch {

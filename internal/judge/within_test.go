@@ -93,7 +93,7 @@ func TestBudgetOfASpawn(t *testing.T) {
 func TestAsErrorKeepsALedgersPlace(t *testing.T) {
 	for _, tc := range []struct {
 		err  error
-		kind judge.Kind
+		kind judge.ErrorKind
 		line string
 	}{
 		{fmt.Errorf("opening: %w", &ledger.Error{File: "/s/x.json", Line: 1, Column: 4, Msg: "the ledger is corrupt: bad"}), judge.Document, "/s/x.json:1:4: the ledger is corrupt: bad"},

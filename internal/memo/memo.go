@@ -1,7 +1,7 @@
 // Package memo is a small, bounded, concurrency-safe memory of values by
-// key (the least recently used are forgotten first), for the decisions the
-// gate makes again and again: what the schema and the checks said of a
-// child they judged before.
+// key (the least recently used are forgotten first), for what the gate
+// would otherwise work out again and again: what the schema and the checks
+// said of a child they judged before.
 //
 // Every memo of the gate follows one rule: a key holds everything the
 // decision reads. What a decision reads that its key lacks (a brief the

@@ -96,7 +96,7 @@ func validateAll(ctx context.Context, l *Loader, data []byte) error {
 		return err
 	}
 	reps := doc.(map[string]any)["plan"].([]any)
-	_, _, err = l.schemas.validatePlan(ctx, doc.(map[string]any), reps, nil, true, memo.View[[]problem]{}, nil, nil)
+	_, _, err = l.schemas.validatePlan(ctx, doc.(map[string]any), reps, nil, true, memo.View[[]schemaError]{}, nil, nil)
 	return err
 }
 

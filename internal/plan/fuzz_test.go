@@ -212,7 +212,7 @@ func checkPlan(t *testing.T, p *plan.Plan, source string) {
 	if p.Policy != nil {
 		checkShape(t, map[string]any(p.Policy), "/policy")
 	}
-	issues := p.ChildIssues()
+	issues := p.SchemaViolations()
 	for i, is := range issues {
 		if is.Child < 0 || is.Child >= len(p.Children) {
 			t.Fatalf("issue %d names child %d of %d: %+v", i, is.Child, len(p.Children), is)

@@ -18,7 +18,7 @@ import (
 // nothing; Abstracted lists them). For those, the group records only the
 // type, and for a string whether it is long enough. The schema gives every
 // child of a group the same verdict and the same messages, and the checks
-// may not read such keys (gate.New refuses a check that does), so one
+// may not read such keys (engine.New refuses a check that does), so one
 // representative per group is validated and evaluated, and its findings
 // hold for all members.
 

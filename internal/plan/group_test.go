@@ -85,12 +85,12 @@ func TestGroupedIssuesEqualChildByChild(t *testing.T) {
 			t.Fatal(err)
 		}
 		var got, want []string
-		for _, is := range p.ChildIssues() {
+		for _, is := range p.SchemaViolations() {
 			if is.Child == i && !strings.Contains(is.Message, "is not unique") { // plan-wide, not per child
 				got = append(got, is.Field+" "+is.Message)
 			}
 		}
-		for _, is := range alone.ChildIssues() {
+		for _, is := range alone.SchemaViolations() {
 			want = append(want, is.Field+" "+is.Message)
 		}
 		if !slices.Equal(got, want) {

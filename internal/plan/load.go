@@ -30,14 +30,14 @@ type Plan struct {
 	// can see of its children, written out. Children with equal keys are
 	// judged alike, also across plans.
 	Keys []string
-	// GroupIssues holds, for each group, the schema violations of its
+	// GroupViolations holds, for each group, the schema violations of its
 	// representative, which hold for every member of the group, in pointer
 	// order. (Child is the representative's index.) Kept by group, a
 	// violation repeated by 100,000 identical children is stored once.
-	GroupIssues [][]Issue
-	// Issues are the violations of one child alone: an id another child
+	GroupViolations [][]SchemaViolation
+	// OwnViolations are the violations of one child alone: an id another child
 	// also uses. Each refuses its child.
-	Issues []Issue
+	OwnViolations []SchemaViolation
 	// Tree places each child in the plan tree when the plan is nested (a
 	// child has children) or has a parent block; nil otherwise, and then
 	// child i is /plan/i. See tree.go.
@@ -49,26 +49,26 @@ type Plan struct {
 	Parents map[string]any
 }
 
-// ChildIssues lists every issue of every child, the group issues repeated
+// SchemaViolations lists every issue of every child, the group issues repeated
 // for each member, in child and pointer order. It is for tests and small
 // plans: on a plan of many identical children it is as large as they are.
-func (p *Plan) ChildIssues() []Issue {
-	var out []Issue
+func (p *Plan) SchemaViolations() []SchemaViolation {
+	var out []SchemaViolation
 	for i, k := range p.Group {
-		for _, is := range p.GroupIssues[k] {
+		for _, is := range p.GroupViolations[k] {
 			is.Child = i
 			out = append(out, is)
 		}
 	}
-	out = append(out, p.Issues...)
+	out = append(out, p.OwnViolations...)
 	sortIssues(out)
 	return out
 }
 
 // sortIssues puts issues in child, pointer and message order; issues equal
 // in all three are equal, so the order does not depend on the input's.
-func sortIssues(issues []Issue) {
-	slices.SortFunc(issues, func(a, b Issue) int {
+func sortIssues(issues []SchemaViolation) {
+	slices.SortFunc(issues, func(a, b SchemaViolation) int {
 		if a.Child != b.Child {
 			return cmp.Compare(a.Child, b.Child)
 		}
@@ -82,8 +82,8 @@ func sortIssues(issues []Issue) {
 // Policy is a validated policy object (see schemas/policy.schema.json).
 type Policy map[string]any
 
-// Issue is a schema violation inside one child.
-type Issue struct {
+// SchemaViolation is a schema violation inside one child.
+type SchemaViolation struct {
 	Child   int    // index of the child in the plan
 	Field   string // JSON pointer relative to the child; "" for the child itself
 	Message string
@@ -97,12 +97,12 @@ type Loader struct {
 	// seen remembers what the schema said of children validated before,
 	// by key, so that a child judged again (the same agent spawned again,
 	// the same template in another plan) is not validated again.
-	seen *memo.Memo[[]problem]
+	seen *memo.Memo[[]schemaError]
 	// shells remembers what the schema said of a document with its plan
 	// list cut to the first representative, by the rest of the document
 	// and that representative's key: a hook's or a server's documents are
 	// mostly alike but for the children.
-	shells *memo.Memo[[]problem]
+	shells *memo.Memo[[]schemaError]
 }
 
 // shellMemoSize is how many documents' shells a loader remembers: a few
@@ -115,7 +115,7 @@ func NewLoader(lim Limits) (*Loader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Loader{limits: lim, schemas: s, seen: memo.New[[]problem](memo.Size), shells: memo.New[[]problem](shellMemoSize)}, nil
+	return &Loader{limits: lim, schemas: s, seen: memo.New[[]schemaError](memo.Size), shells: memo.New[[]schemaError](shellMemoSize)}, nil
 }
 
 // The embedded schemas are compiled once per process, by whoever needs
@@ -199,11 +199,11 @@ func (l *Loader) Plan(ctx context.Context, source string, data []byte) (*Plan, e
 		if err := ctxErr(ctx, k); err != nil {
 			return nil, err
 		}
-		var issues []Issue
+		var issues []SchemaViolation
 		for _, pr := range repProblems[k] {
-			issues = append(issues, Issue{Child: i, Field: pr.pointer, Message: pr.msg})
+			issues = append(issues, SchemaViolation{Child: i, Field: pr.pointer, Message: pr.msg})
 		}
-		p.GroupIssues = append(p.GroupIssues, issues)
+		p.GroupViolations = append(p.GroupViolations, issues)
 	}
 	for i, pr := range docProblems {
 		if pr.pointer == "/plan" && pr.msg == "must not be empty" {
@@ -219,8 +219,8 @@ func (l *Loader) Plan(ctx context.Context, source string, data []byte) (*Plan, e
 		}
 		p.Policy = pol
 	}
-	p.Issues = duplicateIDs(p.Children)
-	sortIssues(p.Issues)
+	p.OwnViolations = duplicateIDs(p.Children)
+	sortIssues(p.OwnViolations)
 	return p, nil
 }
 
@@ -323,7 +323,7 @@ func describeValue(v any) string {
 // documentError reports every problem of a document that breaks its
 // schema: the first, with the others in More, each at the line and
 // column of the value it points at when the document has one there.
-func documentError(ctx context.Context, source string, data []byte, lim Limits, problems []problem) *Error {
+func documentError(ctx context.Context, source string, data []byte, lim Limits, problems []schemaError) *Error {
 	pointers := make([]string, len(problems))
 	for i, p := range problems {
 		pointers[i] = p.pointer
@@ -348,7 +348,7 @@ func documentError(ctx context.Context, source string, data []byte, lim Limits, 
 // orchestrator that addresses children by id could mean either. The
 // message names a few of the others and counts the rest, so that 100,000
 // children sharing one id cost 100,000 short messages, not 10^10 names.
-func duplicateIDs(children []any) []Issue {
+func duplicateIDs(children []any) []SchemaViolation {
 	users := map[string][]int{}
 	for i, c := range children {
 		obj, ok := c.(map[string]any)
@@ -361,13 +361,13 @@ func duplicateIDs(children []any) []Issue {
 		}
 		users[id] = append(users[id], i)
 	}
-	var issues []Issue
+	var issues []SchemaViolation
 	for id, idx := range users {
 		if len(idx) < 2 {
 			continue
 		}
 		for n, i := range idx {
-			issues = append(issues, Issue{Child: i, Field: "/id", Message: fmt.Sprintf("id %s is not unique: %s", quote(id), others(idx, n))})
+			issues = append(issues, SchemaViolation{Child: i, Field: "/id", Message: fmt.Sprintf("id %s is not unique: %s", quote(id), others(idx, n))})
 		}
 	}
 	return issues

@@ -84,7 +84,7 @@ type planCase struct {
 	in       string
 	children int
 	policy   plan.Policy
-	issues   []plan.Issue
+	issues   []plan.SchemaViolation
 	err      string
 }
 
@@ -173,30 +173,30 @@ plan:
 	{name: "empty document", source: "plan.yaml", in: "# nothing\n", err: "plan.yaml: empty document: nothing to check"},
 
 	// issues inside children
-	{name: "children that are not objects", in: planOf("1", `"x"`, "null", "[]", "true", okChild), children: 6, issues: []plan.Issue{
+	{name: "children that are not objects", in: planOf("1", `"x"`, "null", "[]", "true", okChild), children: 6, issues: []plan.SchemaViolation{
 		{0, "", "must be an object, not a number"},
 		{1, "", "must be an object, not a string"},
 		{2, "", "must be an object, not null"},
 		{3, "", "must be an object, not a list"},
 		{4, "", "must be an object, not a boolean"},
 	}},
-	{name: "empty child", in: planOf("{}"), children: 1, issues: []plan.Issue{
+	{name: "empty child", in: planOf("{}"), children: 1, issues: []plan.SchemaViolation{
 		{0, "/budget_tokens", `required key "budget_tokens" is missing`},
 		{0, "/paths", `required key "paths" is missing`},
 		{0, "/role", `required key "role" is missing`},
 		{0, "/tools", `required key "tools" is missing`},
 	}},
-	{name: "missing paths", in: planOf(child(map[string]string{"paths": ""})), children: 1, issues: []plan.Issue{
+	{name: "missing paths", in: planOf(child(map[string]string{"paths": ""})), children: 1, issues: []plan.SchemaViolation{
 		{0, "/paths", `required key "paths" is missing`},
 	}},
-	{name: "unknown keys", in: planOf(child(map[string]string{"zz": "1", "aa": "{}", "a/b": "2"})), children: 1, issues: []plan.Issue{
+	{name: "unknown keys", in: planOf(child(map[string]string{"zz": "1", "aa": "{}", "a/b": "2"})), children: 1, issues: []plan.SchemaViolation{
 		{0, "/aa", `unknown key "aa" (allowed: ` + childKeys + `)`},
 		{0, "/a~1b", `unknown key "a/b" (allowed: ` + childKeys + `)`}, // sorted as escaped: ~ after a
 		{0, "/zz", `unknown key "zz" (allowed: ` + childKeys + `)`},
 	}},
 	{name: "wrong types", in: planOf(child(map[string]string{
 		"role": "1", "tools": `"fs.read"`, "paths": `"/repo"`, "budget_tokens": `"5"`, "id": "5", "brief": "true", "model": "[]",
-	})), children: 1, issues: []plan.Issue{
+	})), children: 1, issues: []plan.SchemaViolation{
 		{0, "/brief", "must be a string, not a boolean"},
 		{0, "/budget_tokens", "must be a whole number, not a string"},
 		{0, "/id", "must be a string, not a number"},
@@ -205,51 +205,51 @@ plan:
 		{0, "/role", "must be a string, not a number"},
 		{0, "/tools", "must be a list, not a string"},
 	}},
-	{name: "wrong item types", in: planOf(child(map[string]string{"tools": `["fs.read", 1]`, "paths": `[null]`})), children: 1, issues: []plan.Issue{
+	{name: "wrong item types", in: planOf(child(map[string]string{"tools": `["fs.read", 1]`, "paths": `[null]`})), children: 1, issues: []plan.SchemaViolation{
 		{0, "/paths/0", "must be a string, not null"},
 		{0, "/tools/1", "must be a string, not a number"},
 	}},
-	{name: "empty role", in: planOf(child(map[string]string{"role": `""`})), children: 1, issues: []plan.Issue{
+	{name: "empty role", in: planOf(child(map[string]string{"role": `""`})), children: 1, issues: []plan.SchemaViolation{
 		{0, "/role", `must be a non-empty role name, not ""`},
 	}},
-	{name: "blank role", in: planOf(child(map[string]string{"role": `"  "`})), children: 1, issues: []plan.Issue{
+	{name: "blank role", in: planOf(child(map[string]string{"role": `"  "`})), children: 1, issues: []plan.SchemaViolation{
 		{0, "/role", `must be a non-empty role name, not "  "`},
 	}},
-	{name: "whitespace role", in: planOf(child(map[string]string{"role": `"\t\n"`})), children: 1, issues: []plan.Issue{
+	{name: "whitespace role", in: planOf(child(map[string]string{"role": `"\t\n"`})), children: 1, issues: []plan.SchemaViolation{
 		{0, "/role", `must be a non-empty role name, not "\t\n"`},
 	}},
-	{name: "no tools", in: planOf(child(map[string]string{"tools": `[]`})), children: 1, issues: []plan.Issue{
+	{name: "no tools", in: planOf(child(map[string]string{"tools": `[]`})), children: 1, issues: []plan.SchemaViolation{
 		{0, "/tools", "must not be empty"},
 	}},
-	{name: "empty id", in: planOf(child(map[string]string{"id": `""`})), children: 1, issues: []plan.Issue{
+	{name: "empty id", in: planOf(child(map[string]string{"id": `""`})), children: 1, issues: []plan.SchemaViolation{
 		{0, "/id", "must not be empty"},
 	}},
-	{name: "budget with an exponent", in: planOf(child(map[string]string{"budget_tokens": "4e4"})), children: 1, issues: []plan.Issue{
+	{name: "budget with an exponent", in: planOf(child(map[string]string{"budget_tokens": "4e4"})), children: 1, issues: []plan.SchemaViolation{
 		{0, "/budget_tokens", "must be " + wholeTitle + ", not 4e4"},
 	}},
-	{name: "budget with a fraction", in: planOf(child(map[string]string{"budget_tokens": "40000.0"})), children: 1, issues: []plan.Issue{
+	{name: "budget with a fraction", in: planOf(child(map[string]string{"budget_tokens": "40000.0"})), children: 1, issues: []plan.SchemaViolation{
 		{0, "/budget_tokens", "must be " + wholeTitle + ", not 40000.0"},
 	}},
-	{name: "yaml budget with an exponent", source: "plan.yaml", in: "plan:\n  - {role: r, tools: [a], paths: [], budget_tokens: 4e4}\n", children: 1, issues: []plan.Issue{
+	{name: "yaml budget with an exponent", source: "plan.yaml", in: "plan:\n  - {role: r, tools: [a], paths: [], budget_tokens: 4e4}\n", children: 1, issues: []plan.SchemaViolation{
 		{0, "/budget_tokens", "must be " + wholeTitle + ", not 4e4"},
 	}},
-	{name: "fractional budget", in: planOf(child(map[string]string{"budget_tokens": "1.5"})), children: 1, issues: []plan.Issue{
+	{name: "fractional budget", in: planOf(child(map[string]string{"budget_tokens": "1.5"})), children: 1, issues: []plan.SchemaViolation{
 		{0, "/budget_tokens", "must be a whole number, not a number"},
 	}},
-	{name: "zero budget", in: planOf(child(map[string]string{"budget_tokens": "0"})), children: 1, issues: []plan.Issue{
+	{name: "zero budget", in: planOf(child(map[string]string{"budget_tokens": "0"})), children: 1, issues: []plan.SchemaViolation{
 		{0, "/budget_tokens", "must be at least 1, not 0"},
 	}},
-	{name: "negative budget", in: planOf(child(map[string]string{"budget_tokens": "-1"})), children: 1, issues: []plan.Issue{
+	{name: "negative budget", in: planOf(child(map[string]string{"budget_tokens": "-1"})), children: 1, issues: []plan.SchemaViolation{
 		{0, "/budget_tokens", "must be at least 1, not -1"},
 	}},
-	{name: "duplicate ids", in: planOf(child(map[string]string{"id": `"a"`}), child(map[string]string{"id": `"a"`})), children: 2, issues: []plan.Issue{
+	{name: "duplicate ids", in: planOf(child(map[string]string{"id": `"a"`}), child(map[string]string{"id": `"a"`})), children: 2, issues: []plan.SchemaViolation{
 		{0, "/id", `id "a" is not unique: child 1 also uses it`},
 		{1, "/id", `id "a" is not unique: child 0 also uses it`},
 	}},
 	{name: "three children share an id", in: planOf(
 		child(map[string]string{"id": `"a"`}), child(map[string]string{"id": `"b"`}), child(map[string]string{"id": `"a"`}),
 		okChild, child(map[string]string{"id": `"a"`}), child(map[string]string{"id": `"c"`}), child(map[string]string{"id": `"c"`}),
-	), children: 7, issues: []plan.Issue{
+	), children: 7, issues: []plan.SchemaViolation{
 		{0, "/id", `id "a" is not unique: children 2 and 4 also use it`},
 		{2, "/id", `id "a" is not unique: children 0 and 4 also use it`},
 		{4, "/id", `id "a" is not unique: children 0 and 2 also use it`},
@@ -257,13 +257,13 @@ plan:
 		{6, "/id", `id "c" is not unique: child 5 also uses it`},
 	}},
 	// An empty id is refused as empty; that it repeats adds nothing.
-	{name: "duplicate empty ids", in: planOf(child(map[string]string{"id": `""`}), child(map[string]string{"id": `""`})), children: 2, issues: []plan.Issue{
+	{name: "duplicate empty ids", in: planOf(child(map[string]string{"id": `""`}), child(map[string]string{"id": `""`})), children: 2, issues: []plan.SchemaViolation{
 		{0, "/id", "must not be empty"},
 		{1, "/id", "must not be empty"},
 	}},
 	{name: "duplicate id beside other issues", in: planOf(
 		child(map[string]string{"id": `"x"`, "role": "1", "zz": "1"}), child(map[string]string{"id": `"x"`, "budget_tokens": "0"}),
-	), children: 2, issues: []plan.Issue{
+	), children: 2, issues: []plan.SchemaViolation{
 		{0, "/id", `id "x" is not unique: child 1 also uses it`},
 		{0, "/role", "must be a string, not a number"},
 		{0, "/zz", `unknown key "zz" (allowed: ` + childKeys + `)`},
@@ -272,22 +272,22 @@ plan:
 	}},
 	{name: "issues sorted by child as a number", in: planOf(
 		okChild, okChild, "2", okChild, okChild, okChild, okChild, okChild, okChild, okChild, "10", okChild,
-	), children: 12, issues: []plan.Issue{
+	), children: 12, issues: []plan.SchemaViolation{
 		{2, "", "must be an object, not a number"},
 		{10, "", "must be an object, not a number"},
 	}},
 	{name: "issues sorted by index as a number", in: planOf(
 		child(map[string]string{"tools": `["a","b",2,"c","d","e","f","g","h","i",10]`}),
-	), children: 1, issues: []plan.Issue{
+	), children: 1, issues: []plan.SchemaViolation{
 		{0, "/tools/2", "must be a string, not a number"},
 		{0, "/tools/10", "must be a string, not a number"},
 	}},
-	{name: "issues sorted with number-like keys", in: planOf(child(map[string]string{"9": "1", "10": "1", "1a": "1"})), children: 1, issues: []plan.Issue{
+	{name: "issues sorted with number-like keys", in: planOf(child(map[string]string{"9": "1", "10": "1", "1a": "1"})), children: 1, issues: []plan.SchemaViolation{
 		{0, "/9", `unknown key "9" (allowed: ` + childKeys + `)`},
 		{0, "/10", `unknown key "10" (allowed: ` + childKeys + `)`},
 		{0, "/1a", `unknown key "1a" (allowed: ` + childKeys + `)`},
 	}},
-	{name: "valid and invalid children", source: "plan.yaml", in: okYAMLPlan + "  - role: ''\n    tools: [x]\n    paths: []\n    budget_tokens: 1\n", children: 3, issues: []plan.Issue{
+	{name: "valid and invalid children", source: "plan.yaml", in: okYAMLPlan + "  - role: ''\n    tools: [x]\n    paths: []\n    budget_tokens: 1\n", children: 3, issues: []plan.SchemaViolation{
 		{2, "/role", `must be a non-empty role name, not ""`},
 	}},
 }
@@ -355,14 +355,14 @@ func TestLoaderPlan(t *testing.T) {
 			if !reflect.DeepEqual(p.Policy, tc.policy) {
 				t.Errorf("Policy\n got %#v\nwant %#v", p.Policy, tc.policy)
 			}
-			if got := p.ChildIssues(); !reflect.DeepEqual(got, tc.issues) {
+			if got := p.SchemaViolations(); !reflect.DeepEqual(got, tc.issues) {
 				t.Errorf("Issues\n got %s\nwant %s", showIssues(got), showIssues(tc.issues))
 			}
 		})
 	}
 }
 
-func showIssues(issues []plan.Issue) string {
+func showIssues(issues []plan.SchemaViolation) string {
 	if len(issues) == 0 {
 		return "(none)"
 	}
@@ -410,8 +410,8 @@ func TestLoaderPlanDeterministic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(again.ChildIssues(), first.ChildIssues()) {
-			t.Fatalf("run %d gave other issues\n got %s\nwant %s", i, showIssues(again.ChildIssues()), showIssues(first.ChildIssues()))
+		if !reflect.DeepEqual(again.SchemaViolations(), first.SchemaViolations()) {
+			t.Fatalf("run %d gave other issues\n got %s\nwant %s", i, showIssues(again.SchemaViolations()), showIssues(first.SchemaViolations()))
 		}
 	}
 }

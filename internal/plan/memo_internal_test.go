@@ -63,7 +63,7 @@ func TestTheShellMemoryHoldsOneChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.child = nil
-	l := &Loader{limits: DefaultLimits, schemas: s, seen: memo.New[[]problem](memo.Size), shells: memo.New[[]problem](shellMemoSize)}
+	l := &Loader{limits: DefaultLimits, schemas: s, seen: memo.New[[]schemaError](memo.Size), shells: memo.New[[]schemaError](shellMemoSize)}
 	const first = `{"role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 1}`
 	for _, tc := range []struct {
 		second string
@@ -76,8 +76,8 @@ func TestTheShellMemoryHoldsOneChild(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := len(p.ChildIssues()); n != tc.issues {
-			t.Errorf("second child %s: %d issues %v, want %d", tc.second, n, p.ChildIssues(), tc.issues)
+		if n := len(p.SchemaViolations()); n != tc.issues {
+			t.Errorf("second child %s: %d issues %v, want %d", tc.second, n, p.SchemaViolations(), tc.issues)
 		}
 	}
 }
@@ -110,7 +110,7 @@ func TestTheShellMemoryKeysOnTheRestOfTheDocument(t *testing.T) {
 	} {
 		if err := load(doc); err == nil {
 			p, _ := l.Plan(context.Background(), "plan.json", []byte(doc))
-			if len(p.GroupIssues) == 0 || len(p.GroupIssues[0]) == 0 {
+			if len(p.GroupViolations) == 0 || len(p.GroupViolations[0]) == 0 {
 				t.Errorf("%s: no problem found, as if the valid document's shell answered for it", doc)
 			}
 		}

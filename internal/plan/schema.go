@@ -124,10 +124,10 @@ func splitChild(ptr string) (child int, field string, ok bool) {
 // that the work stops when ctx ends. seen remembers what the schema said
 // of each child, by its key; shells, what it said of the document without
 // its children but one, unless unkeyed names why not.
-func (s *schemaSet) validatePlan(ctx context.Context, doc map[string]any, reps []any, keys []string, isList bool, seen memo.View[[]problem], shells *memo.Memo[[]problem], unkeyed []string) (docProblems []problem, repProblems [][]problem, err error) {
-	repProblems = make([][]problem, len(reps))
+func (s *schemaSet) validatePlan(ctx context.Context, doc map[string]any, reps []any, keys []string, isList bool, seen memo.View[[]schemaError], shells *memo.Memo[[]schemaError], unkeyed []string) (docProblems []schemaError, repProblems [][]schemaError, err error) {
+	repProblems = make([][]schemaError, len(reps))
 	shell := doc
-	var shellMemo memo.View[[]problem]
+	var shellMemo memo.View[[]schemaError]
 	shellKey := ""
 	if isList {
 		alone := 0 // the representatives validated with the document
@@ -179,7 +179,7 @@ func (s *schemaSet) validatePlan(ctx context.Context, doc map[string]any, reps [
 	}
 	for _, pr := range problems {
 		if k, field, ok := splitChild(pr.pointer); ok && isList {
-			repProblems[k] = append(repProblems[k], problem{field, pr.msg})
+			repProblems[k] = append(repProblems[k], schemaError{field, pr.msg})
 			continue
 		}
 		docProblems = append(docProblems, pr)
@@ -203,23 +203,23 @@ func (s *schemaSet) subSchema(location string) *jsonschema.Schema {
 	return sch
 }
 
-// problem is one schema violation, said plainly, at a JSON pointer.
-type problem struct {
+// schemaError is one schema violation, said plainly, at a JSON pointer.
+type schemaError struct {
 	pointer string
 	msg     string
 }
 
 // validate checks doc against sch and returns every violation, sorted.
-func (s *schemaSet) validate(sch *jsonschema.Schema, doc any) []problem {
+func (s *schemaSet) validate(sch *jsonschema.Schema, doc any) []schemaError {
 	err := sch.Validate(doc)
 	if err == nil {
 		return nil
 	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
-		return []problem{{msg: err.Error()}}
+		return []schemaError{{msg: err.Error()}}
 	}
-	var out []problem
+	var out []schemaError
 	var walk func(*jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
 		if len(e.Causes) == 0 {
@@ -231,7 +231,7 @@ func (s *schemaSet) validate(sch *jsonschema.Schema, doc any) []problem {
 		}
 	}
 	walk(ve)
-	sortProblems(out)
+	sortSchemaErrors(out)
 	return dedupe(out)
 }
 
@@ -244,25 +244,25 @@ var (
 
 // explain turns one leaf of the validator's error tree into problems a
 // person can act on.
-func (s *schemaSet) explain(e *jsonschema.ValidationError, doc any) []problem {
+func (s *schemaSet) explain(e *jsonschema.ValidationError, doc any) []schemaError {
 	at := e.InstanceLocation
 	keyword := e.KeywordLocation[strings.LastIndexByte(e.KeywordLocation, '/')+1:]
 	schemaAt := strings.TrimSuffix(e.AbsoluteKeywordLocation, "/"+keyword)
 	value, _ := jsonpointer.Lookup(doc, at)
 	if i := strings.LastIndexByte(at, '/'); i >= 0 && s.forbiddenKeys(at[:i])[at[i+1:]] && keyword == at[i+1:] {
-		return []problem{{at, fmt.Sprintf("%s is the operator's to set: a plan's own policy cannot set it", quote(at[i+1:]))}}
+		return []schemaError{{at, fmt.Sprintf("%s is the operator's to set: a plan's own policy cannot set it", quote(at[i+1:]))}}
 	}
 	if m := dependentRequired.FindStringSubmatch(e.KeywordLocation); m != nil {
 		// dependentRequired/KEY/N: KEY is set and the key it needs is not.
 		if names := quotedName.FindAllStringSubmatch(e.Message, -1); len(names) == 2 {
-			return []problem{{jsonpointer.Join(at, names[0][1]), fmt.Sprintf("required key %s is missing: %s is set, and needs it beside it", quote(names[0][1]), quote(names[1][1]))}}
+			return []schemaError{{jsonpointer.Join(at, names[0][1]), fmt.Sprintf("required key %s is missing: %s is set, and needs it beside it", quote(names[0][1]), quote(names[1][1]))}}
 		}
 	}
 	switch keyword {
 	case "required":
-		var out []problem
+		var out []schemaError
 		for _, m := range quotedName.FindAllStringSubmatch(e.Message, -1) {
-			out = append(out, problem{jsonpointer.Join(at, m[1]), fmt.Sprintf("required key %s is missing", quote(m[1]))})
+			out = append(out, schemaError{jsonpointer.Join(at, m[1]), fmt.Sprintf("required key %s is missing", quote(m[1]))})
 		}
 		return out
 	case "additionalProperties":
@@ -279,30 +279,30 @@ func (s *schemaSet) explain(e *jsonschema.ValidationError, doc any) []problem {
 			}
 		}
 		sort.Strings(allowed)
-		var out []problem
+		var out []schemaError
 		for k := range obj {
 			if _, ok := sch.Properties[k]; !ok {
-				out = append(out, problem{jsonpointer.Join(at, k), fmt.Sprintf("unknown key %s (allowed: %s)", quote(k), strings.Join(allowed, ", "))})
+				out = append(out, schemaError{jsonpointer.Join(at, k), fmt.Sprintf("unknown key %s (allowed: %s)", quote(k), strings.Join(allowed, ", "))})
 			}
 		}
 		return out
 	case "type":
 		if m := expectedType.FindStringSubmatch(e.Message); m != nil {
-			return []problem{{at, fmt.Sprintf("must be %s, not %s", typeNames(m[1]), typeName(m[2]))}}
+			return []schemaError{{at, fmt.Sprintf("must be %s, not %s", typeNames(m[1]), typeName(m[2]))}}
 		}
 	case "minItems":
 		if strings.HasPrefix(e.Message, "minimum 1 items") {
-			return []problem{{at, "must not be empty"}}
+			return []schemaError{{at, "must not be empty"}}
 		}
 	case "minLength":
-		return []problem{{at, "must not be empty"}}
+		return []schemaError{{at, "must not be empty"}}
 	case "maxLength":
 		if sch := s.subSchema(schemaAt); sch != nil && sch.MaxLength >= 0 {
-			return []problem{{at, fmt.Sprintf("must be at most %d characters long", sch.MaxLength)}}
+			return []schemaError{{at, fmt.Sprintf("must be at most %d characters long", sch.MaxLength)}}
 		}
 	case "pattern", "format", "not":
 		if sch := s.subSchema(schemaAt); sch != nil && sch.Title != "" {
-			return []problem{{at, fmt.Sprintf("must be %s, not %s", sch.Title, show(value))}}
+			return []schemaError{{at, fmt.Sprintf("must be %s, not %s", sch.Title, show(value))}}
 		}
 	case "minimum", "maximum":
 		if m := bound.FindStringSubmatch(e.Message); m != nil {
@@ -321,10 +321,10 @@ func (s *schemaSet) explain(e *jsonschema.ValidationError, doc any) []problem {
 					limit = r.RatString()
 				}
 			}
-			return []problem{{at, fmt.Sprintf("must be %s %s, not %s", word, limit, show(value))}}
+			return []schemaError{{at, fmt.Sprintf("must be %s %s, not %s", word, limit, show(value))}}
 		}
 	}
-	return []problem{{at, e.Message}}
+	return []schemaError{{at, e.Message}}
 }
 
 // forbiddenKeys are the keys the plan schema forbids at a place (the
@@ -392,8 +392,8 @@ func show(v any) string {
 	return fmt.Sprint(v)
 }
 
-func sortProblems(ps []problem) {
-	slices.SortFunc(ps, func(a, b problem) int {
+func sortSchemaErrors(ps []schemaError) {
+	slices.SortFunc(ps, func(a, b schemaError) int {
 		if c := jsonpointer.Compare(a.pointer, b.pointer); c != 0 {
 			return c
 		}
@@ -404,7 +404,7 @@ func sortProblems(ps []problem) {
 // dedupe keeps the first problem at each pointer: two keywords failing on
 // one value (an empty role is too short and matches no pattern) are one
 // defect.
-func dedupe(ps []problem) []problem {
+func dedupe(ps []schemaError) []schemaError {
 	out := ps[:0]
 	for i, p := range ps {
 		if i > 0 && p.pointer == ps[i-1].pointer {

@@ -166,7 +166,7 @@ func TestTreeKeepsWhatTheSchemaRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, is := range p.ChildIssues() {
+	for _, is := range p.SchemaViolations() {
 		got = append(got, p.Pointer(is.Child)+is.Field+": "+is.Message)
 	}
 	want := []string{

@@ -10,7 +10,7 @@ import (
 // engine, the pipeline) link none: a renderer, go-sarif with it, is the
 // front ends' to link.
 func TestTheEngineLinksNoRenderer(t *testing.T) {
-	for _, pkg := range []string{"../report", "../gate", "../judge"} {
+	for _, pkg := range []string{"../report", "../engine", "../judge"} {
 		out, err := exec.Command("go", "list", "-deps", pkg).Output()
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v", pkg, err)

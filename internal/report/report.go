@@ -21,8 +21,8 @@ const (
 	Pass Verdict = "pass"
 	// Block: at least one child is refused, and nothing errored.
 	Block Verdict = "block"
-	// Error: the gate could not evaluate.
-	Error Verdict = "error"
+	// NotJudged: the gate could not evaluate.
+	NotJudged Verdict = "error"
 )
 
 // Report is the outcome of one run over one or more plans.
@@ -112,8 +112,8 @@ func (c Child) Name() string {
 	return strconv.Itoa(c.Index)
 }
 
-// Refusals is how many violations the child has, listed or not.
-func (c Child) Refusals() int { return len(c.Violations) + c.Unlisted }
+// ViolationCount is how many violations the child has, listed or not.
+func (c Child) ViolationCount() int { return len(c.Violations) + c.Unlisted }
 
 // Violation is one reason a child is refused.
 type Violation struct {
@@ -184,7 +184,7 @@ type Problem struct {
 // Failed is the result of a plan that could not be evaluated: line is the
 // whole error on one line, problem its parts.
 func Failed(source, line string, problem *Problem) Result {
-	return Result{Source: source, Verdict: Error, Error: line, Problem: problem, Children: []Child{}}
+	return Result{Source: source, Verdict: NotJudged, Error: line, Problem: problem, Children: []Child{}}
 }
 
 // Finish settles the verdict of the run from its results: error if the run
@@ -193,7 +193,7 @@ func Failed(source, line string, problem *Problem) Result {
 func (r *Report) Finish() {
 	r.Verdict = Pass
 	if r.Error != "" || len(r.Results) == 0 {
-		r.Verdict = Error
+		r.Verdict = NotJudged
 		return
 	}
 	for _, res := range r.Results {
@@ -204,7 +204,7 @@ func (r *Report) Finish() {
 				r.Verdict = Block
 			}
 		default:
-			r.Verdict = Error
+			r.Verdict = NotJudged
 			return
 		}
 	}
@@ -230,7 +230,7 @@ func (r *Report) Count() Counts {
 	var c Counts
 	for _, res := range r.Results {
 		c.Plans++
-		if res.Verdict == Error {
+		if res.Verdict == NotJudged {
 			c.Errors++
 			continue
 		}
@@ -240,7 +240,7 @@ func (r *Report) Count() Counts {
 		c.Excepted += Excepted(res.Violations)
 		for _, ch := range res.Children {
 			c.Children++
-			c.Violations += ch.Refusals()
+			c.Violations += ch.ViolationCount()
 			c.Unlisted += ch.Unlisted
 			c.Excepted += Excepted(ch.Violations)
 			if ch.Verdict == Pass {

@@ -13,13 +13,13 @@ func TestFinish(t *testing.T) {
 		report  report.Report
 		verdict report.Verdict
 	}{
-		{"nothing checked", report.Report{}, report.Error},
+		{"nothing checked", report.Report{}, report.NotJudged},
 		{"all pass", report.Report{Results: []report.Result{res(report.Pass), res(report.Pass)}}, report.Pass},
 		{"one block", report.Report{Results: []report.Result{res(report.Pass), res(report.Block)}}, report.Block},
-		{"error beats block", report.Report{Results: []report.Result{res(report.Block), res(report.Error), res(report.Pass)}}, report.Error},
-		{"run error", report.Report{Error: "bad flag", Results: []report.Result{res(report.Pass)}}, report.Error},
-		{"unknown verdict", report.Report{Results: []report.Result{res("maybe")}}, report.Error},
-		{"empty verdict", report.Report{Results: []report.Result{res("")}}, report.Error},
+		{"error beats block", report.Report{Results: []report.Result{res(report.Block), res(report.NotJudged), res(report.Pass)}}, report.NotJudged},
+		{"run error", report.Report{Error: "bad flag", Results: []report.Result{res(report.Pass)}}, report.NotJudged},
+		{"unknown verdict", report.Report{Results: []report.Result{res("maybe")}}, report.NotJudged},
+		{"empty verdict", report.Report{Results: []report.Result{res("")}}, report.NotJudged},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -101,14 +101,14 @@ func TestWaitingIsBounded(t *testing.T) {
 	}
 	b, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" || verdictOf(t, string(b)) != report.Error || !strings.Contains(string(b), "the server is busy") {
+	if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" || verdictOf(t, string(b)) != report.NotJudged || !strings.Contains(string(b), "the server is busy") {
 		t.Fatalf("one more than may wait: %d %q %s", res.StatusCode, res.Header.Get("Retry-After"), b)
 	}
 	status, body := post(t, ts.URL+"/v1/hooks/claude-code", "application/json", `{}`)
 	if status != 200 || body != string(hostsDeny(t, "claude-code", "spawngate could not judge this sub-agent, so it is refused: the server is busy: as many requests as it holds are waiting already")) {
 		t.Fatalf("a hook beyond the bound: %d %s", status, body)
 	}
-	if status, body := post(t, ts.URL+"/v1/check", "application/json", `{"plan": [`+strings.Repeat(" ", 40<<20)+`]}`); status != http.StatusRequestEntityTooLarge || verdictOf(t, body) != report.Error {
+	if status, body := post(t, ts.URL+"/v1/check", "application/json", `{"plan": [`+strings.Repeat(" ", 40<<20)+`]}`); status != http.StatusRequestEntityTooLarge || verdictOf(t, body) != report.NotJudged {
 		t.Fatalf("a body over the limit while the server is full: %d %.200s", status, body)
 	}
 	<-s.turns

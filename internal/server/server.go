@@ -345,9 +345,9 @@ func (s *Server) authorized(r *http.Request) bool {
 // unless told otherwise.
 const DefaultMaxWaiting = 64
 
-// refusal is why a request was not judged: its status on /v1/check, its
+// rejection is why a request was not judged: its status on /v1/check, its
 // kind for the metrics and the log, and the reason.
-type refusal struct {
+type rejection struct {
 	status int
 	kind   string
 	msg    string
@@ -357,14 +357,14 @@ type refusal struct {
 // its body's bytes reserved, its body read, and a turn to evaluate, in
 // that order, each wait within ctx. done gives everything back; it is
 // nil when take refuses.
-func (s *Server) take(ctx context.Context, w http.ResponseWriter, r *http.Request) (body []byte, done func(), why *refusal) {
+func (s *Server) take(ctx context.Context, w http.ResponseWriter, r *http.Request) (body []byte, done func(), why *rejection) {
 	max := s.cfg.Gate.Limits.MaxBytes
 	if r.ContentLength > max { // refused unread
-		return nil, nil, &refusal{http.StatusRequestEntityTooLarge, "limit", fmt.Sprintf("the body is larger than %d bytes (limit --max-bytes)", max)}
+		return nil, nil, &rejection{http.StatusRequestEntityTooLarge, "limit", fmt.Sprintf("the body is larger than %d bytes (limit --max-bytes)", max)}
 	}
 	if !s.admit.admit() {
 		w.Header().Set("Retry-After", "1")
-		return nil, nil, &refusal{http.StatusServiceUnavailable, "busy", "the server is busy: as many requests as it holds are waiting already"}
+		return nil, nil, &rejection{http.StatusServiceUnavailable, "busy", "the server is busy: as many requests as it holds are waiting already"}
 	}
 	s.metrics.waiting.Inc()
 	n := r.ContentLength
@@ -382,12 +382,12 @@ func (s *Server) take(ctx context.Context, w http.ResponseWriter, r *http.Reques
 		s.held.Add(-int64(len(body)))
 		s.admit.leave()
 	}
-	waited := func() *refusal {
+	waited := func() *rejection {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			w.Header().Set("Retry-After", "1")
-			return &refusal{http.StatusServiceUnavailable, "busy", "the server is busy: no turn to evaluate came within the request's timeout"}
+			return &rejection{http.StatusServiceUnavailable, "busy", "the server is busy: no turn to evaluate came within the request's timeout"}
 		}
-		return &refusal{http.StatusServiceUnavailable, "interrupted", "the request ended, or the server is stopping, before a turn to evaluate came"}
+		return &rejection{http.StatusServiceUnavailable, "interrupted", "the request ended, or the server is stopping, before a turn to evaluate came"}
 	}
 	if err := s.admit.reserve(ctx, n); err != nil {
 		undo()
@@ -404,10 +404,10 @@ func (s *Server) take(ctx context.Context, w http.ResponseWriter, r *http.Reques
 	switch {
 	case errors.As(err, &tooLarge):
 		undo()
-		return nil, nil, &refusal{http.StatusRequestEntityTooLarge, "limit", fmt.Sprintf("the body is larger than %d bytes (limit --max-bytes)", max)}
+		return nil, nil, &rejection{http.StatusRequestEntityTooLarge, "limit", fmt.Sprintf("the body is larger than %d bytes (limit --max-bytes)", max)}
 	case err != nil:
 		undo()
-		return nil, nil, &refusal{http.StatusBadRequest, "document", "the body cannot be read: " + err.Error()}
+		return nil, nil, &rejection{http.StatusBadRequest, "document", "the body cannot be read: " + err.Error()}
 	}
 	select {
 	case s.turns <- struct{}{}:
@@ -568,7 +568,7 @@ func (s *Server) hook(adapter host.Adapter) http.HandlerFunc {
 			w.Write(adapter.Deny(event, reason))
 			d.verdict = report.Block
 			if kind != "" {
-				d.err, d.verdict = reason, report.Error
+				d.err, d.verdict = reason, report.NotJudged
 			}
 			s.metrics.observe(string(d.verdict), kind, d.report, time.Since(start))
 			s.logDecision(d, time.Since(start))
@@ -651,6 +651,6 @@ func (s *Server) unknownHook(w http.ResponseWriter, r *http.Request) {
 	reason := fmt.Sprintf("spawngate could not judge this sub-agent, so it is refused: no hook is served at %s (the hooks are %s)", r.URL.Path, "/v1/hooks/"+strings.Join(hosts.Names(), ", /v1/hooks/"))
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(host.DenyAnyEvent(reason))
-	s.metrics.observe(string(report.Error), "usage", nil, 0)
-	s.logDecision(decision{path: r.URL.Path, requestedBy: r.RemoteAddr, err: reason, verdict: report.Error, policy: s.state.Load().digest, checks: s.state.Load().checks}, 0)
+	s.metrics.observe(string(report.NotJudged), "usage", nil, 0)
+	s.logDecision(decision{path: r.URL.Path, requestedBy: r.RemoteAddr, err: reason, verdict: report.NotJudged, policy: s.state.Load().digest, checks: s.state.Load().checks}, 0)
 }

@@ -94,13 +94,13 @@ func TestCheckStatusCodes(t *testing.T) {
 		{"block", "application/json", blocked, 200, report.Block},
 		{"yaml", "application/yaml; charset=utf-8", "plan:\n  - {role: r, tools: [fs.read], paths: [], budget_tokens: 1}\n", 200, report.Pass},
 		{"yaml read as yaml, not json", "application/yaml", `{"plan": [{"role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 1}]}`, 200, report.Pass},
-		{"does not parse", "application/json", `{"plan": [`, 422, report.Error},
-		{"nothing to check", "application/json", `{"plan": []}`, 422, report.Error},
-		{"an invalid plan policy", "application/json", `{"policy": {}, "plan": [{}]}`, 422, report.Error},
-		{"over a limit", "application/json", `{"plan": [{"role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 1, "metadata": [[[[[[[[1]]]]]]]]}]}`, 422, report.Error},
-		{"too large", "application/json", `{"plan": [` + strings.Repeat(" ", 5000) + `]}`, 413, report.Error},
-		{"no media type", "", passing, 415, report.Error},
-		{"another media type", "text/plain", passing, 415, report.Error},
+		{"does not parse", "application/json", `{"plan": [`, 422, report.NotJudged},
+		{"nothing to check", "application/json", `{"plan": []}`, 422, report.NotJudged},
+		{"an invalid plan policy", "application/json", `{"policy": {}, "plan": [{}]}`, 422, report.NotJudged},
+		{"over a limit", "application/json", `{"plan": [{"role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 1, "metadata": [[[[[[[[1]]]]]]]]}]}`, 422, report.NotJudged},
+		{"too large", "application/json", `{"plan": [` + strings.Repeat(" ", 5000) + `]}`, 413, report.NotJudged},
+		{"no media type", "", passing, 415, report.NotJudged},
+		{"another media type", "text/plain", passing, 415, report.NotJudged},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, body := post(t, url, tc.contentType, tc.body)
@@ -132,7 +132,7 @@ func TestCheckTimeoutsBusyAndDraining(t *testing.T) {
 		fmt.Fprintf(&slow, `{"role": "r%d", "tools": [%s], "paths": [], "budget_tokens": 1}`, i, strings.TrimSuffix(strings.Repeat(`"shell.run",`, 20), ","))
 	}
 	slow.WriteString("]}")
-	if status, body := post(t, ts.URL+"/v1/check", "application/json", slow.String()); status != http.StatusGatewayTimeout || verdictOf(t, body) != report.Error {
+	if status, body := post(t, ts.URL+"/v1/check", "application/json", slow.String()); status != http.StatusGatewayTimeout || verdictOf(t, body) != report.NotJudged {
 		t.Fatalf("timeout: %d %.300s", status, body)
 	}
 	s2, ts2, _ := newServer(t, func(c *Config) { c.MaxConcurrent = 1 })

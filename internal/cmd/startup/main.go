@@ -24,7 +24,7 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/ast"
 
-	"github.com/spawngate/spawngate/internal/gate"
+	"github.com/spawngate/spawngate/internal/engine"
 	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/policy"
 )
@@ -96,13 +96,13 @@ func once(examples string) error {
 	}
 	lap(start)
 	start = time.Now()
-	e, err := gate.New(mods)
+	e, err := engine.New(mods)
 	if err != nil {
 		return err
 	}
 	lap(start)
 	start = time.Now()
-	if _, err := gate.New(mods, gate.EveryModule()); err != nil {
+	if _, err := engine.New(mods, engine.EveryModule()); err != nil {
 		return err
 	}
 	lap(start)

@@ -192,11 +192,11 @@ func TestTranslate(t *testing.T) {
 				t.Fatalf("%d children", len(p.Children))
 			}
 			var fields []string
-			for _, is := range p.ChildIssues() {
+			for _, is := range p.SchemaViolations() {
 				fields = append(fields, is.Field)
 			}
 			if !slices.Equal(fields, tc.issues) {
-				t.Errorf("schema issues at %q, want %q: %v", fields, tc.issues, p.ChildIssues())
+				t.Errorf("schema issues at %q, want %q: %v", fields, tc.issues, p.SchemaViolations())
 			}
 		})
 	}

@@ -31,7 +31,7 @@ func (GitHub) Render(w io.Writer, r *report.Report) error {
 		writeCommand(b, "error", []property{{"title", toolName}}, report.Clean(r.Error))
 	}
 	for _, res := range r.Results {
-		if res.Verdict == report.Error || res.Error != "" {
+		if res.Verdict == report.NotJudged || res.Error != "" {
 			var p report.Problem
 			if res.Problem != nil {
 				p = *res.Problem

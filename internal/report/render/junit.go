@@ -128,7 +128,7 @@ func (d *JUnitSuites) add(s JUnitSuite) {
 func junitSuite(res report.Result) JUnitSuite {
 	src := report.Clean(res.Source)
 	s := JUnitSuite{Name: src, TestCases: []JUnitCase{}}
-	if res.Verdict == report.Error || res.Error != "" {
+	if res.Verdict == report.NotJudged || res.Error != "" {
 		msg := problemDetail(res)
 		if msg == "" {
 			msg = "could not evaluate"

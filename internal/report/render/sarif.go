@@ -121,7 +121,7 @@ func SARIFLog(r *report.Report) *sarif.Report {
 		inv.AddToolExecutionNotification(notification(sarif.LevelError, "nothing was checked"))
 	}
 	for _, res := range r.Results {
-		if res.Verdict == report.Error || res.Error != "" {
+		if res.Verdict == report.NotJudged || res.Error != "" {
 			inv.AddToolExecutionNotification(problemNotification(res))
 			continue
 		}

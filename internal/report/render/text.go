@@ -35,7 +35,7 @@ func (Text) Render(w io.Writer, r *report.Report) error {
 
 func writeResult(b *bufio.Writer, res report.Result) {
 	src := report.Clean(res.Source)
-	if res.Verdict == report.Error || res.Error != "" {
+	if res.Verdict == report.NotJudged || res.Error != "" {
 		fmt.Fprintf(b, "%s: ERROR, could not evaluate\n  %s\n", src, report.Clean(problemDetail(res)))
 		return
 	}

@@ -1,4 +1,4 @@
-package gate_test
+package engine_test
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spawngate/spawngate/internal/gate"
+	"github.com/spawngate/spawngate/internal/engine"
 	"github.com/spawngate/spawngate/internal/report"
 )
 
@@ -19,7 +19,7 @@ import (
 // same. Plans mix groups of identical children with distinct ones, so that
 // a group's members fall before and after the bound.
 func TestListingBoundListsTheFirstViolationsAndCountsTheRest(t *testing.T) {
-	gate.LongProperty(t)
+	engine.LongProperty(t)
 	e, l := builtin(t), loader(t)
 	operator := mustPolicy(t, operatorPolicy)
 	r := rand.New(rand.NewPCG(3, 9))
@@ -50,7 +50,7 @@ func TestListingBoundListsTheFirstViolationsAndCountsTheRest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		all, err := e.Evaluate(context.Background(), operator, p, gate.ListAtMost(1<<30))
+		all, err := e.Evaluate(context.Background(), operator, p, engine.ListAtMost(1<<30))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +62,7 @@ func TestListingBoundListsTheFirstViolationsAndCountsTheRest(t *testing.T) {
 			if bound < 0 {
 				continue
 			}
-			got, err := e.Evaluate(context.Background(), operator, p, gate.ListAtMost(bound))
+			got, err := e.Evaluate(context.Background(), operator, p, engine.ListAtMost(bound))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,7 +108,7 @@ func TestManyIdenticalRefusedChildrenAreCountedNotListed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := e.Evaluate(context.Background(), mustPolicy(t, operatorPolicy), p, gate.ListAtMost(10))
+	res, err := e.Evaluate(context.Background(), mustPolicy(t, operatorPolicy), p, engine.ListAtMost(10))
 	if err != nil {
 		t.Fatal(err)
 	}

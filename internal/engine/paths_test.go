@@ -1,4 +1,4 @@
-package gate_test
+package engine_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spawngate/spawngate/internal/gate"
+	"github.com/spawngate/spawngate/internal/engine"
 	"github.com/spawngate/spawngate/internal/mutate"
 	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
@@ -75,7 +75,7 @@ var pathCases = []struct {
 }
 
 type pathJudge struct {
-	engine   *gate.Engine
+	engine   *engine.Engine
 	operator plan.Policy
 }
 
@@ -201,7 +201,7 @@ func pathProperty(tb testing.TB) func(t *testing.T, path string) {
 // TestFuzzPathRuleShort runs FuzzPathRule's property over paths mutated
 // from the table.
 func TestFuzzPathRuleShort(t *testing.T) {
-	gate.LongProperty(t)
+	engine.LongProperty(t)
 	seeds := make([][]byte, len(pathCases))
 	for i, tc := range pathCases {
 		seeds[i] = []byte(tc.path)

@@ -1,4 +1,4 @@
-package gate_test
+package engine_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spawngate/spawngate/internal/gate"
+	"github.com/spawngate/spawngate/internal/engine"
 	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
 )
@@ -26,9 +26,9 @@ const exceptingPolicy = `{"allowed_tools": ["fs.read", "shell.run"], "workspace_
     {"rule": "model.allowlist", "role": "migrator", "reason": "never needed", "expires": "2027-01-31"}
   ]}`
 
-func excepted(t *testing.T, planDoc string, opts ...gate.EvalOption) report.Result {
+func excepted(t *testing.T, planDoc string, opts ...engine.EvalOption) report.Result {
 	t.Helper()
-	res, err := builtin(t).Evaluate(context.Background(), mustPolicy(t, exceptingPolicy), mustPlan(t, planDoc), append([]gate.EvalOption{gate.Today("2026-12-01")}, opts...)...)
+	res, err := builtin(t).Evaluate(context.Background(), mustPolicy(t, exceptingPolicy), mustPlan(t, planDoc), append([]engine.EvalOption{engine.Today("2026-12-01")}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestStrictExceptionsRefuseUnused(t *testing.T) {
 	if res := excepted(t, doc); res.Verdict != report.Pass {
 		t.Fatalf("verdict %s, want pass (unused exceptions are only reported)", res.Verdict)
 	}
-	res := excepted(t, doc, gate.StrictExceptions(true))
+	res := excepted(t, doc, engine.StrictExceptions(true))
 	if res.Verdict != report.Block {
 		t.Fatalf("verdict %s with strict exceptions, want block", res.Verdict)
 	}
@@ -140,7 +140,7 @@ func TestNoExceptionsNoNotes(t *testing.T) {
 // selector excepts sandbox:danger-full-access only when it names it
 // exactly; an id selector only for a child of the role beside it.
 func TestExceptionsOnlyEverExcept(t *testing.T) {
-	gate.LongProperty(t)
+	engine.LongProperty(t)
 	r := rand.New(rand.NewPCG(7, 11))
 	e := builtin(t)
 	pick := func(pool ...string) string { return pool[r.IntN(len(pool))] }
@@ -205,11 +205,11 @@ func TestExceptionsOnlyEverExcept(t *testing.T) {
 		without := mustPolicy(t, "{"+base+"}")
 		with := mustPolicy(t, "{"+base+`, "exceptions": [`+strings.Join(xs, ", ")+"]}")
 		p := mustPlan(t, doc)
-		plain, err := e.Evaluate(context.Background(), without, p, gate.Today("2026-12-01"))
+		plain, err := e.Evaluate(context.Background(), without, p, engine.Today("2026-12-01"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := e.Evaluate(context.Background(), with, p, gate.Today("2026-12-01"))
+		got, err := e.Evaluate(context.Background(), with, p, engine.Today("2026-12-01"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -277,7 +277,7 @@ func TestExceptedFindingHidesNoSchemaIssue(t *testing.T) {
 	  "exceptions": [{"rule": "budget.invalid", "role": "r", "reason": "r", "expires": "2027-01-31"}]}`
 	for _, budget := range []string{`"abc"`, `1.5`, `null`, `[1]`, `{"n": 1}`} {
 		doc := `{"plan": [{"role": "r", "tools": ["fs.read"], "paths": ["/repo/a"], "budget_tokens": ` + budget + `}]}`
-		res, err := builtin(t).Evaluate(context.Background(), mustPolicy(t, pol), mustPlan(t, doc), gate.Today("2026-12-01"))
+		res, err := builtin(t).Evaluate(context.Background(), mustPolicy(t, pol), mustPlan(t, doc), engine.Today("2026-12-01"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package gate
+package engine
 
 import (
 	"context"
@@ -244,7 +244,7 @@ func index(t *ast.Term, n int) (int, bool) {
 // splitNamed makes each child whose id an exception names a group of its
 // own, so that the exception reaches that child and not its twins. Groups
 // stay numbered by their first member, as findings needs.
-func splitNamed(children []any, reps, group []int, keys []string, issues [][]plan.Issue, named map[string]bool) ([]int, []int, []string, [][]plan.Issue) {
+func splitNamed(children []any, reps, group []int, keys []string, issues [][]plan.SchemaViolation, named map[string]bool) ([]int, []int, []string, [][]plan.SchemaViolation) {
 	alone := make([]bool, len(children))
 	some := false
 	for i, c := range children {
@@ -262,11 +262,11 @@ func splitNamed(children []any, reps, group []int, keys []string, issues [][]pla
 
 // split makes each child marked alone a group of its own; the others keep
 // their groups, numbered by their first member.
-func split(reps, group []int, keys []string, issues [][]plan.Issue, alone []bool) ([]int, []int, []string, [][]plan.Issue) {
+func split(reps, group []int, keys []string, issues [][]plan.SchemaViolation, alone []bool) ([]int, []int, []string, [][]plan.SchemaViolation) {
 	withKeys := len(keys) == len(reps)
 	var nreps []int
 	var nkeys []string
-	var nissues [][]plan.Issue
+	var nissues [][]plan.SchemaViolation
 	ngroup := make([]int, len(group))
 	renumbered := map[int]int{}
 	add := func(i, k int) int {

@@ -1,4 +1,4 @@
-package gate_test
+package engine_test
 
 import (
 	"context"
@@ -9,16 +9,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spawngate/spawngate/internal/gate"
+	"github.com/spawngate/spawngate/internal/engine"
 	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
 	"github.com/spawngate/spawngate/policy"
 )
 
 // builtin is an engine of the built-in checks and any extra modules.
-func builtin(t testing.TB, extra ...policy.Module) *gate.Engine {
+func builtin(t testing.TB, extra ...policy.Module) *engine.Engine {
 	t.Helper()
-	e, err := gate.New(append(builtinModules(t), extra...))
+	e, err := engine.New(append(builtinModules(t), extra...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestNewRefusesPoliciesItCannotTrust(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := gate.New(tt.modules)
+			_, err := engine.New(tt.modules)
 			if err == nil {
 				t.Fatalf("New succeeded, want an error containing %q", tt.want)
 			}
@@ -295,7 +295,7 @@ func TestEvaluate(t *testing.T) {
 func TestEvaluateWithoutAnyPolicyIsAnError(t *testing.T) {
 	p := mustPlan(t, `{"plan": [{"role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 1}]}`)
 	_, err := builtin(t).Evaluate(context.Background(), nil, p)
-	if !errors.Is(err, gate.ErrNoPolicy) {
+	if !errors.Is(err, engine.ErrNoPolicy) {
 		t.Fatalf("err = %v, want ErrNoPolicy", err)
 	}
 }
@@ -344,7 +344,7 @@ func TestEvaluateRefusesMalformedResults(t *testing.T) {
 	p := mustPlan(t, `{"plan": [{"role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 1}]}`)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e, err := gate.New([]policy.Module{module("spawngate.checks.bad", goodMeta, tt.body)})
+			e, err := engine.New([]policy.Module{module("spawngate.checks.bad", goodMeta, tt.body)})
 			if err != nil {
 				t.Fatalf("New: %v", err)
 			}
@@ -546,7 +546,7 @@ func TestPlanCheckRunsWhenItsKeysAreSet(t *testing.T) {
 		strings.Replace(goodMeta, "x.ok", "x.bad\n#   scope: plan\n#   when_set: max_children", 1), // not a list
 		strings.Replace(goodMeta, "x.ok", "x.bad\n#   scope: plan\n#   when_set: [Max-Children]", 1),
 	} {
-		if _, err := gate.New(append(builtinModules(t), module("spawngate.checks.bad", bad, denyNone))); err == nil || !strings.Contains(err.Error(), "when_set") {
+		if _, err := engine.New(append(builtinModules(t), module("spawngate.checks.bad", bad, denyNone))); err == nil || !strings.Contains(err.Error(), "when_set") {
 			t.Errorf("METADATA\n%s\nbuilt an engine (%v), want a when_set error", bad, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package gate_test
+package engine_test
 
 // An independent reference model of the checks and the structural rules,
 // written from the README and the rules' descriptions (not from the Rego),
@@ -26,7 +26,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/spawngate/spawngate/internal/gate"
+	"github.com/spawngate/spawngate/internal/engine"
 	"github.com/spawngate/spawngate/internal/plan"
 )
 
@@ -3361,7 +3361,7 @@ func stdTree(doc map[string]any) ([]any, *refTree) { return refFlatten(stdDoc(do
 
 type comparer struct {
 	t         *testing.T
-	engine    *gate.Engine
+	engine    *engine.Engine
 	loader    *plan.Loader
 	operators []plan.Policy // by operatorVariants; nil for none
 }
@@ -3387,7 +3387,7 @@ func (c *comparer) judge(pc planCase) ([][]finding, []finding, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	res, err := c.engine.Evaluate(context.Background(), c.operators[pc.operator], p, gate.ListAtMost(1<<30))
+	res, err := c.engine.Evaluate(context.Background(), c.operators[pc.operator], p, engine.ListAtMost(1<<30))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -3563,7 +3563,7 @@ func smallerValues(obj map[string]any) []any {
 // clean children held each kind of value the newer checks judge. -ref.plans and -ref.seed run
 // more or other plans.
 func TestGateAgreesWithTheReferenceModel(t *testing.T) {
-	gate.LongProperty(t)
+	engine.LongProperty(t)
 	c := newComparer(t)
 	r := rand.New(rand.NewPCG(*refSeed, 0x5ba7))
 	children, refused, clean := 0, 0, 0
@@ -4595,12 +4595,12 @@ func (nt *narrowTree) widen(r *rand.Rand) (map[finding]bool, string) {
 // and of the plan as a whole.
 type treeJudge struct {
 	t         *testing.T
-	engine    *gate.Engine
+	engine    *engine.Engine
 	loader    *plan.Loader
 	operators []plan.Policy
 }
 
-func newTreeJudge(t *testing.T, engine *gate.Engine) *treeJudge {
+func newTreeJudge(t *testing.T, engine *engine.Engine) *treeJudge {
 	j := &treeJudge{t: t, engine: engine, loader: loader(t)}
 	for _, doc := range narrowOperators {
 		j.operators = append(j.operators, mustPolicy(t, doc))
@@ -4615,7 +4615,7 @@ func (j *treeJudge) findings(nt *narrowTree) ([]finding, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := j.engine.Evaluate(context.Background(), j.operators[nt.operator], p, gate.ListAtMost(1<<30))
+	res, err := j.engine.Evaluate(context.Background(), j.operators[nt.operator], p, engine.ListAtMost(1<<30))
 	if err != nil {
 		return nil, err
 	}
@@ -4691,7 +4691,7 @@ func checkTrees(j *treeJudge, seed uint64, n int, property func(*rand.Rand, *nar
 // depth within max_depth, a parent block holding more than the plan's own
 // children) passes: no tree.* rule, and nothing else, refuses any of it.
 func TestNarrowedTreesPass(t *testing.T) {
-	gate.LongProperty(t)
+	engine.LongProperty(t)
 	j := newTreeJudge(t, builtin(t))
 	if d := checkTrees(j, *refSeed, *treeTrees, func(_ *rand.Rand, nt *narrowTree) string { return j.narrowedPasses(nt) }); d != "" {
 		t.Fatal(d)
@@ -4705,7 +4705,7 @@ func TestNarrowedTreesPass(t *testing.T) {
 // budget at each of its siblings' too, and nowhere else by any tree.*
 // rule.
 func TestWidenedDescendantIsRefusedThere(t *testing.T) {
-	gate.LongProperty(t)
+	engine.LongProperty(t)
 	j := newTreeJudge(t, builtin(t))
 	if d := checkTrees(j, *refSeed, *treeTrees, j.widenedRefused); d != "" {
 		t.Fatal(d)
@@ -4716,7 +4716,7 @@ func TestWidenedDescendantIsRefusedThere(t *testing.T) {
 // property that cannot fail proves nothing. Each mutant is one rule's
 // module with a line changed.
 func TestTreePropertiesCatchBrokenRules(t *testing.T) {
-	gate.LongProperty(t)
+	engine.LongProperty(t)
 	mods := builtinModules(t)
 	for _, m := range []struct {
 		name, module, from, to string
@@ -4745,7 +4745,7 @@ func TestTreePropertiesCatchBrokenRules(t *testing.T) {
 			if !found {
 				t.Fatalf("%s holds no %q: the mutant is out of date", m.module, m.from)
 			}
-			e, err := gate.New(mutant)
+			e, err := engine.New(mutant)
 			if err != nil {
 				t.Fatal(err)
 			}

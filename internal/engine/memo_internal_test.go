@@ -1,4 +1,4 @@
-package gate
+package engine
 
 import (
 	"context"
@@ -36,15 +36,15 @@ func TestALargeDistinctPlanLeavesTheMemoryAlone(t *testing.T) {
 		}
 	}
 	judge(distinctPlan(3))
-	if n := e.decisions.Len(); n != 3 {
+	if n := e.childMemo.Len(); n != 3 {
 		t.Fatalf("after a plan of 3 kinds of children: %d decisions remembered, want 3", n)
 	}
-	judge(distinctPlan(e.decisions.Cap() + 1))
-	if n := e.decisions.Len(); n != 3 {
-		t.Errorf("after a plan of %d kinds: %d decisions remembered, want the 3 of before", e.decisions.Cap()+1, n)
+	judge(distinctPlan(e.childMemo.Cap() + 1))
+	if n := e.childMemo.Len(); n != 3 {
+		t.Errorf("after a plan of %d kinds: %d decisions remembered, want the 3 of before", e.childMemo.Cap()+1, n)
 	}
-	judge(distinctPlan(e.decisions.Cap()))
-	if e.decisions.Len() != e.decisions.Cap() {
-		t.Errorf("a plan of exactly %d kinds is remembered: %d decisions", e.decisions.Cap(), e.decisions.Len())
+	judge(distinctPlan(e.childMemo.Cap()))
+	if e.childMemo.Len() != e.childMemo.Cap() {
+		t.Errorf("a plan of exactly %d kinds is remembered: %d decisions", e.childMemo.Cap(), e.childMemo.Len())
 	}
 }

@@ -1,4 +1,4 @@
-package gate
+package engine
 
 import (
 	"context"
@@ -10,18 +10,18 @@ import (
 	"github.com/spawngate/spawngate/internal/report"
 )
 
-// findings collects, by group of children, what the checks and the schema
+// resultBuilder collects, by group of children, what the checks and the schema
 // step found, and turns it into a result. A group's violations are kept
 // once for all its members, and only while the report could still list
 // them: past the bound, a group is only counted. So a plan of 100,000
 // identical children with 40 violations each holds 40 violations and
 // 100,000 counts, not four million violations.
-type findings struct {
+type resultBuilder struct {
 	p         *plan.Plan
 	reps      []int
-	group     []int          // each child's group
-	sizes     []int          // each group's members, counted when first needed
-	issues    [][]plan.Issue // each group's schema issues (plan.Plan.GroupIssues, as grouped here)
+	group     []int                    // each child's group
+	sizes     []int                    // each group's members, counted when first needed
+	issues    [][]plan.SchemaViolation // each group's schema issues (plan.Plan.GroupIssues, as grouped here)
 	maxListed int
 	exc       *excepter // the operator's exceptions; nil when there are none
 
@@ -50,13 +50,13 @@ type findings struct {
 	covers [][]bool
 }
 
-func newFindings(p *plan.Plan, reps, group []int, issues [][]plan.Issue, maxListed int) *findings {
-	f := &findings{
+func newResultBuilder(p *plan.Plan, reps, group []int, issues [][]plan.SchemaViolation, maxListed int) *resultBuilder {
+	f := &resultBuilder{
 		p: p, reps: reps, group: group, issues: issues, maxListed: maxListed,
 		count: make([]int, len(reps)), blocking: make([]int, len(reps)), list: make([][]report.Violation, len(reps)), kept: make([]bool, len(reps)),
 	}
 	seen := map[string]bool{}
-	for _, is := range p.Issues {
+	for _, is := range p.OwnViolations {
 		if !seen[is.Field] {
 			seen[is.Field] = true
 			f.alone = append(f.alone, is.Field)
@@ -69,7 +69,7 @@ func newFindings(p *plan.Plan, reps, group []int, issues [][]plan.Issue, maxList
 }
 
 // addPlan records what the plan checks found, before any batch is folded.
-func (f *findings) addPlan(found [][]report.Violation, whole []report.Violation) {
+func (f *resultBuilder) addPlan(found [][]report.Violation, whole []report.Violation) {
 	f.planFound, f.whole = found, whole
 }
 
@@ -77,7 +77,7 @@ func (f *findings) addPlan(found [][]report.Violation, whole []report.Violation)
 // with the plan checks' and the schema step's, counts them, and keeps them
 // if the report could list them. Groups must come in order; vs becomes
 // the findings'.
-func (f *findings) fold(ctx context.Context, k int, vs []report.Violation) error {
+func (f *resultBuilder) fold(ctx context.Context, k int, vs []report.Violation) error {
 	if k != f.folded {
 		return fmt.Errorf("internal error: findings of group %d folded after group %d", k, f.folded)
 	}
@@ -101,7 +101,7 @@ func (f *findings) fold(ctx context.Context, k int, vs []report.Violation) error
 				reported[v.Path] = true
 			}
 		}
-		var issues []plan.Issue
+		var issues []plan.SchemaViolation
 		if k < len(f.issues) {
 			issues = f.issues[k]
 		}
@@ -155,7 +155,7 @@ func coveredBy(reported map[string]bool, field string) bool {
 // assemble settles each child's verdict and lists its violations, in child
 // order, while the listing has room; past it, a child's violations are only
 // counted.
-func (f *findings) assemble(ctx context.Context, policies []string, group []int) (report.Result, error) {
+func (f *resultBuilder) assemble(ctx context.Context, policies []string, group []int) (report.Result, error) {
 	if f.folded != len(f.reps) {
 		return report.Result{}, fmt.Errorf("internal error: %d of %d groups judged", f.folded, len(f.reps))
 	}
@@ -175,8 +175,8 @@ func (f *findings) assemble(ctx context.Context, policies []string, group []int)
 			}
 		}
 		var own []report.Violation
-		for ; next < len(p.Issues) && p.Issues[next].Child == i; next++ {
-			is := p.Issues[next]
+		for ; next < len(p.OwnViolations) && p.OwnViolations[next].Child == i; next++ {
+			is := p.OwnViolations[next]
 			if !f.covered(k, is.Field) {
 				own = append(own, report.Violation{Rule: SchemaCheck.ID, Severity: SchemaCheck.Severity, Message: is.Message, Path: is.Field})
 			}
@@ -224,7 +224,7 @@ func (f *findings) assemble(ctx context.Context, policies []string, group []int)
 }
 
 // members is how many children group k stands for.
-func (f *findings) members(k int) int {
+func (f *resultBuilder) members(k int) int {
 	if f.sizes == nil {
 		f.sizes = make([]int, len(f.reps))
 		for _, g := range f.group {
@@ -234,7 +234,7 @@ func (f *findings) members(k int) int {
 	return f.sizes[k]
 }
 
-func (f *findings) covered(k int, field string) bool {
+func (f *resultBuilder) covered(k int, field string) bool {
 	if f.covers == nil {
 		return false
 	}

@@ -1,4 +1,4 @@
-package gate_test
+package engine_test
 
 import (
 	"context"

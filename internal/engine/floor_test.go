@@ -1,4 +1,4 @@
-package gate_test
+package engine_test
 
 // spawngate is a floor of the Python gate it comes from
 // (../shared/anchors/seed_gate.py): it must never pass a child that script
@@ -26,7 +26,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/spawngate/spawngate/internal/gate"
+	"github.com/spawngate/spawngate/internal/engine"
 	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
 	"github.com/spawngate/spawngate/policy"
@@ -417,7 +417,7 @@ func (c floorCase) portVerdicts(t testing.TB) [][]string {
 
 type floorGate struct {
 	loader *plan.Loader
-	engine *gate.Engine
+	engine *engine.Engine
 }
 
 func newFloorGate(t testing.TB) floorGate {
@@ -426,7 +426,7 @@ func newFloorGate(t testing.TB) floorGate {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := gate.New(mods)
+	e, err := engine.New(mods)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -462,7 +462,7 @@ func (g floorGate) judge(t testing.TB, c floorCase) ([]report.Child, string) {
 	if err != nil {
 		return nil, "Evaluate fails: " + err.Error()
 	}
-	if res.Verdict == report.Error {
+	if res.Verdict == report.NotJudged {
 		return nil, "the result is an error: " + res.Error
 	}
 	children := make([]report.Child, len(c.children))
@@ -615,7 +615,7 @@ var seedLine = regexp.MustCompile(`^  - (.*) -> (PASS|BLOCK)$`)
 // TestFloorPortAgreesWithSeedGate runs seed_gate.py itself on generated
 // plans and compares its verdicts with the port's, child by child.
 func TestFloorPortAgreesWithSeedGate(t *testing.T) {
-	gate.LongProperty(t)
+	engine.LongProperty(t)
 	script := filepath.Join("..", "..", "..", "shared", "anchors", "seed_gate.py")
 	python, err := exec.LookPath("python3")
 	if err != nil {

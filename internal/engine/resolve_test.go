@@ -1,4 +1,4 @@
-package gate_test
+package engine_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spawngate/spawngate/internal/gate"
+	"github.com/spawngate/spawngate/internal/engine"
 	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/policy"
 )
@@ -62,13 +62,13 @@ func tree(t *testing.T) (base string) {
 	return base
 }
 
-func resolvingEngine(t *testing.T) *gate.Engine {
+func resolvingEngine(t *testing.T) *engine.Engine {
 	t.Helper()
 	mods, err := policy.Modules()
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := gate.New(mods, gate.ResolvePaths(true))
+	e, err := engine.New(mods, engine.ResolvePaths(true))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func policyWithRoot(t *testing.T, root string) plan.Policy {
 
 // judgePaths runs one child with the given paths and returns the message
 // for each refused path, by index.
-func judgePaths(t *testing.T, e *gate.Engine, operator plan.Policy, paths ...string) map[int]string {
+func judgePaths(t *testing.T, e *engine.Engine, operator plan.Policy, paths ...string) map[int]string {
 	t.Helper()
 	list := make([]any, len(paths))
 	for i, p := range paths {

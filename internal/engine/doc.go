@@ -11,4 +11,4 @@
 // ones under a stricter contract (custom.go): a package of their own, no
 // rule added to a built-in package, every compiler stage; a module that
 // breaks it is a *ModuleError naming its file and line.
-package gate
+package engine

@@ -1,4 +1,4 @@
-package gate
+package engine
 
 import (
 	"context"
@@ -104,9 +104,9 @@ func applies(chk Check, policies map[string]any) bool {
 	return false
 }
 
-// planFindings is what the plan checks found of one plan: by group, and of
+// planViolations is what the plan checks found of one plan: by group, and of
 // the plan as a whole.
-type planFindings struct {
+type planViolations struct {
 	found [][]report.Violation
 	whole []report.Violation
 }
@@ -472,7 +472,7 @@ type evaluation struct {
 	in          *inputs
 	exc         *excepter // nil without exceptions
 	mem         memories
-	f           *findings
+	f           *resultBuilder
 	// The representatives as the checks see them, built only for those a
 	// query sees: a child whose findings are remembered needs none.
 	judged []any
@@ -483,7 +483,7 @@ type evaluation struct {
 // policies in OPA's form, the exceptions, and the memories that apply.
 func (e *Engine) begin(ctx context.Context, operator plan.Policy, p *plan.Plan, policies map[string]any, names []string, o evalOptions) (*evaluation, error) {
 	ev := &evaluation{e: e, p: p, names: names, reps: p.Reps, group: p.Group, keys: p.Keys}
-	groupIssues := p.GroupIssues
+	groupIssues := p.GroupViolations
 	if ev.reps == nil {
 		ev.reps, ev.group = make([]int, len(p.Children)), make([]int, len(p.Children))
 		for i := range ev.reps {
@@ -512,7 +512,7 @@ func (e *Engine) begin(ctx context.Context, operator plan.Policy, p *plan.Plan, 
 		ev.reps, ev.group, ev.keys, groupIssues = splitNamed(p.Children, ev.reps, ev.group, ev.keys, groupIssues, ev.exc.named)
 	}
 	ev.judged, ev.built = make([]any, len(ev.reps)), make([]bool, len(ev.reps))
-	ev.f = newFindings(p, ev.reps, ev.group, groupIssues, o.maxListed)
+	ev.f = newResultBuilder(p, ev.reps, ev.group, groupIssues, o.maxListed)
 	ev.f.exc = ev.exc
 	// What the checks found for children judged before under the same
 	// policies is remembered, as long as the keys hold all they read

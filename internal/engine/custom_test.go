@@ -1,4 +1,4 @@
-package gate_test
+package engine_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spawngate/spawngate/internal/gate"
+	"github.com/spawngate/spawngate/internal/engine"
 	"github.com/spawngate/spawngate/policy"
 )
 
@@ -106,10 +106,10 @@ func TestCustomChecksBreakingTheContract(t *testing.T) {
 	builtins := builtinModules(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := gate.New(builtins, gate.Custom(tt.modules))
-			var me *gate.ModuleError
+			_, err := engine.New(builtins, engine.Custom(tt.modules))
+			var me *engine.ModuleError
 			if !errors.As(err, &me) {
-				t.Fatalf("New: %v, want a *gate.ModuleError", err)
+				t.Fatalf("New: %v, want a *engine.ModuleError", err)
 			}
 			if me.File != tt.file || me.Line != tt.line || !strings.Contains(me.Msg, tt.want) {
 				t.Fatalf("error %q (file %q, line %d), want %s:%d and %q", me, me.File, me.Line, tt.file, tt.line, tt.want)
@@ -139,11 +139,11 @@ func TestCustomCheckJudgesBesideTheBuiltins(t *testing.T) {
 	check := policy.Module{Name: "checks/no_http.rego", Source: meta("org.no-http") + "package spawngate.checks.no_http\n\n" +
 		"import data.spawngate.custom.web\nimport data.spawngate.lib\n\n" +
 		"deny contains lib.violation(i, \"/tools\", \"no http here\") if {\n\tsome i, child in lib.children\n\tweb.fetches(child.tools)\n}\n"}
-	e, err := gate.New(builtinModules(t), gate.Custom([]policy.Module{helper, check}))
+	e, err := engine.New(builtinModules(t), engine.Custom([]policy.Module{helper, check}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var found *gate.Check
+	var found *engine.Check
 	for _, c := range e.Checks() {
 		if c.ID == "org.no-http" {
 			found = &c
@@ -183,7 +183,7 @@ func TestWithoutBuiltinCopies(t *testing.T) {
 	reformatted := policy.Module{Name: "bundle/b/lib.rego", Source: strings.ReplaceAll(lib.Source, "\n\n", "\n\n\n") + "\n# a comment of the copy's own\n"}
 	changed := policy.Module{Name: "bundle/c/lib.rego", Source: lib.Source + "\nwithin_every_cap(budget) if true\n"}
 	mine := policy.Module{Name: "bundle/checks/a.rego", Source: meta("org.a") + "package spawngate.checks.a\n\ndeny contains 1 if false\n"}
-	got := gate.WithoutBuiltinCopies(builtins, []policy.Module{exact, reformatted, changed, mine})
+	got := engine.WithoutBuiltinCopies(builtins, []policy.Module{exact, reformatted, changed, mine})
 	var names []string
 	for _, m := range got {
 		names = append(names, m.Name)
@@ -191,7 +191,7 @@ func TestWithoutBuiltinCopies(t *testing.T) {
 	if strings.Join(names, " ") != "bundle/c/lib.rego bundle/checks/a.rego" {
 		t.Fatalf("kept %v", names)
 	}
-	if _, err := gate.New(builtins, gate.Custom(got)); err == nil || !strings.Contains(err.Error(), "bundle/c/lib.rego:7: package spawngate.lib is built in") {
+	if _, err := engine.New(builtins, engine.Custom(got)); err == nil || !strings.Contains(err.Error(), "bundle/c/lib.rego:7: package spawngate.lib is built in") {
 		t.Fatalf("New with a changed copy of lib.rego: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package gate
+package engine
 
 import (
 	"strconv"
@@ -16,10 +16,10 @@ import (
 // everything the checks read; what a check reads that the key lacks turns
 // the memory off. The keys:
 //
-//   - decisions: what the child checks found of a child, by the policies
+//   - childMemo: what the child checks found of a child, by the policies
 //     and the child's key (plan.Plan.Keys: everything the schema and the
 //     checks can see of it, its place in a nested plan included).
-//   - planDecisions: what the plan checks found, by the policies, the
+//   - planMemo: what the plan checks found, by the policies, the
 //     plan checks that apply, and every group's key, members and pointer.
 //   - policyValues: the policies in OPA's form, by the policies.
 //   - planQueries: the query of each set of plan checks that apply, by
@@ -29,13 +29,13 @@ import (
 //     a rule is shared only when it provably reads nothing else.
 //
 // What the checks of one evaluation read that the keys lack is named once,
-// by unkeyed; each turns decisions and planDecisions off for it.
+// by unkeyed; each turns childMemo and planMemo off for it.
 type caches struct {
-	decisions     *memo.Memo[[]report.Violation]
-	planDecisions *memo.Memo[planFindings]
-	policyValues  *memo.Memo[ast.Value]
-	planQueries   sync.Map // of *query, by the IDs of its checks
-	shared        *sharing // nil when no rule can be shared
+	childMemo    *memo.Memo[[]report.Violation]
+	planMemo     *memo.Memo[planViolations]
+	policyValues *memo.Memo[ast.Value]
+	planQueries  sync.Map // of *query, by the IDs of its checks
+	shared       *sharing // nil when no rule can be shared
 }
 
 // planMemoSize is how many plans' plan-check findings an engine keeps: a
@@ -45,9 +45,9 @@ const planMemoSize = 256
 
 func newCaches() caches {
 	return caches{
-		decisions:     memo.New[[]report.Violation](memo.Size),
-		planDecisions: memo.New[planFindings](planMemoSize),
-		policyValues:  memo.New[ast.Value](planMemoSize),
+		childMemo:    memo.New[[]report.Violation](memo.Size),
+		planMemo:     memo.New[planViolations](planMemoSize),
+		policyValues: memo.New[ast.Value](planMemoSize),
 	}
 }
 
@@ -77,17 +77,17 @@ func (e *Engine) unkeyed(keys []string, reps []int, keep map[string]bool) []stri
 // memories are one evaluation's views of the findings an engine remembers.
 type memories struct {
 	child memo.View[[]report.Violation] // by child key
-	plan  memo.View[planFindings]       // by planKey
+	plan  memo.View[planViolations]     // by planKey
 }
 
 // memoriesFor are the views for one evaluation under policies (by their
-// key) of kinds groups. A plan of more kinds of children than decisions
+// key) of kinds groups. A plan of more kinds of children than childMemo
 // keeps uses neither: in order, none would be found again, and what
 // earlier plans left would be pushed out.
 func (c *caches) memoriesFor(policies string, kinds int, unkeyed []string) memories {
-	m := memories{child: c.decisions.For(policies+"\x00", kinds, unkeyed)}
+	m := memories{child: c.childMemo.For(policies+"\x00", kinds, unkeyed)}
 	if m.child.On() {
-		m.plan = c.planDecisions.For(policies+"\x00", 1, nil)
+		m.plan = c.planMemo.For(policies+"\x00", 1, nil)
 	}
 	return m
 }
