@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"github.com/spawngate/spawngate/internal/report"
 	"maps"
 	"regexp"
 	"slices"
@@ -12,23 +13,17 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Check describes one rule the gate reports under, as its package METADATA
-// declares it.
+// Check is one Rego package under spawngate.checks: the rule it reports
+// under (ID, severity, title, description, whose it is), as its package
+// METADATA declares it, and what the engine needs to run it.
 type Check struct {
-	ID          string // stable rule ID, such as paths.escape
-	Severity    string // critical, high, medium or low
-	Title       string
-	Description string
-	Package     string // Rego package, such as spawngate.checks.paths_escape; "" for the schema step
+	report.Rule
+	Package string // Rego package, such as spawngate.checks.paths_escape; "" for the schema step
 	// Scope says what the check sees: ScopeChild (the default) judges each
 	// child on its own, and sees the children in batches; ScopePlan sees
 	// every child at once, with input.members, to judge the plan as a
 	// whole (a count, a sum).
 	Scope string
-	// Custom tells an operator's own check (--checks, a bundle) from a
-	// built-in one; File is the module that declares it, as it was named.
-	Custom bool
-	File   string
 	// WhenSet, for a check of the whole plan, names the policy keys it
 	// depends on (custom.when_set): it can refuse only when a policy that
 	// applies sets one of them, and the gate runs it only then. A check of
@@ -57,12 +52,12 @@ const (
 
 // SchemaCheck is the rule of the schema step: a child that breaks
 // schemas/child.schema.json in a way no Rego check reports more exactly.
-var SchemaCheck = Check{
+var SchemaCheck = Check{Rule: report.Rule{
 	ID:          "schema",
 	Severity:    "high",
 	Title:       "A child must follow the child schema",
 	Description: "Every child is an object with the keys of schemas/child.schema.json and no others, each of the right type; ids are unique within the plan.",
-}
+}}
 
 // checksRoot is the package every check lives under; each check is exactly
 // one level below it.
@@ -106,7 +101,7 @@ func findChecks(modules map[string]*ast.Module, rules func(ast.Ref) []*ast.Rule,
 		pkg := pkgName(path)
 		chk, seen := byPkg[pkg]
 		if !seen {
-			chk = &Check{Package: pkg, Custom: custom[name]}
+			chk = &Check{Rule: report.Rule{Custom: custom[name]}, Package: pkg}
 			byPkg[pkg] = chk
 			firstAt[pkg] = &ModuleError{File: name, Line: mod.Package.Location.Row}
 			order = append(order, pkg)

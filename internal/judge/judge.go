@@ -318,7 +318,7 @@ func (g *Gate) Rules() ([]report.Rule, error) {
 	checks := e.Checks()
 	rules := make([]report.Rule, len(checks))
 	for i, c := range checks {
-		rules[i] = report.Rule{ID: c.ID, Severity: c.Severity, Title: c.Title, Description: c.Description, Custom: c.Custom, File: c.File}
+		rules[i] = c.Rule
 	}
 	return rules, nil
 }
