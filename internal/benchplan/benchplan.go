@@ -23,6 +23,10 @@ type Options struct {
 	// directory and relative docs path, as real fan-outs are written: no
 	// two children can be judged as one. Templates decide only the tools.
 	Distinct bool
+	// ToolsOnly makes every child that asks for too much ask for a tool
+	// outside the allowlist (shell.run), never a path or a budget: the
+	// violations an exception on that tool (PolicyExcepting) lets through.
+	ToolsOnly bool
 }
 
 // Distinct is the plan real fan-outs write: every child its own role,
@@ -57,6 +61,15 @@ var templates = []template{
 // JSON.
 const Policy = `{"allowed_tools": ["fs.read", "fs.write", "http.get", "mcp__github__get_*"], "workspace_root": "/repo/workspace", "budget_cap_tokens": 200000}`
 
+// PolicyExcepting is Policy with exceptions that let a refused tool
+// through for every child (it is outside the allowlist, and it writes):
+// the violations of a ToolsOnly plan are all excepted, and each is still
+// judged and reported.
+const PolicyExcepting = `{"allowed_tools": ["fs.read", "fs.write", "http.get", "mcp__github__get_*"], "workspace_root": "/repo/workspace", "budget_cap_tokens": 200000,
+ "exceptions": [
+  {"rule": "tools.allowlist", "tool": "shell.run", "reason": "benchmark: every refused child's violations excepted", "expires": "2999-12-31"},
+  {"rule": "tools.write", "tool": "shell.run", "reason": "benchmark: every refused child's violations excepted", "expires": "2999-12-31"}]}`
+
 // Generate writes a plan as JSON.
 func Generate(o Options) []byte {
 	var b bytes.Buffer
@@ -73,7 +86,11 @@ func Generate(o Options) []byte {
 		}
 		tools, paths, budget := t.tools, t.paths, t.budget
 		if o.RefusedEvery > 0 && i%o.RefusedEvery == o.RefusedEvery-1 {
-			switch (i / o.RefusedEvery) % 3 {
+			kind := (i / o.RefusedEvery) % 3
+			if o.ToolsOnly {
+				kind = 0
+			}
+			switch kind {
 			case 0:
 				tools = `["fs.read","shell.run"]`
 			case 1:

@@ -63,3 +63,35 @@ func TestGenerateDistinct(t *testing.T) {
 		t.Fatalf("%d children, %d asking for too much; want 1000 and 10", len(doc.Plan), refused)
 	}
 }
+
+// A tools-only plan refuses only by a tool, which PolicyExcepting's
+// exceptions name.
+func TestGenerateToolsOnly(t *testing.T) {
+	o := Distinct(300)
+	o.RefusedEvery, o.ToolsOnly = 2, true
+	var doc struct {
+		Plan []map[string]any
+	}
+	if err := json.Unmarshal(Generate(o), &doc); err != nil {
+		t.Fatal(err)
+	}
+	refused := 0
+	for _, c := range doc.Plan {
+		b := mustJSON(c)
+		if bytes.Contains(b, []byte("~/")) || c["budget_tokens"].(float64) >= 5e6 {
+			t.Fatalf("a child refused by more than a tool: %s", b)
+		}
+		if bytes.Contains(b, []byte("shell.run")) {
+			refused++
+		}
+	}
+	if refused != 150 {
+		t.Fatalf("%d children ask for shell.run, want 150", refused)
+	}
+	var policy struct {
+		Exceptions []struct{ Rule, Tool string }
+	}
+	if err := json.Unmarshal([]byte(PolicyExcepting), &policy); err != nil || len(policy.Exceptions) != 2 || policy.Exceptions[0].Tool != "shell.run" {
+		t.Fatalf("PolicyExcepting: %+v, %v", policy, err)
+	}
+}
