@@ -22,28 +22,39 @@ today := input.today
 
 expired(x) if x.expires < today
 
-# excepted[v] is the first exception, by its index in the policy, that lets
-# violation v of the child (input.violations[v]) through.
-excepted[v] := min(matching) if {
-	some v, violation in input.violations
-	matching := {e | some e, x in exceptions; applies(x, violation)}
+# The gate asks about a child as an item: the child (its role, and its id
+# when it is judged alone), its violations, and with --resolve-paths where
+# its paths resolve ({"child": ..., "violations": [...], "resolution":
+# ...}). excepted_in(item) maps each violation v of the item
+# (item.violations[v]) to the first exception, by its index in the policy,
+# that lets it through.
+excepted_in(item) := {v: min(matching) |
+	some v, violation in item.violations
+	matching := {e | some e, x in exceptions; applies(x, violation, item)}
 	count(matching) > 0
 }
+
+# One child, the input itself the item.
+excepted := excepted_in(input)
+
+# A batch of children (input.items), each item answered in its place: the
+# gate asks once for many children, on the cores that judged them.
+batch := [excepted_in(item) | some item in input.items]
 
 # An exception applies to a violation when it names the violation's rule,
 # has not expired, and every selector it writes holds. It never applies to
 # a violation the plan's own policy refuses (so a plan's narrowing always
 # holds), nor to the schema step's (a child the schema refuses cannot be
 # judged by the other checks at all).
-applies(x, violation) if {
+applies(x, violation, item) if {
 	x.rule == violation.rule
 	violation.rule != "schema"
 	not refused_by_plan(violation)
 	not expired(x)
-	role_holds(x)
-	id_holds(x)
+	role_holds(x, item)
+	id_holds(x, item)
 	tool_holds(x, violation)
-	path_holds(x, violation)
+	path_holds(x, violation, item)
 }
 
 # A violation is the plan policy's when the plan policy is among those
@@ -57,20 +68,20 @@ refused_by_plan(violation) if {
 	"plan" in object.keys(input.policies)
 }
 
-role_holds(x) if not "role" in object.keys(x)
+role_holds(x, _) if not "role" in object.keys(x)
 
-role_holds(x) if x.role == input.child.role
+role_holds(x, item) if x.role == item.child.role
 
-id_holds(x) if not "id" in object.keys(x)
+id_holds(x, _) if not "id" in object.keys(x)
 
 # An id is the plan author's to choose, so an exception naming one holds
 # only beside a role, which role_holds binds (the schema refuses an id
 # without a role): a child that takes an excepted id must still be of the
 # role the operator named, and is judged by what that role may do. The
 # gate passes the child's id only when the child is judged alone.
-id_holds(x) if {
+id_holds(x, item) if {
 	"role" in object.keys(x)
-	x.id == input.child.id
+	x.id == item.child.id
 }
 
 tool_holds(x, _) if not "tool" in object.keys(x)
@@ -95,7 +106,7 @@ names_tool(pattern, tool) if {
 	pattern == tool
 }
 
-path_holds(x, _) if not "path" in object.keys(x)
+path_holds(x, _, _) if not "path" in object.keys(x)
 
 # A path selector names the path entry the violation is about: * matches
 # within one /-separated segment, ** whole segments, ? one character. It
@@ -106,19 +117,19 @@ path_holds(x, _) if not "path" in object.keys(x)
 # own root, a trailing slash dropped), and with --resolve-paths against the
 # path it resolves to as well, so a symlink under an excepted folder
 # excepts nothing outside it.
-path_holds(x, violation) if {
+path_holds(x, violation, item) if {
 	regex.match(`^/paths/[0-9]+$`, violation.field)
 	is_string(violation.value)
 	paths_escape.plain(violation.value)
 	name := paths_escape.absolute(violation.value)
 	name != "/"
 	glob.match(x.path, ["/"], name)
-	resolved_holds(x, violation.value)
+	resolved_holds(x, violation.value, item)
 }
 
-resolved_holds(_, _) if not input.resolution
+resolved_holds(_, _, item) if not item.resolution
 
-resolved_holds(x, path) if glob.match(x.path, ["/"], input.resolution.paths[path].path)
+resolved_holds(x, path, item) if glob.match(x.path, ["/"], item.resolution.paths[path].path)
 
 # After the plan: the exceptions that expired, and those that, unexpired,
 # matched no violation of the plan (input.matched lists the ones that did).

@@ -216,3 +216,36 @@ test_resolved_path_outside_denied if {
 	exceptions.excepted == {} with input as resolved({"error": "a symlink loop"})
 	exceptions.excepted == {0: 0} with input as resolved({"path": "/data/real"})
 }
+
+# A batch answers each item in its place, as the item alone would be
+# answered: the role, the id and the resolution are each item's own.
+batch_of(xs, items) := {
+	"policies": {"operator": {"workspace_root": "/srv", "exceptions": xs}},
+	"today": "2026-12-01",
+	"items": items,
+}
+
+test_batch_answers_each_item_in_place if {
+	x := object.union(write_exception, {"role": "migrator", "id": "job-7"})
+	items := [
+		{"child": {"role": "migrator", "id": "job-7"}, "violations": [shell_write, object.union(shell_write, {"rule": "tools.allowlist"})]},
+		{"child": {"role": "migrator", "id": "job-8"}, "violations": [shell_write]},
+		{"child": {"role": "reader"}, "violations": []},
+		{"child": {"role": "migrator", "id": "job-7"}, "violations": [object.union(shell_write, {"value": "fs.delete"}), shell_write]},
+	]
+	exceptions.batch == [{0: 0}, {}, {}, {1: 0}] with input as batch_of([x], items)
+}
+
+test_batch_resolution_is_each_items_own if {
+	link := {"child": {"role": "a"}, "violations": [escape_at("/data/link")]}
+	items := [
+		object.union(link, {"resolution": {"paths": {"/data/link": {"path": "/etc"}}}}),
+		object.union(link, {"resolution": {"paths": {"/data/link": {"path": "/data/real"}}}}),
+		link,
+	]
+	exceptions.batch == [{}, {0: 0}, {0: 0}] with input as batch_of([data_exception], items)
+}
+
+test_empty_batch_answers_nothing if {
+	exceptions.batch == [] with input as batch_of([write_exception], [])
+}

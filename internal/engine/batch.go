@@ -45,20 +45,26 @@ func batches(judged []any, need []int) []batch {
 	return out
 }
 
-// batchResult is what one batch's evaluation gave.
+// batchResult is what one batch's evaluation gave: the child checks'
+// violations, and all of them after complete.
 type batchResult struct {
-	found [][]report.Violation
-	err   error
-	panic any
+	found, all [][]report.Violation
+	err        error
+	panic      any
 }
 
+// completer gives each group of a batch all it was found to have (see
+// evaluation.complete); it runs on the worker that judged the batch.
+type completer func(ctx context.Context, ks []int, found [][]report.Violation) ([][]report.Violation, error)
+
 // evaluateBatches runs the child checks over every batch, on every core,
-// and hands each batch's violations (by its place in the batch) to done in
-// batch order, so that what done builds does not depend on which core
+// then complete on the same core, and hands each batch's violations (by
+// their place in the batch; found as the checks found them, all after
+// complete) to done in batch order, so that what done builds does not depend on which core
 // finished first. At most two batches per core are evaluated and not yet
 // done. A panic in a worker is raised again here, where the caller's
 // recover sees it.
-func (e *Engine) evaluateBatches(ctx context.Context, in *inputs, judged []any, bs []batch, done func(batch, [][]report.Violation) error) error {
+func (e *Engine) evaluateBatches(ctx context.Context, in *inputs, judged []any, bs []batch, complete completer, done func(b batch, found, all [][]report.Violation) error) error {
 	children := func(b batch) []any {
 		out := make([]any, len(b))
 		for j, k := range b {
@@ -73,7 +79,11 @@ func (e *Engine) evaluateBatches(ctx context.Context, in *inputs, judged []any, 
 			if err != nil {
 				return err
 			}
-			if err := done(b, found); err != nil {
+			all, err := complete(ctx, b, found)
+			if err != nil {
+				return err
+			}
+			if err := done(b, found, all); err != nil {
 				return err
 			}
 		}
@@ -105,7 +115,7 @@ func (e *Engine) evaluateBatches(ctx context.Context, in *inputs, judged []any, 
 	for range workers {
 		go func() {
 			for i := range jobs {
-				results[i] <- e.evaluateBatch(ctx, in, children(bs[i]))
+				results[i] <- e.evaluateBatch(ctx, in, bs[i], children(bs[i]), complete)
 			}
 		}()
 	}
@@ -123,19 +133,21 @@ func (e *Engine) evaluateBatches(ctx context.Context, in *inputs, judged []any, 
 		if r.err != nil {
 			return r.err
 		}
-		if err := done(b, r.found); err != nil {
+		if err := done(b, r.found, r.all); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (e *Engine) evaluateBatch(ctx context.Context, in *inputs, batch []any) (r batchResult) {
+func (e *Engine) evaluateBatch(ctx context.Context, in *inputs, b batch, children []any, complete completer) (r batchResult) {
 	defer func() {
 		if p := recover(); p != nil {
 			r = batchResult{panic: p}
 		}
 	}()
-	r.found, r.err = e.evaluate(ctx, e.childQuery, in, batch, nil)
+	if r.found, r.err = e.evaluate(ctx, e.childQuery, in, children, nil); r.err == nil {
+		r.all, r.err = complete(ctx, b, r.found)
+	}
 	return r
 }

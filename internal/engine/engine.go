@@ -513,7 +513,9 @@ func (e *Engine) begin(ctx context.Context, operator plan.Policy, p *plan.Plan, 
 	}
 	ev.judged, ev.built = make([]any, len(ev.reps)), make([]bool, len(ev.reps))
 	ev.f = newResultBuilder(p, ev.reps, ev.group, groupIssues, o.maxListed)
-	ev.f.exc = ev.exc
+	if ev.exc != nil {
+		ev.f.members(0) // counted here, before workers read the counts
+	}
 	// What the checks found for children judged before under the same
 	// policies is remembered, as long as the keys hold all they read
 	// (cache.go).
@@ -593,17 +595,32 @@ func (ev *evaluation) childChecks(ctx context.Context) error {
 	}
 	next := 0 // the next group to fold
 	foldTo := func(end int) error {
-		for ; next < end; next++ {
-			if err := ev.f.fold(ctx, next, slices.Clone(cached[next])); err != nil {
+		for next < end {
+			ks := make([]int, 0, min(end-next, exceptAtOnce))
+			for k := next; k < end && len(ks) < exceptAtOnce; k++ {
+				ks = append(ks, k)
+			}
+			found := make([][]report.Violation, len(ks))
+			for j, k := range ks {
+				found[j] = cached[k]
+			}
+			all, err := ev.complete(ctx, ks, found)
+			if err != nil {
 				return err
 			}
+			for j, k := range ks {
+				if err := ev.f.fold(ctx, k, all[j]); err != nil {
+					return err
+				}
+			}
+			next += len(ks)
 		}
 		return nil
 	}
 	for _, k := range need {
 		ev.build(k)
 	}
-	err := ev.e.evaluateBatches(ctx, ev.in, ev.judged, batches(ev.judged, need), func(b batch, found [][]report.Violation) error {
+	err := ev.e.evaluateBatches(ctx, ev.in, ev.judged, batches(ev.judged, need), ev.complete, func(b batch, found, all [][]report.Violation) error {
 		for j, k := range b {
 			if err := foldTo(k); err != nil {
 				return err
@@ -611,7 +628,7 @@ func (ev *evaluation) childChecks(ctx context.Context) error {
 			if ev.mem.child.On() {
 				ev.mem.child.Put(ev.keys[k], slices.Clone(found[j]))
 			}
-			if err := ev.f.fold(ctx, k, found[j]); err != nil {
+			if err := ev.f.fold(ctx, k, all[j]); err != nil {
 				return err
 			}
 			next = k + 1
@@ -622,6 +639,34 @@ func (ev *evaluation) childChecks(ctx context.Context) error {
 		return err
 	}
 	return foldTo(len(ev.reps))
+}
+
+// exceptAtOnce is how many remembered groups one evaluation of the
+// exceptions asks about.
+const exceptAtOnce = 1024
+
+// complete gives each group of ks all it was found to have: the child
+// checks' violations (found, by place in ks, left as they are for the
+// memory) with the plan checks' added, and the operator's exceptions
+// applied, asked about every group of ks at once. It runs on the core
+// that judged the batch, concurrently with others.
+func (ev *evaluation) complete(ctx context.Context, ks []int, found [][]report.Violation) ([][]report.Violation, error) {
+	all := make([][]report.Violation, len(ks))
+	for j, k := range ks {
+		vs := slices.Clone(found[j])
+		if ev.f.planFound != nil {
+			vs = append(vs, ev.f.planFound[k]...)
+		}
+		all[j] = vs
+	}
+	if ev.exc == nil {
+		return all, nil
+	}
+	items := make([]exceptItem, len(ks))
+	for j, k := range ks {
+		items[j] = exceptItem{child: ev.p.Children[ev.reps[k]], alone: ev.f.members(k) == 1, vs: all[j]}
+	}
+	return all, ev.exc.apply(ctx, items)
 }
 
 // assemble builds the result from what the checks found, in document

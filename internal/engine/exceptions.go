@@ -18,10 +18,10 @@ import (
 // The queries of policy/exceptions.rego, which decides what the operator's
 // exceptions let through; compiled the first time a policy has exceptions.
 type exceptionQueries struct {
-	once     sync.Once
-	excepted ast.Body
-	notes    ast.Body
-	err      error
+	once  sync.Once
+	batch ast.Body
+	notes ast.Body
+	err   error
 }
 
 func (e *Engine) exceptionQueries() (*exceptionQueries, error) {
@@ -37,25 +37,37 @@ func (e *Engine) exceptionQueries() (*exceptionQueries, error) {
 			}
 			return body
 		}
-		q.excepted = compile("data.spawngate.exceptions.excepted")
+		q.batch = compile("data.spawngate.exceptions.batch")
 		q.notes = compile("data.spawngate.exceptions.notes")
 	})
 	return q, q.err
 }
 
-// excepter applies the operator's exceptions to one plan's findings, group
-// by group, and says at the end which exceptions expired or matched
-// nothing.
+// excepter applies the operator's exceptions to one plan's findings, a
+// batch of groups at a time (on the cores that judged them, concurrently),
+// and says at the end which exceptions expired or matched nothing.
 type excepter struct {
 	e        *Engine
 	policies ast.Value // input.policies, as the checks see it
 	in       *inputs   // the plan's inputs: with --resolve-paths, its roots
-	today    string
+	today    ast.Value
 	strict   bool
 	list     []report.Exception // the operator's exceptions, by index
 	rules    map[string]bool    // the rules some exception names
 	named    map[string]bool    // the child ids some exception names
-	matched  map[int]bool
+
+	mu      sync.Mutex
+	matched map[int]bool
+}
+
+// exceptItem is one group as the exceptions see it: its representative as
+// the plan wrote it, whether it is the group's only member (only then does
+// its id count: an exception naming an id never reaches the child's
+// twins), and its violations, which apply marks.
+type exceptItem struct {
+	child any
+	alone bool
+	vs    []report.Violation
 }
 
 // newExcepter reads the operator's exceptions; nil when there are none.
@@ -67,7 +79,7 @@ func newExcepter(e *Engine, operator plan.Policy, in *inputs, today string, stri
 	if today == "" {
 		today = time.Now().UTC().Format(time.DateOnly)
 	}
-	x := &excepter{e: e, policies: in.policies, in: in, today: today, strict: strict, rules: map[string]bool{}, named: map[string]bool{}, matched: map[int]bool{}}
+	x := &excepter{e: e, policies: in.policies, in: in, today: ast.String(today), strict: strict, rules: map[string]bool{}, named: map[string]bool{}, matched: map[int]bool{}}
 	for i, r := range raw {
 		obj, _ := r.(map[string]any)
 		ex := report.Exception{Index: i, Pointer: "/exceptions/" + strconv.Itoa(i)}
@@ -83,33 +95,98 @@ func newExcepter(e *Engine, operator plan.Policy, in *inputs, today string, stri
 	return x
 }
 
-// apply marks the violations of one group that an exception lets
-// through. child is the group's representative as the plan wrote it, and
-// alone whether it is the group's only member (only then does its id
-// count: an exception naming an id never reaches the child's twins).
-func (x *excepter) apply(ctx context.Context, child any, alone bool, vs []report.Violation) error {
-	var asked []int // the violations of rules some exception names
-	for i, v := range vs {
-		if x.rules[v.Rule] {
-			asked = append(asked, i)
+// apply marks the violations of each item that an exception lets
+// through, asking policy/exceptions.rego once for every item that has a
+// violation of a rule some exception names. It may run on several
+// goroutines at once.
+func (x *excepter) apply(ctx context.Context, items []exceptItem) error {
+	var asked [][]int // by item: the violations of rules some exception names
+	var terms []*ast.Term
+	var of []int // the item each asked term stands for
+	for n, it := range items {
+		var ask []int
+		for i, v := range it.vs {
+			if x.rules[v.Rule] {
+				ask = append(ask, i)
+			}
 		}
+		asked = append(asked, ask)
+		if len(ask) == 0 {
+			continue
+		}
+		t, err := x.item(ctx, it, ask)
+		if err != nil {
+			return err
+		}
+		terms, of = append(terms, t), append(of, n)
 	}
-	if len(asked) == 0 {
+	if len(terms) == 0 {
 		return nil
 	}
+	q, err := x.e.exceptionQueries()
+	if err != nil {
+		return err
+	}
+	input := ast.NewObject(
+		[2]*ast.Term{ast.InternedTerm("policies"), ast.NewTerm(x.policies)},
+		[2]*ast.Term{ast.InternedTerm("today"), ast.NewTerm(x.today)},
+		[2]*ast.Term{ast.InternedTerm("items"), ast.ArrayTerm(terms...)},
+	)
+	out, err := x.ask(ctx, q.batch, input)
+	if err != nil {
+		return err
+	}
+	answers, ok := out.(*ast.Array)
+	if !ok || answers.Len() != len(terms) {
+		return fmt.Errorf("evaluating the exceptions: batch is not a list of %d answers", len(terms))
+	}
+	var matched []int
+	for t := range len(terms) {
+		ask, vs := asked[of[t]], items[of[t]].vs
+		obj, ok := answers.Elem(t).Value.(ast.Object)
+		if !ok {
+			return fmt.Errorf("evaluating the exceptions: answer %d is not an object", t)
+		}
+		err := obj.Iter(func(k, e *ast.Term) error {
+			j, okJ := index(k, len(ask))
+			n, okN := index(e, len(x.list))
+			if !okJ || !okN {
+				return fmt.Errorf("evaluating the exceptions: malformed answer %v: %v", k, e)
+			}
+			ex := x.list[n]
+			vs[ask[j]].Excepted = &ex
+			matched = append(matched, n)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	x.mu.Lock()
+	for _, n := range matched {
+		x.matched[n] = true
+	}
+	x.mu.Unlock()
+	return nil
+}
+
+// item writes one group as the exceptions query reads it: the child's role
+// (and id, when alone), its asked violations with the value at each, and
+// with --resolve-paths where its paths resolve.
+func (x *excepter) item(ctx context.Context, it exceptItem, ask []int) (*ast.Term, error) {
 	about := map[string]any{}
-	if obj, ok := child.(map[string]any); ok {
+	if obj, ok := it.child.(map[string]any); ok {
 		if role, ok := obj["role"]; ok {
 			about["role"] = role
 		}
-		if id, ok := obj["id"]; ok && alone {
+		if id, ok := obj["id"]; ok && it.alone {
 			about["id"] = id
 		}
 	}
-	violations := make([]any, len(asked))
-	for j, i := range asked {
-		v := vs[i]
-		value, _ := jsonpointer.Lookup(child, v.Path)
+	violations := make([]any, len(ask))
+	for j, i := range ask {
+		v := it.vs[i]
+		value, _ := jsonpointer.Lookup(it.child, v.Path)
 		one := map[string]any{"rule": v.Rule, "field": v.Path, "value": value}
 		if v.Policies != nil {
 			ps := make([]any, len(v.Policies))
@@ -120,48 +197,21 @@ func (x *excepter) apply(ctx context.Context, child any, alone bool, vs []report
 		}
 		violations[j] = one
 	}
-	q, err := x.e.exceptionQueries()
-	if err != nil {
-		return err
-	}
-	rest, err := ast.InterfaceToValue(map[string]any{"today": x.today, "child": about, "violations": violations})
-	if err != nil {
-		return fmt.Errorf("building the exceptions input: %w", err)
-	}
-	input := rest.(ast.Object)
-	input.Insert(ast.InternedTerm("policies"), ast.NewTerm(x.policies))
+	doc := map[string]any{"child": about, "violations": violations}
 	if x.in.roots != nil {
 		// With --resolve-paths a path selector must match where the path
 		// resolves as well as where it is written, as paths.escape judged it.
-		paths, err := resolvePaths(ctx, x.in.planRoot, []any{child})
+		paths, err := resolvePaths(ctx, x.in.planRoot, []any{it.child})
 		if err != nil {
-			return err
+			return nil, err
 		}
-		r, err := ast.InterfaceToValue(map[string]any{"paths": paths})
-		if err != nil {
-			return fmt.Errorf("building the exceptions input: %w", err)
-		}
-		input.Insert(ast.InternedTerm("resolution"), ast.NewTerm(r))
+		doc["resolution"] = map[string]any{"paths": paths}
 	}
-	out, err := x.ask(ctx, q.excepted, input)
+	v, err := ast.InterfaceToValue(doc)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("building the exceptions input: %w", err)
 	}
-	obj, ok := out.(ast.Object)
-	if !ok {
-		return fmt.Errorf("evaluating the exceptions: excepted is not an object")
-	}
-	return obj.Iter(func(k, e *ast.Term) error {
-		j, okJ := index(k, len(asked))
-		n, okN := index(e, len(x.list))
-		if !okJ || !okN {
-			return fmt.Errorf("evaluating the exceptions: malformed answer %v: %v", k, e)
-		}
-		ex := x.list[n]
-		vs[asked[j]].Excepted = &ex
-		x.matched[n] = true
-		return nil
-	})
+	return ast.NewTerm(v), nil
 }
 
 // notes says which exceptions expired, and which matched nothing in the
@@ -171,17 +221,20 @@ func (x *excepter) notes(ctx context.Context) ([]report.ExceptionNote, error) {
 	if err != nil {
 		return nil, err
 	}
+	x.mu.Lock()
 	matched := make([]any, 0, len(x.matched))
 	for n := range x.matched {
 		matched = append(matched, n)
 	}
+	x.mu.Unlock()
 	slices.SortFunc(matched, func(a, b any) int { return a.(int) - b.(int) })
-	rest, err := ast.InterfaceToValue(map[string]any{"today": x.today, "matched": matched})
+	rest, err := ast.InterfaceToValue(map[string]any{"matched": matched})
 	if err != nil {
 		return nil, fmt.Errorf("building the exceptions input: %w", err)
 	}
 	input := rest.(ast.Object)
 	input.Insert(ast.InternedTerm("policies"), ast.NewTerm(x.policies))
+	input.Insert(ast.InternedTerm("today"), ast.NewTerm(x.today))
 	out, err := x.ask(ctx, q.notes, input)
 	if err != nil {
 		return nil, err

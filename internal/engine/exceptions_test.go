@@ -324,3 +324,58 @@ func TestExceptedPathMustResolveUnderThePattern(t *testing.T) {
 		}
 	}
 }
+
+// A plan of many distinct children is judged in batches on every core, and
+// each batch's exceptions are asked on the core that judged it: every
+// child gets its own answer, in its place, whatever the batch, and a
+// remembered child (the second evaluation) gets the same answer as a
+// fresh one.
+func TestExceptionsOfManyBatches(t *testing.T) {
+	const n = 3000 // more than one batch of the child checks
+	var b strings.Builder
+	b.WriteString(`{"plan": [`)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		role, tools := "migrator", `"fs.read", "shell.run"`
+		if i%3 == 2 {
+			role = "reader" // its exception expired
+		}
+		if i%5 == 4 {
+			tools = `"fs.read"` // nothing to except
+		}
+		fmt.Fprintf(&b, `{"role": %q, "id": "job-%d", "tools": [%s], "paths": ["/repo/t%d"], "budget_tokens": %d}`, role, i, tools, i, 1+i%900)
+	}
+	b.WriteString("]}")
+	var first []byte
+	for run := range 2 {
+		res := excepted(t, b.String())
+		if len(res.Children) != n {
+			t.Fatalf("run %d: %d children", run, len(res.Children))
+		}
+		for i, c := range res.Children {
+			if i%5 == 4 {
+				if c.Index != i || c.Verdict != report.Pass || len(c.Violations) != 0 {
+					t.Fatalf("run %d: child %d: %+v, want a pass with nothing to except", run, i, c)
+				}
+				continue
+			}
+			want := report.Pass
+			if i%3 == 2 {
+				want = report.Block
+			}
+			if c.Index != i || c.Verdict != want || len(c.Violations) != 1 || (c.Violations[0].Excepted != nil) != (want == report.Pass) {
+				t.Fatalf("run %d: child %d: %+v, want %s with its violation excepted only for a migrator", run, i, c, want)
+			}
+		}
+		got, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run == 1 && string(got) != string(first) {
+			t.Fatal("the second evaluation, from memory, differs from the first")
+		}
+		first = got
+	}
+}

@@ -23,7 +23,6 @@ type resultBuilder struct {
 	sizes     []int                    // each group's members, counted when first needed
 	issues    [][]plan.SchemaViolation // each group's schema issues (plan.Plan.GroupIssues, as grouped here)
 	maxListed int
-	exc       *excepter // the operator's exceptions; nil when there are none
 
 	count    []int                // each group's violations, listed or not
 	blocking []int                // each group's violations that no exception lets through
@@ -73,28 +72,21 @@ func (f *resultBuilder) addPlan(found [][]report.Violation, whole []report.Viola
 	f.planFound, f.whole = found, whole
 }
 
-// fold takes the child checks' violations of group k: it merges them
-// with the plan checks' and the schema step's, counts them, and keeps them
-// if the report could list them. Groups must come in order; vs becomes
-// the findings'.
+// fold takes the violations of group k, the child checks' and the plan
+// checks' with the exceptions applied (evaluation.complete): it merges
+// them with the schema step's, counts them, and keeps them if the report
+// could list them. Groups must come in order; vs becomes the findings'.
 func (f *resultBuilder) fold(ctx context.Context, k int, vs []report.Violation) error {
 	if k != f.folded {
 		return fmt.Errorf("internal error: findings of group %d folded after group %d", k, f.folded)
 	}
 	{
-		if f.planFound != nil {
-			vs = append(vs, f.planFound[k]...)
-		}
-		// The operator's exceptions are applied first: a schema issue at or
-		// under a place a check already reported adds nothing and is left
-		// out, but only while that finding blocks. An excepted finding
-		// covers nothing, so an exception of budget.invalid never lets a
-		// budget of "abc" through: no exception reaches the schema step.
-		if f.exc != nil {
-			if err := f.exc.apply(ctx, f.p.Children[f.reps[k]], f.members(k) == 1, vs); err != nil {
-				return err
-			}
-		}
+		// vs holds the plan checks' findings too, and the operator's
+		// exceptions are applied (complete): a schema issue at or under a
+		// place a check already reported adds nothing and is left out, but
+		// only while that finding blocks. An excepted finding covers
+		// nothing, so an exception of budget.invalid never lets a budget of
+		// "abc" through: no exception reaches the schema step.
 		reported := make(map[string]bool, len(vs))
 		for _, v := range vs {
 			if v.Blocks() {
