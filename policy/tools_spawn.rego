@@ -39,11 +39,10 @@ deny contains lib.refusal(i, sprintf("/tools/%d", [j]), explain(tool, sources), 
 	tool in spawning
 }
 
-# The requested tools that spawn, each judged once. (A profile has the
-# operator's spawn_tools.)
+# The requested plain tool names (lib.tool_names) that spawn, each judged
+# once. (A profile has the operator's spawn_tools.)
 spawning := {tool |
-	some tool in lib.requested_tools
-	lib.is_tool_name(tool)
+	some tool in lib.tool_names
 	some policy in lib.policies
 	lib.matches(lib.spawn_tools(policy), tool)
 }

@@ -39,10 +39,10 @@ deny contains lib.refusal(i, sprintf("/tools/%d", [j]), explain(tool, sources), 
 	tool in writing
 }
 
-# The requested tools that write, each judged once.
+# The requested plain tool names (lib.tool_names) that write, each judged
+# once.
 writing := {tool |
-	some tool in lib.requested_tools
-	lib.is_tool_name(tool)
+	some tool in lib.tool_names
 	writes(tool)
 }
 
