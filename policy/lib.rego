@@ -30,9 +30,9 @@ agents := {i: child.agent |
 }
 
 # Facts: what the checks read most, per child or per distinct value, that
-# the input alone says (which tools and paths the children request, which
-# of those tools are plain names, the name each plain path stands for,
-# which budgets are whole numbers written as one). The gate computes them
+# the input alone says (which tools and paths the children request and
+# where, which of those tools are plain names, the name each plain path
+# stands for, which budgets are whole numbers written as one). The gate computes them
 # in Go and hands them over as input.facts, since OPA spends about a
 # microsecond per expression and these take several per child; each is
 # defined below from the input too, and that definition holds when the
@@ -59,6 +59,28 @@ requested_paths := fact if {
 	some path in child.paths
 	is_string(path)
 }
+
+# Where each requested tool and path appears: by value, the [index, j] of
+# every child that lists it at tools[j] (paths[j]), in order. A check
+# finds the children holding the values it refuses here, rather than look
+# through every child. (Sorted and grouped: a comprehension per value
+# that looked through every child would take time n squared.)
+tool_places := fact if {
+	fact := input.facts.tool_places
+} else := grouped(sort([[tool, [i, j]] |
+	some i, child in children
+	is_array(child.tools)
+	some j, tool in child.tools
+]))
+
+path_places := fact if {
+	fact := input.facts.path_places
+} else := grouped(sort([[path, [i, j]] |
+	some i, child in children
+	is_array(child.paths)
+	some j, path in child.paths
+	is_string(path)
+]))
 
 # The requested tools that are plain tool names (is_tool_name).
 tool_names := fact if {

@@ -172,6 +172,14 @@ test_requested_tools_and_paths_are_each_distinct_value_allowed if {
 	lib.requested_paths == {"docs/", "/repo/workspace/a", "../x", "//x", "con/x", "-rf", "/"} with input as fixtures.plan(facts_children)
 }
 
+test_places_say_where_each_value_is_listed_allowed if {
+	lib.tool_places == {"fs.read": [[0, 0], [1, 0]], "fs:*": [[0, 1]], 1: [[0, 2]], "Bash(git:*)": [[1, 1]]} with input as fixtures.plan(facts_children)
+	lib.path_places == {
+		"docs/": [[0, 0], [1, 0]], "/repo/workspace/a": [[0, 1]], "../x": [[0, 2]], "//x": [[0, 3]],
+		"con/x": [[1, 1]], "-rf": [[1, 2]], "/": [[1, 3]],
+	} with input as fixtures.plan(facts_children)
+}
+
 test_tool_names_are_the_plain_requested_tools_allowed if {
 	lib.tool_names == {"fs.read"} with input as fixtures.plan(facts_children)
 }
@@ -191,10 +199,13 @@ test_facts_in_the_input_are_read_allowed if {
 	doc := object.union(fixtures.plan(facts_children), {"facts": {
 		"requested_tools": {"t"}, "requested_paths": {"p"}, "tool_names": set(),
 		"path_names": {"p": "/n/"}, "whole_budgets": {0: 5},
+		"tool_places": {"t": [[0, 0]]}, "path_places": {"p": [[0, 0]]},
 	}})
 	lib.requested_tools == {"t"} with input as doc
 	lib.requested_paths == {"p"} with input as doc
 	lib.tool_names == set() with input as doc
 	lib.path_names == {"p": "/n/"} with input as doc
 	lib.budgets == {0: 5} with input as doc
+	lib.tool_places == {"t": [[0, 0]]} with input as doc
+	lib.path_places == {"p": [[0, 0]]} with input as doc
 }

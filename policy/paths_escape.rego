@@ -26,11 +26,9 @@ import data.spawngate.lib
 
 # A child without a profile: each path outside a policy's root.
 deny contains lib.finding(i, sprintf("/paths/%d", [j]), message, sources) if {
-	count(escaping) > 0 # most batches have no escape: then no child is looked at
-	some i, child in lib.unprofiled
-	is_array(child.paths)
-	some j, path in child.paths
-	path in escaping
+	some path in escaping # the children that hold it, not every child
+	some [i, j] in lib.path_places[path]
+	lib.unprofiled[i]
 	[message, sources] := judgement(path, roots)
 }
 

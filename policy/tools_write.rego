@@ -20,11 +20,9 @@ import data.spawngate.lib
 # A child without a profile: judged by the policies.
 deny contains lib.refusal(i, sprintf("/tools/%d", [j]), explain(tool, withholding), withholding) if {
 	count(withholding) > 0
-	count(writing) > 0
-	some i, child in lib.unprofiled
-	is_array(child.tools)
-	some j, tool in child.tools
-	tool in writing
+	some tool in writing # the children that hold it, not every child
+	some [i, j] in lib.tool_places[tool]
+	lib.unprofiled[i]
 }
 
 # A child with a profile: judged by the policies and the profile.

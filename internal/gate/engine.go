@@ -709,7 +709,7 @@ func (e *Engine) evaluateAll(ctx context.Context, q *query, in *inputs, batch []
 		return nil, nil, fmt.Errorf("building the policy input: %w", err)
 	}
 	input.Insert(ast.InternedTerm("float_literals"), ast.NewTerm(literals))
-	if facts := batchFacts(children, in.policies, floats); facts != nil {
+	if facts := factsOf(children, in.policies, floats); facts != nil {
 		input.Insert(factsKey, ast.NewTerm(facts))
 	}
 	if in.parents != nil {

@@ -9,8 +9,8 @@ import (
 )
 
 // Facts are what the checks read most, per child or per distinct value,
-// and what the input alone says: which tools and paths a batch requests,
-// which of those tools are plain names, the name each plain path stands
+// and what the input alone says: which tools and paths a batch requests
+// and where, which of those tools are plain names, the name each plain path stands
 // for, which budgets are whole numbers written as one. OPA spends about a
 // microsecond per expression, and these take several each per child, so
 // the engine computes them here and hands them to the checks as
@@ -36,10 +36,16 @@ var (
 	toolNamesKey      = ast.InternedTerm("tool_names")
 	pathNamesKey      = ast.InternedTerm("path_names")
 	wholeBudgetsKey   = ast.InternedTerm("whole_budgets")
+	toolPlacesKey     = ast.InternedTerm("tool_places")
+	pathPlacesKey     = ast.InternedTerm("path_places")
 	budgetTokensKey   = ast.InternedTerm("budget_tokens")
 	toolsKey          = ast.InternedTerm("tools")
 	pathsKey          = ast.InternedTerm("paths")
 )
+
+// factsOf is batchFacts; a test sets it to give no facts, and holds the
+// checks' findings the same either way.
+var factsOf = batchFacts
 
 // batchFacts computes the facts of one batch: children is input.children
 // in OPA's form, policies input.policies, literals input.float_literals.
@@ -52,27 +58,27 @@ func batchFacts(children, policies ast.Value, literals map[string]any) ast.Value
 		return nil
 	}
 	tools, paths := ast.NewSet(), ast.NewSet()
+	var toolPlaces, pathPlaces places
 	budgets := ast.NewObject()
-	arr.Foreach(func(c *ast.Term) {
-		child, ok := c.Value.(ast.Object)
-		if !ok {
-			return // lib.children holds objects only
-		}
-		if list, ok := valueAt(child, toolsKey).(*ast.Array); ok {
-			list.Foreach(tools.Add)
-		}
-		if list, ok := valueAt(child, pathsKey).(*ast.Array); ok {
-			list.Foreach(func(p *ast.Term) {
-				if _, ok := p.Value.(ast.String); ok {
-					paths.Add(p)
-				}
-			})
-		}
-	})
 	for i := range arr.Len() {
 		child, ok := arr.Elem(i).Value.(ast.Object)
 		if !ok {
-			continue
+			continue // lib.children holds objects only
+		}
+		if list, ok := valueAt(child, toolsKey).(*ast.Array); ok {
+			for j := range list.Len() {
+				t := list.Elem(j)
+				tools.Add(t)
+				toolPlaces.add(t, i, j)
+			}
+		}
+		if list, ok := valueAt(child, pathsKey).(*ast.Array); ok {
+			for j := range list.Len() {
+				if p := list.Elem(j); isString(p) {
+					paths.Add(p)
+					pathPlaces.add(p, i, j)
+				}
+			}
 		}
 		b := child.Get(budgetTokensKey)
 		if b == nil {
@@ -95,6 +101,8 @@ func batchFacts(children, policies ast.Value, literals map[string]any) ast.Value
 		ast.Item(requestedPathsKey, ast.NewTerm(paths)),
 		ast.Item(toolNamesKey, ast.NewTerm(names)),
 		ast.Item(wholeBudgetsKey, ast.NewTerm(budgets)),
+		ast.Item(toolPlacesKey, ast.NewTerm(toolPlaces.object())),
+		ast.Item(pathPlacesKey, ast.NewTerm(pathPlaces.object())),
 	)
 	if prefix, ok := planPrefix(policies); ok {
 		named := ast.NewObject()
@@ -114,6 +122,58 @@ func batchFacts(children, policies ast.Value, literals map[string]any) ast.Value
 		facts.Insert(pathNamesKey, ast.NewTerm(named))
 	}
 	return facts
+}
+
+func isString(t *ast.Term) bool {
+	_, ok := t.Value.(ast.String)
+	return ok
+}
+
+// places is where each distinct value appears in a batch: the [child,
+// position] pairs of its occurrences in the children's lists, in order.
+// Values are told apart as Rego tells them (1 and 1.0 are one value).
+type places struct {
+	keys    []*ast.Term
+	lists   [][]*ast.Term
+	strings map[string]int // by text, for the strings (nearly every value)
+	others  *ast.ValueMap  // the index of any other value, as a number
+}
+
+func (p *places) add(v *ast.Term, i, j int) {
+	k, found := 0, false
+	if s, ok := v.Value.(ast.String); ok {
+		if p.strings == nil {
+			p.strings = map[string]int{}
+		}
+		k, found = p.strings[string(s)]
+		if !found {
+			p.strings[string(s)] = len(p.keys)
+		}
+	} else {
+		if p.others == nil {
+			p.others = ast.NewValueMap()
+		}
+		if n := p.others.Get(v.Value); n != nil {
+			k, _ = n.(ast.Number).Int()
+			found = true
+		} else {
+			p.others.Put(v.Value, ast.InternedTerm(len(p.keys)).Value)
+		}
+	}
+	if !found {
+		k = len(p.keys)
+		p.keys = append(p.keys, v)
+		p.lists = append(p.lists, nil)
+	}
+	p.lists[k] = append(p.lists[k], ast.ArrayTerm(ast.InternedTerm(i), ast.InternedTerm(j)))
+}
+
+func (p *places) object() ast.Object {
+	obj := ast.NewObjectWithCapacity(len(p.keys))
+	for k, key := range p.keys {
+		obj.Insert(key, ast.ArrayTerm(p.lists[k]...))
+	}
+	return obj
 }
 
 func valueAt(obj ast.Object, key *ast.Term) ast.Value {
