@@ -29,20 +29,97 @@ agents := {i: child.agent |
 	is_object(child.agent)
 }
 
+# Facts: what the checks read most, per child or per distinct value, that
+# the input alone says (which tools and paths the children request and
+# where, which of those tools are plain names, the name each plain path
+# stands for, which budgets are whole numbers written as one). The gate computes them
+# in Go and hands them over as input.facts, since OPA spends about a
+# microsecond per expression and these take several per child; each is
+# defined below from the input too, and that definition holds when the
+# input lacks the fact (opa test, opa eval, a bundle of your own).
+# internal/gate/facts_test.go holds the gate's facts equal to these
+# definitions. A fact says what a value is, never whether it is allowed:
+# every decision stays in the checks.
+
 # Every distinct tool and path the children request, so that a check
 # judges each once however many children ask for it.
-requested_tools := {tool |
+requested_tools := fact if {
+	fact := input.facts.requested_tools
+} else := {tool |
 	some child in children
 	is_array(child.tools)
 	some tool in child.tools
 }
 
-requested_paths := {path |
+requested_paths := fact if {
+	fact := input.facts.requested_paths
+} else := {path |
 	some child in children
 	is_array(child.paths)
 	some path in child.paths
 	is_string(path)
 }
+
+# Where each requested tool and path appears: by value, the [index, j] of
+# every child that lists it at tools[j] (paths[j]), in order. A check
+# finds the children holding the values it refuses here, rather than look
+# through every child. (Sorted and grouped: a comprehension per value
+# that looked through every child would take time n squared.)
+tool_places := fact if {
+	fact := input.facts.tool_places
+} else := grouped(sort([[tool, [i, j]] |
+	some i, child in children
+	is_array(child.tools)
+	some j, tool in child.tools
+]))
+
+path_places := fact if {
+	fact := input.facts.path_places
+} else := grouped(sort([[path, [i, j]] |
+	some i, child in children
+	is_array(child.paths)
+	some j, path in child.paths
+	is_string(path)
+]))
+
+# The requested tools that are plain tool names (is_tool_name).
+tool_names := fact if {
+	fact := input.facts.tool_names
+} else := {tool |
+	some tool in requested_tools
+	is_tool_name(tool)
+}
+
+# The requested paths that are plain (plain_path), each mapped to the path
+# it names with a slash appended: itself when absolute, else read against
+# the plan's own root; a trailing slash counts for nothing. Under the root
+# /repo/ws, "docs/" names "/repo/ws/docs/".
+path_names := fact if {
+	fact := input.facts.path_names
+} else := {path: concat("", [path_prefix_of[startswith(path, "/")], trim_suffix(path, "/"), "/"]) |
+	some path in requested_paths
+	plain_path(path)
+}
+
+path_prefix_of := {true: "", false: plan_prefix}
+
+# A plain path is made of segments of A-Z a-z 0-9 . _ - @, none ending in
+# a dot or naming a Windows device, separated by single slashes, one
+# trailing slash allowed, at most 4096 bytes, and does not start with '-'
+# or '@'. (paths.escape says why any other path is ambiguous.)
+plain_path(path) if {
+	count(path) <= 4096
+	regex.match(plain_pattern, path)
+	not regex.match(windows_device, path)
+	not startswith(path, "-")
+	not startswith(path, "@")
+}
+
+plain_pattern := `^(/|/?[.]*[A-Za-z0-9_@-]([A-Za-z0-9._@-]*[A-Za-z0-9_@-])?(/[.]*[A-Za-z0-9_@-]([A-Za-z0-9._@-]*[A-Za-z0-9_@-])?)*/?)$`
+
+# A segment Windows reads as a device whatever the directory: CON, NUL,
+# COM1, LPT1 and the rest, in any case, with or without an extension.
+windows_device := `(?i)(^|/)(con|prn|aux|nul|com[1-9]|lpt[1-9])(\.[^/]*)?(/|$)`
 
 # The policies that apply, by where they come from: "operator" (--policy)
 # and "plan" (the plan's own policy block). Every one of them must agree
@@ -240,14 +317,21 @@ float_literal(i, field) := float_literals[sprintf("/%d%s", [i, field])] if {
 # The budget of each child whose budget is a positive whole number written
 # as one, by index: computed once for both budget checks. (By index, so that
 # two budgets equal in value but written differently never share an answer.)
-# It spells out whole(b) rather than call it, and looks float literals up
-# in a set: it runs once per child, and in OPA a call costs more than the
-# work in it.
 budgets := {i: b |
+	some i, b in whole_budgets
+	b > 0
+}
+
+# The budget of each child whose budget is a whole number written as one,
+# by index. It spells out whole(b) rather than call it, and looks float
+# literals up in a set: it runs once per child, and in OPA a call costs
+# more than the work in it.
+whole_budgets := fact if {
+	fact := input.facts.whole_budgets
+} else := {i: b |
 	some i, child in children
 	b := child.budget_tokens
 	is_number(b)
-	b > 0
 	regex.match(whole_pattern, sprintf("%v", [b]))
 	not floated_budgets[i]
 }

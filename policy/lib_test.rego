@@ -156,3 +156,56 @@ test_profile_leaves_out_what_is_not_a_setting_of_a_child_allowed if {
 	got := lib.profiles.r with input as {"policies": {"operator": op}, "children": []}
 	got == object.union(fixtures.operator, {"allow_write": false})
 }
+
+# The facts, as lib.rego defines them when the input lacks input.facts
+# (the gate's own, computed in Go, are held equal to these by
+# internal/gate/facts_test.go).
+facts_children := [
+	fixtures.child({"tools": ["fs.read", "fs:*", 1], "paths": ["docs/", "/repo/workspace/a", "../x", "//x", 7], "budget_tokens": 40000}),
+	fixtures.child({"tools": ["fs.read", "Bash(git:*)"], "paths": ["docs/", "con/x", "-rf", "/"], "budget_tokens": 4e4}),
+	fixtures.child({"tools": "fs.read", "paths": "docs", "budget_tokens": -3}),
+	"not a child",
+]
+
+test_requested_tools_and_paths_are_each_distinct_value_allowed if {
+	lib.requested_tools == {"fs.read", "fs:*", 1, "Bash(git:*)"} with input as fixtures.plan(facts_children)
+	lib.requested_paths == {"docs/", "/repo/workspace/a", "../x", "//x", "con/x", "-rf", "/"} with input as fixtures.plan(facts_children)
+}
+
+test_places_say_where_each_value_is_listed_allowed if {
+	lib.tool_places == {"fs.read": [[0, 0], [1, 0]], "fs:*": [[0, 1]], 1: [[0, 2]], "Bash(git:*)": [[1, 1]]} with input as fixtures.plan(facts_children)
+	lib.path_places == {
+		"docs/": [[0, 0], [1, 0]], "/repo/workspace/a": [[0, 1]], "../x": [[0, 2]], "//x": [[0, 3]],
+		"con/x": [[1, 1]], "-rf": [[1, 2]], "/": [[1, 3]],
+	} with input as fixtures.plan(facts_children)
+}
+
+test_tool_names_are_the_plain_requested_tools_allowed if {
+	lib.tool_names == {"fs.read"} with input as fixtures.plan(facts_children)
+}
+
+test_path_names_name_the_plain_paths_allowed if {
+	lib.path_names == {"docs/": "/repo/workspace/docs/", "/repo/workspace/a": "/repo/workspace/a/", "/": "/"} with input as fixtures.plan(facts_children)
+	lib.path_names == {"docs/": "/repo/workspace/sub/docs/", "/repo/workspace/a": "/repo/workspace/a/", "/": "/"} with input as fixtures.plan_with({"workspace_root": "/repo/workspace/sub/"}, facts_children)
+}
+
+test_whole_budgets_keep_whole_numbers_written_as_such_allowed if {
+	got := lib.whole_budgets with input as object.union(fixtures.plan(facts_children), {"float_literals": {"/1/budget_tokens": "4e4"}})
+	got == {0: 40000, 2: -3}
+}
+
+# The gate's facts, when the input has them, are what the checks read.
+test_facts_in_the_input_are_read_allowed if {
+	doc := object.union(fixtures.plan(facts_children), {"facts": {
+		"requested_tools": {"t"}, "requested_paths": {"p"}, "tool_names": set(),
+		"path_names": {"p": "/n/"}, "whole_budgets": {0: 5},
+		"tool_places": {"t": [[0, 0]]}, "path_places": {"p": [[0, 0]]},
+	}})
+	lib.requested_tools == {"t"} with input as doc
+	lib.requested_paths == {"p"} with input as doc
+	lib.tool_names == set() with input as doc
+	lib.path_names == {"p": "/n/"} with input as doc
+	lib.budgets == {0: 5} with input as doc
+	lib.tool_places == {"t": [[0, 0]]} with input as doc
+	lib.path_places == {"p": [[0, 0]]} with input as doc
+}

@@ -26,11 +26,9 @@ import data.spawngate.lib
 
 # A child without a profile: each path outside a policy's root.
 deny contains lib.finding(i, sprintf("/paths/%d", [j]), message, sources) if {
-	count(escaping) > 0 # most batches have no escape: then no child is looked at
-	some i, child in lib.unprofiled
-	is_array(child.paths)
-	some j, path in child.paths
-	path in escaping
+	some path in escaping # the children that hold it, not every child
+	some [i, j] in lib.path_places[path]
+	lib.unprofiled[i]
 	[message, sources] := judgement(path, roots)
 }
 
@@ -54,9 +52,10 @@ escaping := lib.requested_paths - inside
 # "/repo/ws/docs/" start with "/repo/ws/", "/repo/ws-evil/" does not),
 # which is to say with common_prefix; never the filesystem root, whatever
 # the root; with --resolve-paths, resolving inside every root too. It
-# spells out plain(path) and named(path) rather than call them: it runs
-# once per distinct path, and in OPA a call costs more than the work in it
-# (a plan of distinct children spent most of its evaluation here).
+# reads the plain paths and their names from lib.path_names rather than
+# call plain(path) and named(path): it runs once per distinct path, and in
+# OPA a call costs more than the work in it (a plan of distinct children
+# spent most of its evaluation here).
 inside := as_written if {
 	not input.resolution
 } else := {path |
@@ -65,14 +64,8 @@ inside := as_written if {
 }
 
 as_written := {path |
-	some path in lib.requested_paths # no root is looked at when no path is asked for
+	some path, name in lib.path_names # no root is looked at when no path is asked for
 	roots_sound
-	count(path) <= 4096
-	regex.match(plain_pattern, path)
-	not regex.match(windows_device, path)
-	not startswith(path, "-")
-	not startswith(path, "@")
-	name := concat("", [prefix_of[startswith(path, "/")], trim_suffix(path, "/"), "/"])
 	name != "/"
 	startswith(name, common_prefix)
 }
@@ -131,7 +124,7 @@ crooked_roots := {source |
 # costs more than the work in it; the prefix by kind of path is built once.)
 named(path) := concat("", [prefix_of[startswith(path, "/")], trim_suffix(path, "/"), "/"])
 
-prefix_of := {true: "", false: lib.plan_prefix}
+prefix_of := lib.path_prefix_of
 
 # The path a plain path names, as a message shows it.
 absolute(path) := {true: "/", false: trim_suffix(name, "/")}[name == "/"] if name := named(path)
@@ -218,21 +211,14 @@ resolved_root(source, r) := sprintf("%q (%s, resolved)", [input.resolution.roots
 # A plain path is what the rules below leave: segments made of
 # A-Z a-z 0-9 . _ - @, not ending in a dot, not naming a Windows device,
 # separated by single slashes, one trailing slash allowed, at most 4096
-# bytes, and a relative path not starting with '-' or '@'. One match
-# decides the common case; ambiguity() explains the others.
-plain(path) if {
-	count(path) <= 4096
-	regex.match(plain_pattern, path)
-	not regex.match(windows_device, path)
-	not startswith(path, "-")
-	not startswith(path, "@")
-}
+# bytes, and a relative path not starting with '-' or '@' (lib.plain_path,
+# which the facts of the paths follow). One match decides the common
+# case; ambiguity() explains the others.
+plain(path) if lib.plain_path(path)
 
-plain_pattern := `^(/|/?[.]*[A-Za-z0-9_@-]([A-Za-z0-9._@-]*[A-Za-z0-9_@-])?(/[.]*[A-Za-z0-9_@-]([A-Za-z0-9._@-]*[A-Za-z0-9_@-])?)*/?)$`
+plain_pattern := lib.plain_pattern
 
-# A segment Windows reads as a device whatever the directory: CON, NUL,
-# COM1, LPT1 and the rest, in any case, with or without an extension.
-windows_device := `(?i)(^|/)(con|prn|aux|nul|com[1-9]|lpt[1-9])(\.[^/]*)?(/|$)`
+windows_device := lib.windows_device
 
 # Why a path cannot be judged as plain text: the reason of the first row
 # whose pattern matches, in this order. A path no row matches is made only

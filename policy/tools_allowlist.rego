@@ -19,11 +19,9 @@ import data.spawngate.lib
 # name names the policies that refuse it; anything else is refused whatever
 # any policy says, and names none.
 deny contains lib.finding(i, sprintf("/tools/%d", [j]), explain(tool, sources), sources) if {
-	count(refused) > 0 # most batches refuse no tool: then no child is looked at
-	some i, child in lib.unprofiled
-	is_array(child.tools)
-	some j, tool in child.tools
-	sources := refused[tool]
+	some tool, sources in refused # the children that hold it, not every child
+	some [i, j] in lib.tool_places[tool]
+	lib.unprofiled[i]
 }
 
 # A child with a profile: each tool the policies or the profile refuse.

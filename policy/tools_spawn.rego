@@ -20,11 +20,9 @@ import data.spawngate.lib
 # A child without a profile: judged by the policies.
 deny contains lib.refusal(i, sprintf("/tools/%d", [j]), explain(tool, withholding), withholding) if {
 	count(withholding) > 0
-	count(spawning) > 0
-	some i, child in lib.unprofiled
-	is_array(child.tools)
-	some j, tool in child.tools
-	tool in spawning
+	some tool in spawning # the children that hold it, not every child
+	some [i, j] in lib.tool_places[tool]
+	lib.unprofiled[i]
 }
 
 # A child with a profile: judged by the policies and the profile.
@@ -39,11 +37,10 @@ deny contains lib.refusal(i, sprintf("/tools/%d", [j]), explain(tool, sources), 
 	tool in spawning
 }
 
-# The requested tools that spawn, each judged once. (A profile has the
-# operator's spawn_tools.)
+# The requested plain tool names (lib.tool_names) that spawn, each judged
+# once. (A profile has the operator's spawn_tools.)
 spawning := {tool |
-	some tool in lib.requested_tools
-	lib.is_tool_name(tool)
+	some tool in lib.tool_names
 	some policy in lib.policies
 	lib.matches(lib.spawn_tools(policy), tool)
 }

@@ -768,11 +768,15 @@ func (e *Engine) evaluateAll(ctx context.Context, q *query, in *inputs, batch []
 		return nil, nil, fmt.Errorf("building the policy input: %w", err)
 	}
 	input.Insert(ast.InternedTerm("children"), ast.NewTerm(children))
-	literals, err := ast.InterfaceToValue(floatLiterals(batch))
+	floats := floatLiterals(batch)
+	literals, err := ast.InterfaceToValue(floats)
 	if err != nil {
 		return nil, nil, fmt.Errorf("building the policy input: %w", err)
 	}
 	input.Insert(ast.InternedTerm("float_literals"), ast.NewTerm(literals))
+	if facts := factsOf(children, in.policies, floats); facts != nil {
+		input.Insert(factsKey, ast.NewTerm(facts))
+	}
 	if in.parents != nil {
 		input.Insert(ast.InternedTerm("parents"), in.parents)
 	}
