@@ -32,12 +32,12 @@ agents := {i: child.agent |
 # Facts: what the checks read most, per child or per distinct value, that
 # the input alone says (which tools and paths the children request and
 # where, which of those tools are plain names, the name each plain path
-# stands for, which budgets are whole numbers written as one). The gate computes them
-# in Go and hands them over as input.facts, since OPA spends about a
+# stands for, which budgets are whole numbers written as one). The gate
+# computes them in Go and hands them over as input.facts, since OPA spends about a
 # microsecond per expression and these take several per child; each is
 # defined below from the input too, and that definition holds when the
 # input lacks the fact (opa test, opa eval, a bundle of your own).
-# internal/gate/facts_test.go holds the gate's facts equal to these
+# internal/engine/facts_test.go holds the gate's facts equal to these
 # definitions. A fact says what a value is, never whether it is allowed:
 # every decision stays in the checks.
 

@@ -159,7 +159,7 @@ test_profile_leaves_out_what_is_not_a_setting_of_a_child_allowed if {
 
 # The facts, as lib.rego defines them when the input lacks input.facts
 # (the gate's own, computed in Go, are held equal to these by
-# internal/gate/facts_test.go).
+# internal/engine/facts_test.go).
 facts_children := [
 	fixtures.child({"tools": ["fs.read", "fs:*", 1], "paths": ["docs/", "/repo/workspace/a", "../x", "//x", 7], "budget_tokens": 40000}),
 	fixtures.child({"tools": ["fs.read", "Bash(git:*)"], "paths": ["docs/", "con/x", "-rf", "/"], "budget_tokens": 4e4}),
