@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spawngate/spawngate/internal/future"
 	"github.com/spawngate/spawngate/internal/judge"
 	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
@@ -171,12 +172,14 @@ func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Wri
 	}
 	// Plans are judged on every core and reported in the order given; each
 	// lists what it may, and the listing is bounded over the run in order.
+	// Nothing stops the run early: a plan judged after ctx ends gets its
+	// own error, and the report lists every plan.
 	left := opts.maxListed // the report lists at most this many violations in all
 	type judged struct {
 		res   report.Result
 		lines []string // the error, when it could not be judged: a line a problem
 	}
-	inOrder(len(plans), func(i int) judged {
+	future.InOrder(context.Background(), len(plans), func(_ context.Context, i int) (judged, error) {
 		start := time.Now()
 		var res report.Result
 		err := plans[i].err
@@ -196,13 +199,14 @@ func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Wri
 		if log != nil {
 			log.write("check", j.res.Source, j.res, time.Since(start), stderr)
 		}
-		return j
-	}, func(_ int, j judged) {
+		return j, nil
+	}, func(_ int, j judged) error {
 		for _, line := range j.lines {
 			fmt.Fprintf(stderr, "spawngate: %s\n", report.Clean(line))
 		}
 		left = j.res.Trim(left)
 		rep.Results = append(rep.Results, j.res)
+		return nil
 	})
 	rep.Rules = reportRules(g)
 	return rep

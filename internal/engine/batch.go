@@ -2,8 +2,8 @@ package engine
 
 import (
 	"context"
-	"runtime"
 
+	"github.com/spawngate/spawngate/internal/future"
 	"github.com/spawngate/spawngate/internal/report"
 )
 
@@ -45,97 +45,20 @@ func batches(judged []any, need []int) []batch {
 	return out
 }
 
-// batchResult is what one batch's evaluation gave.
-type batchResult struct {
-	found [][]report.Violation
-	err   error
-	panic any
-}
-
 // evaluateBatches runs the child checks over every batch, on every core,
 // and hands each batch's violations (by its place in the batch) to done in
 // batch order, so that what done builds does not depend on which core
-// finished first. At most two batches per core are evaluated and not yet
-// done. A panic in a worker is raised again here, where the caller's
-// recover sees it.
+// finished first (future.InOrder). The first error, from a batch or from
+// done, or the context ending, stops the rest. A panic in a worker is
+// raised again here, where the caller's recover sees it.
 func (e *Engine) evaluateBatches(ctx context.Context, in *inputs, judged []any, bs []batch, done func(batch, [][]report.Violation) error) error {
-	children := func(b batch) []any {
-		out := make([]any, len(b))
-		for j, k := range b {
-			out[j] = judged[k]
+	return future.InOrder(ctx, len(bs), func(ctx context.Context, i int) ([][]report.Violation, error) {
+		children := make([]any, len(bs[i]))
+		for j, k := range bs[i] {
+			children[j] = judged[k]
 		}
-		return out
-	}
-	workers := min(runtime.GOMAXPROCS(0), len(bs))
-	if workers <= 1 {
-		for _, b := range bs {
-			found, err := e.evaluate(ctx, e.childQuery, in, children(b), nil)
-			if err != nil {
-				return err
-			}
-			if err := done(b, found); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	results := make([]chan batchResult, len(bs))
-	for i := range results {
-		results[i] = make(chan batchResult, 1)
-	}
-	ahead := make(chan struct{}, 2*workers) // batches started and not yet done
-	jobs := make(chan int)
-	go func() {
-		defer close(jobs)
-		for i := range bs {
-			select {
-			case ahead <- struct{}{}:
-			case <-ctx.Done():
-				return
-			}
-			select {
-			case jobs <- i:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	for range workers {
-		go func() {
-			for i := range jobs {
-				results[i] <- e.evaluateBatch(ctx, in, children(bs[i]))
-			}
-		}()
-	}
-	for i, b := range bs {
-		var r batchResult
-		select {
-		case r = <-results[i]:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		<-ahead
-		if r.panic != nil {
-			panic(r.panic)
-		}
-		if r.err != nil {
-			return r.err
-		}
-		if err := done(b, r.found); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (e *Engine) evaluateBatch(ctx context.Context, in *inputs, batch []any) (r batchResult) {
-	defer func() {
-		if p := recover(); p != nil {
-			r = batchResult{panic: p}
-		}
-	}()
-	r.found, r.err = e.evaluate(ctx, e.childQuery, in, batch, nil)
-	return r
+		return e.evaluate(ctx, e.childQuery, in, children, nil)
+	}, func(i int, found [][]report.Violation) error {
+		return done(bs[i], found)
+	})
 }
