@@ -156,7 +156,7 @@ func TestLeanEngineJudgesAsEveryModule(t *testing.T) {
 			t.Errorf("%s needs every module", f)
 		}
 	}
-	if lean.full.e != nil {
+	if lean.full.fu != nil {
 		t.Fatal("flat plans under examples/policy.yaml compiled every module")
 	}
 	// A flat plan with only a parent block, and a plan whose own policy
@@ -187,7 +187,7 @@ func TestLeanEngineJudgesAsEveryModule(t *testing.T) {
 			judge(filepath.Join(examples, dir, "policy.yaml"), f)
 		}
 	}
-	if lean.full.e == nil {
+	if lean.full.fu == nil {
 		t.Fatal("nested plans, briefs and exceptions were judged without every module")
 	}
 }
@@ -207,13 +207,39 @@ func policiesOf(operator plan.Policy, p *plan.Plan) map[string]any {
 // for an engine that already is one.
 func TestCompileRest(t *testing.T) {
 	lean, full := engines(t)
-	if lean.full.e != nil {
+	if lean.full.fu != nil {
 		t.Fatal("the lean engine compiled every module before any plan reached it")
 	}
-	if err := lean.CompileRest(); err != nil || lean.full.e == nil {
-		t.Fatalf("CompileRest() = %v, engine of every module %v", err, lean.full.e)
+	if err := lean.CompileRest(); err != nil || lean.full.fu == nil {
+		t.Fatalf("CompileRest() = %v, engine of every module started %v", err, lean.full.fu != nil)
 	}
 	if err := full.CompileRest(); err != nil || full.full != nil {
 		t.Fatalf("CompileRest() on an engine of every module = %v, %v", err, full.full)
+	}
+}
+
+// A panic while the engine of every module compiles is raised again in
+// every caller, as future.Go raises it, where each caller's recover turns
+// it into an internal error: no later caller gets a nil engine, or an
+// error that hides what failed.
+func TestFullEnginePanicReachesEveryCaller(t *testing.T) {
+	builds := 0
+	f := &fullEngine{build: func() (*Engine, error) {
+		builds++
+		panic("compile failed")
+	}}
+	for i := range 3 {
+		func() {
+			defer func() {
+				if p := recover(); p != "compile failed" {
+					t.Fatalf("caller %d recovered %v, want the build's panic", i, p)
+				}
+			}()
+			e, err := f.get()
+			t.Fatalf("caller %d got %v, %v; want the build's panic", i, e, err)
+		}()
+	}
+	if builds != 1 {
+		t.Fatalf("built %d times, want once", builds)
 	}
 }
