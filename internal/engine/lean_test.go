@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -241,5 +242,34 @@ func TestFullEnginePanicReachesEveryCaller(t *testing.T) {
 	}
 	if builds != 1 {
 		t.Fatalf("built %d times, want once", builds)
+	}
+}
+
+// The built-in checks of each child read no input.pointers, which only a
+// check of the whole plan is given (New asks this of the operator's own
+// checks alone, to spare start-up).
+func TestBuiltinChildChecksReadNoPointers(t *testing.T) {
+	modules, err := policy.Modules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(modules, EveryModule())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := childChecksReadNoPointers(e.compiler, e.checks); err != nil {
+		t.Fatal(err)
+	}
+	// And the question can be answered: the built-in checks of the whole
+	// plan that call lib.pointer are found, when asked as if of each child.
+	var asChild []Check
+	for _, chk := range e.checks {
+		chk.Scope = ScopeChild
+		asChild = append(asChild, chk)
+	}
+	err = childChecksReadNoPointers(e.compiler, asChild)
+	var me *ModuleError
+	if !errors.As(err, &me) || !strings.Contains(me.Msg, "(through data.spawngate.lib.pointer)") {
+		t.Fatalf("built-in checks asked as checks of each child: %v, want lib.pointer found", err)
 	}
 }
