@@ -50,10 +50,7 @@ func runAgents(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitError
 	}
 	rep := &report.Report{Results: []report.Result{}}
-	g, err := newGate(ctx, opts.gate, opts.policy)
-	if err == nil {
-		err = needOperator(g, "agents")
-	}
+	g, err := newGate(ctx, "agents", opts.gate, opts.policy)
 	if err != nil {
 		rep.Error = err.Error()
 		fmt.Fprintf(stderr, "spawngate: %s\n", report.Clean(rep.Error))

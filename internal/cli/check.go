@@ -152,10 +152,7 @@ func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Wri
 	if firstLooksNested(names(plans)) {
 		opts.gate.ExpectNested = true
 	}
-	g, err := newGate(ctx, opts.gate, opts.policy, read...)
-	if err == nil {
-		err = needOperator(g, "check")
-	}
+	g, err := newGate(ctx, "check", opts.gate, opts.policy, read...)
 	if err != nil {
 		rep.Error = err.Error()
 		lines := problemLines(err)
@@ -223,10 +220,11 @@ func reportRules(g *judge.Gate) []report.Rule {
 	return rules
 }
 
-// newGate builds the pipeline for a front end. An error is one line, as the
-// command line says it: a problem with the operator's policy names --policy.
+// newGate builds the pipeline for a command. An error is one line, as the
+// command line says it: a problem with the operator's policy names --policy,
+// and a gate with no operator policy names the command that needs one.
 // read, when set, is also given every document read.
-func newGate(ctx context.Context, opts judge.Options, policy string, read ...func(string, []byte)) (*judge.Gate, error) {
+func newGate(ctx context.Context, command string, opts judge.Options, policy string, read ...func(string, []byte)) (*judge.Gate, error) {
 	opts.OnRead = func(source string, data []byte) {
 		if len(data) > largeDocument {
 			largeDocumentSeen()
@@ -236,6 +234,12 @@ func newGate(ctx context.Context, opts judge.Options, policy string, read ...fun
 		}
 	}
 	g, err := judge.New(ctx, opts, policy)
+	var je *judge.Error
+	if errors.As(err, &je) && je.Kind == judge.NoPolicy {
+		// Only a bundle that carries none can come this far without one:
+		// every command that judges needs --policy or --bundle.
+		return nil, &gateError{line: fmt.Sprintf("%s needs an operator policy: the bundle carries none (at data%s), and no --policy is given", command, strings.ReplaceAll(judge.BundlePolicyPointer, "/", "."))}
+	}
 	if err != nil {
 		line, each := wording.Gate(err, opts, policy)
 		return nil, &gateError{line: line, each: each}
@@ -260,17 +264,6 @@ func problemLines(err error) []string {
 		return ge.each
 	}
 	return []string{err.Error()}
-}
-
-// needOperator refuses a gate without an operator policy, for the
-// commands that judge only by one (a spawn call or an agent definition
-// carries none of its own): a bundle that carries no policy, given
-// without --policy.
-func needOperator(g *judge.Gate, command string) error {
-	if g.Operator() != nil {
-		return nil
-	}
-	return fmt.Errorf("%s needs an operator policy: the bundle carries none (at data%s), and no --policy is given", command, strings.ReplaceAll(judge.BundlePolicyPointer, "/", "."))
 }
 
 // planArg is one plan document to judge, or why a PLAN argument gives

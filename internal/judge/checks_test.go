@@ -158,6 +158,7 @@ func TestChecksFolderErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			opts := judge.DefaultOptions()
 			opts.Checks = tt.checks
+			opts.ListOnly = tt.policy == "" // the errors of the checks alone
 			_, err := judgeWith(t, opts, tt.policy, fetchingPlan)
 			var e *judge.Error
 			if !errors.As(err, &e) || e.Kind != judge.Document {
