@@ -284,7 +284,7 @@ func names(plans []planArg) []string {
 // planFolder is what a folder given as PLAN is searched for: the plan
 // documents in it and its subfolders, hidden ones (.git, .github) passed
 // over.
-var planFolder = plan.Walk{Noun: "folder of plans", Recursive: true, SkipHidden: true, Match: func(name string) bool {
+var planFolder = plan.Walk{Noun: "folder of plans", Recursive: true, Skip: plan.Hidden, Match: func(name string) bool {
 	switch strings.ToLower(filepath.Ext(name)) {
 	case ".yaml", ".yml", ".json":
 		return true
