@@ -253,26 +253,22 @@ func New(ctx context.Context, opts ...Option) (*Gate, error) {
 	} else {
 		g, err = judge.New(ctx, s.opts, s.policyFile)
 	}
+	if je := (*judge.Error)(nil); errors.As(err, &je) && je.Kind == judge.NoPolicy {
+		return nil, noPolicy(je)
+	}
 	if err != nil {
 		return nil, errorOf(cmp.Or(s.policyFile, s.policyName, "New"), err)
-	}
-	if g.Operator() == nil {
-		// Only a bundle can still have left the gate without one.
-		return nil, &Error{Kind: ErrNoPolicy, Source: cmp.Or(s.opts.Bundle, "New"), Pointer: judge.BundlePolicyPointer,
-			Msg: "the bundle carries no operator policy, and neither WithPolicyFile nor WithPolicy gives one: a gate judges every plan by the operator's policy"}
 	}
 	return &Gate{g: g, maxListed: s.maxListed}, nil
 }
 
-// check refuses, before anything is read, the settings no gate can be
-// built with; a bundle that carries no policy is known only once read.
+// check refuses, before anything is read, the options no gate can be
+// built with. Whether an operator policy is given is judge.New's to
+// decide, for every front end alike (noPolicy words it).
 func (s *settings) check() error {
 	switch {
 	case len(s.policies) > 1:
 		return optionError(s.policies[1], "the operator policy is already given by %s: it must come from one place, and a second would replace the first", s.policies[0])
-	case len(s.policies) == 0 && s.opts.Bundle == "":
-		return &Error{Kind: ErrNoPolicy, Source: "New",
-			Msg: "no operator policy: give WithPolicyFile, WithPolicy, or WithBundle with a bundle that carries one; a plan's own policy alone never builds a gate"}
 	case len(s.policies) == 1 && !s.inMemory && s.policyFile == "":
 		return optionError("WithPolicyFile", "the path is empty: name the operator's policy file")
 	case s.bundles > 1:
@@ -287,6 +283,17 @@ func (s *settings) check() error {
 		return optionError("WithToday", "%q is not a date written YYYY-MM-DD", s.opts.Today)
 	}
 	return Limits(s.opts.Limits).Check()
+}
+
+// noPolicy is judge.New's refusal of a gate without an operator policy
+// (judge.NoPolicy), in the words of the Go API's options.
+func noPolicy(je *judge.Error) *Error {
+	if je.Source == "" {
+		return &Error{Kind: ErrNoPolicy, Source: "New",
+			Msg: "no operator policy: give WithPolicyFile, WithPolicy, or WithBundle with a bundle that carries one; a plan's own policy alone never builds a gate"}
+	}
+	return &Error{Kind: ErrNoPolicy, Source: je.Source, Pointer: je.Pointer,
+		Msg: "the bundle carries no operator policy, and neither WithPolicyFile nor WithPolicy gives one: a gate judges every plan by the operator's policy"}
 }
 
 // optionError is an option New cannot build a gate with.

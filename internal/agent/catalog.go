@@ -121,7 +121,7 @@ func ReadFile(ctx context.Context, file string, lim plan.Limits, read Reader) *D
 // links to one place, or a loop) is listed once. A dir that does not exist
 // holds none.
 func Files(ctx context.Context, dir, suffix string, recursive bool) ([]string, error) {
-	w := plan.Walk{Noun: "agents folder", Recursive: recursive, Match: func(name string) bool { return strings.HasSuffix(name, suffix) }}
+	w := plan.Walk{Noun: "agents folder", Recursive: recursive, Optional: true, Match: func(name string) bool { return strings.HasSuffix(name, suffix) }}
 	return w.Files(ctx, dir)
 }
 

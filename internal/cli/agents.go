@@ -7,10 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/spawngate/spawngate/internal/agent"
@@ -50,10 +48,7 @@ func runAgents(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitError
 	}
 	rep := &report.Report{Results: []report.Result{}}
-	g, err := newGate(ctx, opts.gate, opts.policy)
-	if err == nil {
-		err = needOperator(g, "agents")
-	}
+	g, err := newGate(ctx, "agents", opts.gate, opts.policy)
 	if err != nil {
 		rep.Error = err.Error()
 		fmt.Fprintf(stderr, "spawngate: %s\n", report.Clean(rep.Error))
@@ -174,19 +169,9 @@ type folder struct {
 // .codex/agents) under root, in path order, not looking into .git. A root
 // that is an agents folder itself is one. Links to folders are followed,
 // as the hosts follow them; a folder reached twice is looked at once, and
-// the walk is bounded.
+// the walk is bounded (plan.Walk).
 func definitionFolders(ctx context.Context, root string) ([]folder, error) {
-	info, err := os.Stat(root)
-	if err != nil {
-		return nil, &plan.Error{Source: root, Msg: "cannot read: " + plan.Reason(err)}
-	}
-	if !info.IsDir() {
-		return nil, &plan.Error{Source: root, Msg: "is not a directory: name the repository, or a folder holding agent definitions"}
-	}
-	var out []folder
-	seen := []os.FileInfo{info}
-	walked := 0
-	isFolder := func(path string) host.Adapter {
+	hostOf := func(path string) host.Adapter {
 		slash := filepath.ToSlash(path)
 		for _, a := range hosts.All {
 			f := filepath.ToSlash(a.DefinitionsFolder())
@@ -196,51 +181,22 @@ func definitionFolders(ctx context.Context, root string) ([]folder, error) {
 		}
 		return nil
 	}
-	var walk func(dir string) error
-	walk = func(dir string) error {
-		if a := isFolder(dir); a != nil {
-			out = append(out, folder{a, dir})
-			return nil
-		}
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			return &plan.Error{Source: dir, Msg: "cannot read: " + plan.Reason(err)}
-		}
-		for _, e := range entries {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if walked++; walked > maxTreeEntries {
-				return &plan.Error{Source: root, Msg: fmt.Sprintf("holds more than %d entries: name the folders that hold the agent definitions", maxTreeEntries)}
-			}
-			if e.Name() == ".git" {
-				continue
-			}
-			path := filepath.Join(dir, e.Name())
-			if !e.IsDir() && e.Type()&fs.ModeSymlink == 0 {
-				continue
-			}
-			fi, err := os.Stat(path) // follows a link
-			if err != nil || !fi.IsDir() {
-				continue
-			}
-			dup := false
-			for _, s := range seen {
-				dup = dup || os.SameFile(s, fi)
-			}
-			if dup {
-				continue
-			}
-			seen = append(seen, fi)
-			if err := walk(path); err != nil {
-				return err
-			}
-		}
-		return nil
+	w := plan.Walk{
+		Hint:      "name the repository, or the folders that hold the agent definitions",
+		Folder:    func(path string) bool { return hostOf(path) != nil },
+		Recursive: true,
+		Skip:      func(name string) bool { return name == ".git" },
+		Max:       maxTreeEntries,
 	}
-	err = walk(root)
-	sort.Slice(out, func(i, j int) bool { return out[i].dir < out[j].dir })
-	return out, err
+	dirs, err := w.Files(ctx, root)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]folder, len(dirs))
+	for i, d := range dirs {
+		out[i] = folder{hostOf(d), d}
+	}
+	return out, nil
 }
 
 // maxTreeEntries bounds the entries spawngate agents looks at under one

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spawngate/spawngate/internal/future"
 	"github.com/spawngate/spawngate/internal/judge"
 	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
@@ -151,10 +152,7 @@ func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Wri
 	if firstLooksNested(names(plans)) {
 		opts.gate.ExpectNested = true
 	}
-	g, err := newGate(ctx, opts.gate, opts.policy, read...)
-	if err == nil {
-		err = needOperator(g, "check")
-	}
+	g, err := newGate(ctx, "check", opts.gate, opts.policy, read...)
 	if err != nil {
 		rep.Error = err.Error()
 		lines := problemLines(err)
@@ -171,12 +169,14 @@ func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Wri
 	}
 	// Plans are judged on every core and reported in the order given; each
 	// lists what it may, and the listing is bounded over the run in order.
+	// Nothing stops the run early: a plan judged after ctx ends gets its
+	// own error, and the report lists every plan.
 	left := opts.maxListed // the report lists at most this many violations in all
 	type judged struct {
 		res   report.Result
 		lines []string // the error, when it could not be judged: a line a problem
 	}
-	inOrder(len(plans), func(i int) judged {
+	future.InOrder(context.Background(), len(plans), func(_ context.Context, i int) (judged, error) {
 		start := time.Now()
 		var res report.Result
 		err := plans[i].err
@@ -196,13 +196,14 @@ func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Wri
 		if log != nil {
 			log.write("check", j.res.Source, j.res, time.Since(start), stderr)
 		}
-		return j
-	}, func(_ int, j judged) {
+		return j, nil
+	}, func(_ int, j judged) error {
 		for _, line := range j.lines {
 			fmt.Fprintf(stderr, "spawngate: %s\n", report.Clean(line))
 		}
 		left = j.res.Trim(left)
 		rep.Results = append(rep.Results, j.res)
+		return nil
 	})
 	rep.Rules = reportRules(g)
 	return rep
@@ -219,10 +220,11 @@ func reportRules(g *judge.Gate) []report.Rule {
 	return rules
 }
 
-// newGate builds the pipeline for a front end. An error is one line, as the
-// command line says it: a problem with the operator's policy names --policy.
+// newGate builds the pipeline for a command. An error is one line, as the
+// command line says it: a problem with the operator's policy names --policy,
+// and a gate with no operator policy names the command that needs one.
 // read, when set, is also given every document read.
-func newGate(ctx context.Context, opts judge.Options, policy string, read ...func(string, []byte)) (*judge.Gate, error) {
+func newGate(ctx context.Context, command string, opts judge.Options, policy string, read ...func(string, []byte)) (*judge.Gate, error) {
 	opts.OnRead = func(source string, data []byte) {
 		if len(data) > largeDocument {
 			largeDocumentSeen()
@@ -232,6 +234,12 @@ func newGate(ctx context.Context, opts judge.Options, policy string, read ...fun
 		}
 	}
 	g, err := judge.New(ctx, opts, policy)
+	var je *judge.Error
+	if errors.As(err, &je) && je.Kind == judge.NoPolicy {
+		// Only a bundle that carries none can come this far without one:
+		// every command that judges needs --policy or --bundle.
+		return nil, &gateError{line: fmt.Sprintf("%s needs an operator policy: the bundle carries none (at data%s), and no --policy is given", command, strings.ReplaceAll(judge.BundlePolicyPointer, "/", "."))}
+	}
 	if err != nil {
 		line, each := wording.Gate(err, opts, policy)
 		return nil, &gateError{line: line, each: each}
@@ -258,17 +266,6 @@ func problemLines(err error) []string {
 	return []string{err.Error()}
 }
 
-// needOperator refuses a gate without an operator policy, for the
-// commands that judge only by one (a spawn call or an agent definition
-// carries none of its own): a bundle that carries no policy, given
-// without --policy.
-func needOperator(g *judge.Gate, command string) error {
-	if g.Operator() != nil {
-		return nil
-	}
-	return fmt.Errorf("%s needs an operator policy: the bundle carries none (at data%s), and no --policy is given", command, strings.ReplaceAll(judge.BundlePolicyPointer, "/", "."))
-}
-
 // planArg is one plan document to judge, or why a PLAN argument gives
 // none.
 type planArg struct {
@@ -287,7 +284,7 @@ func names(plans []planArg) []string {
 // planFolder is what a folder given as PLAN is searched for: the plan
 // documents in it and its subfolders, hidden ones (.git, .github) passed
 // over.
-var planFolder = plan.Walk{Noun: "folder of plans", Recursive: true, SkipHidden: true, Match: func(name string) bool {
+var planFolder = plan.Walk{Noun: "folder of plans", Recursive: true, Skip: plan.Hidden, Match: func(name string) bool {
 	switch strings.ToLower(filepath.Ext(name)) {
 	case ".yaml", ".yml", ".json":
 		return true

@@ -183,10 +183,7 @@ func readHookLine(ctx context.Context, hostName string, args []string, dir strin
 	for i, c := range opts.gate.Checks {
 		opts.gate.Checks[i] = abs(c)
 	}
-	g, err := newGate(ctx, opts.gate, opts.policy)
-	if err == nil {
-		err = needOperator(g, "hook")
-	}
+	_, err = newGate(ctx, "hook", opts.gate, opts.policy)
 	return line, err
 }
 

@@ -98,10 +98,7 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			opts.gate.ExpectNested = true
 		}
 	}
-	g, err := newGate(ctx, opts.gate, opts.policy)
-	if err == nil {
-		err = needOperator(g, "hook")
-	}
+	g, err := newGate(ctx, "hook", opts.gate, opts.policy)
 	if err != nil {
 		return fail(err.Error())
 	}

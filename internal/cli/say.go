@@ -6,12 +6,10 @@ import (
 )
 
 // wording is how the command line names what its user can do about an
-// error: a limit or a document by the flag that sets it, a missing policy
-// by the flag that gives one. The server it starts phrases errors the same
-// way.
+// error: a limit or a document by the flag that sets it. The server it
+// starts phrases errors the same way.
 var wording = judge.Wording{
 	Setting:       func(name string) string { return "--" + name },
-	GivePolicy:    "pass --policy FILE",
 	WriteBuiltins: "spawngate rules --write-rego DIR",
 }
 

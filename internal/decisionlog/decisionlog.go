@@ -74,8 +74,11 @@ type event struct {
 	Metrics     map[string]int64  `json:"metrics"`
 }
 
+// result is a report.Report as a decision line keeps it: the verdict and
+// the rule IDs, never a message, a role or a path, which quote the
+// document.
 type result struct {
-	Verdict string `json:"verdict"`
+	Verdict report.Verdict `json:"verdict"`
 	// Rules are those the plan as a whole broke (plan.children, ...).
 	Rules    []string `json:"rules,omitempty"`
 	Children []child  `json:"children,omitempty"`
@@ -84,25 +87,47 @@ type result struct {
 	Exceptions []note `json:"exceptions,omitempty"`
 }
 
+// note is a report.ExceptionNote by its place in the policy alone.
 type note struct {
 	Exception int    `json:"exception"`
 	Status    string `json:"status"`
 }
 
+func noteOf(n report.ExceptionNote) note { return note{n.Index, n.Status} }
+
 // child is one child's outcome: its verdict and the rule IDs it broke,
 // never the messages, which quote the document.
 type child struct {
-	Index   int      `json:"index"`
-	Verdict string   `json:"verdict"`
-	Rules   []string `json:"rules,omitempty"`
+	Index   int            `json:"index"`
+	Verdict report.Verdict `json:"verdict"`
+	Rules   []string       `json:"rules,omitempty"`
 	// Excepted are the rules an operator exception let through, with the
 	// exception's place in the policy.
 	Excepted []excepted `json:"excepted,omitempty"`
 }
 
+// excepted is a violation an exception let through: its rule, and the
+// exception (report.Exception) by its place in the policy.
 type excepted struct {
 	Rule      string `json:"rule"`
 	Exception int    `json:"exception"`
+}
+
+// childOf is a report.Child as a decision line keeps it: each rule that
+// refuses it once, and each rule an exception let through once per
+// exception, in report order.
+func childOf(c report.Child) child {
+	lc := child{Index: c.Index, Verdict: c.Verdict}
+	for _, v := range c.Violations {
+		if !v.Blocks() {
+			if x := (excepted{v.Rule, v.Excepted.Index}); !slices.Contains(lc.Excepted, x) {
+				lc.Excepted = append(lc.Excepted, x)
+			}
+		} else if !slices.Contains(lc.Rules, v.Rule) {
+			lc.Rules = append(lc.Rules, v.Rule)
+		}
+	}
+	return lc
 }
 
 // Write writes one decision's line.
@@ -115,7 +140,7 @@ func (l *Log) Write(d Decision) error {
 		RequestedBy: d.RequestedBy,
 		Policy:      d.Policy,
 		Checks:      l.checks,
-		Result:      result{Verdict: string(d.Verdict)},
+		Result:      result{Verdict: d.Verdict},
 		Error:       d.Err,
 		Metrics:     map[string]int64{"timer_decision_ns": d.Took.Nanoseconds()},
 	}
@@ -143,27 +168,10 @@ func (l *Log) Write(d Decision) error {
 				}
 			}
 			for _, n := range res.Exceptions {
-				ev.Result.Exceptions = append(ev.Result.Exceptions, note{n.Index, n.Status})
+				ev.Result.Exceptions = append(ev.Result.Exceptions, noteOf(n))
 			}
 			for _, c := range res.Children {
-				lc := child{Index: c.Index, Verdict: string(c.Verdict)}
-				seen := map[string]bool{}
-				seenExcepted := map[excepted]bool{}
-				for _, v := range c.Violations {
-					if v.Excepted != nil {
-						x := excepted{v.Rule, v.Excepted.Index}
-						if !seenExcepted[x] {
-							seenExcepted[x] = true
-							lc.Excepted = append(lc.Excepted, x)
-						}
-						continue
-					}
-					if !seen[v.Rule] {
-						seen[v.Rule] = true
-						lc.Rules = append(lc.Rules, v.Rule)
-					}
-				}
-				ev.Result.Children = append(ev.Result.Children, lc)
+				ev.Result.Children = append(ev.Result.Children, childOf(c))
 			}
 		}
 	}

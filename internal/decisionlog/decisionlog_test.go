@@ -167,3 +167,25 @@ func TestExceptionsAndPlanRulesLogged(t *testing.T) {
 		t.Errorf("result\n got %s\nwant %s", got, want)
 	}
 }
+
+// The line's bytes are OPA's field names and the report's values, in a
+// fixed order: a change to the model or to how the log reads it must not
+// move them. Only the decision id and the time differ between runs.
+func TestLineBytes(t *testing.T) {
+	rep := blocked()
+	exc := &report.Exception{Index: 2, Pointer: "/exceptions/2", Rule: "budget.cap", Reason: "r", Expires: "2099-01-01"}
+	rep.Results[0].Children[1].Violations = []report.Violation{
+		{Rule: "budget.cap", Message: "over", Path: "/plan/1/budget_tokens", Excepted: exc},
+		{Rule: "budget.cap", Message: "over again", Path: "/plan/1/budget_tokens", Excepted: exc},
+	}
+	rep.Results[0].Violations = []report.Violation{{Rule: "plan.children", Path: "/plan"}, {Rule: "plan.children", Path: "/plan"}}
+	rep.Results[0].Exceptions = []report.ExceptionNote{{Exception: report.Exception{Index: 0}, Status: report.ExceptionExpired}}
+	_, text := line(t, false, Decision{Path: "check", Policy: "sha256:policy", InputSHA256: "abc", Verdict: report.Block, Report: rep, Err: "", Took: 42})
+	masked := regexp.MustCompile(`"decision_id":"[^"]*","path":"check","timestamp":"[^"]*"`).ReplaceAllString(text, `"decision_id":"ID","path":"check","timestamp":"TS"`)
+	want := `{"labels":{"id":"instance","version":"v1.2.3"},"decision_id":"ID","path":"check","timestamp":"TS","input_sha256":"abc","policy":"sha256:policy","checks":"sha256:checks",` +
+		`"result":{"verdict":"block","rules":["plan.children"],"children":[{"index":0,"verdict":"block","rules":["tools.allowlist","budget.cap"]},` +
+		`{"index":1,"verdict":"pass","excepted":[{"rule":"budget.cap","exception":2}]}],"exceptions":[{"exception":0,"status":"expired"}]},"metrics":{"timer_decision_ns":42}}` + "\n"
+	if masked != want {
+		t.Fatalf("line\n%s\nwant\n%s", masked, want)
+	}
+}

@@ -2,8 +2,8 @@ package engine
 
 import (
 	"context"
-	"runtime"
 
+	"github.com/spawngate/spawngate/internal/future"
 	"github.com/spawngate/spawngate/internal/report"
 )
 
@@ -45,109 +45,35 @@ func batches(judged []any, need []int) []batch {
 	return out
 }
 
-// batchResult is what one batch's evaluation gave: the child checks'
-// violations, and all of them after complete.
-type batchResult struct {
-	found, all [][]report.Violation
-	err        error
-	panic      any
-}
-
 // completer gives each group of a batch all it was found to have (see
 // evaluation.complete); it runs on the worker that judged the batch.
 type completer func(ctx context.Context, ks []int, found [][]report.Violation) ([][]report.Violation, error)
 
+// judgedBatch is what one batch gave: the child checks' violations, and
+// all of them after complete.
+type judgedBatch struct{ found, all [][]report.Violation }
+
 // evaluateBatches runs the child checks over every batch, on every core,
 // then complete on the same core, and hands each batch's violations (by
 // their place in the batch; found as the checks found them, all after
-// complete) to done in batch order, so that what done builds does not depend on which core
-// finished first. At most two batches per core are evaluated and not yet
-// done. A panic in a worker is raised again here, where the caller's
-// recover sees it.
+// complete) to done in batch order, so that what done builds does not
+// depend on which core finished first (future.InOrder). The first error,
+// from a batch or from done, or the context ending, stops the rest. A
+// panic in a worker is raised again here, where the caller's recover sees
+// it.
 func (e *Engine) evaluateBatches(ctx context.Context, in *inputs, judged []any, bs []batch, complete completer, done func(b batch, found, all [][]report.Violation) error) error {
-	children := func(b batch) []any {
-		out := make([]any, len(b))
-		for j, k := range b {
-			out[j] = judged[k]
+	return future.InOrder(ctx, len(bs), func(ctx context.Context, i int) (judgedBatch, error) {
+		children := make([]any, len(bs[i]))
+		for j, k := range bs[i] {
+			children[j] = judged[k]
 		}
-		return out
-	}
-	workers := min(runtime.GOMAXPROCS(0), len(bs))
-	if workers <= 1 {
-		for _, b := range bs {
-			found, err := e.evaluate(ctx, e.childQuery, in, children(b), nil)
-			if err != nil {
-				return err
-			}
-			all, err := complete(ctx, b, found)
-			if err != nil {
-				return err
-			}
-			if err := done(b, found, all); err != nil {
-				return err
-			}
+		found, err := e.evaluate(ctx, e.childQuery, in, children, nil)
+		if err != nil {
+			return judgedBatch{}, err
 		}
-		return nil
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	results := make([]chan batchResult, len(bs))
-	for i := range results {
-		results[i] = make(chan batchResult, 1)
-	}
-	ahead := make(chan struct{}, 2*workers) // batches started and not yet done
-	jobs := make(chan int)
-	go func() {
-		defer close(jobs)
-		for i := range bs {
-			select {
-			case ahead <- struct{}{}:
-			case <-ctx.Done():
-				return
-			}
-			select {
-			case jobs <- i:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	for range workers {
-		go func() {
-			for i := range jobs {
-				results[i] <- e.evaluateBatch(ctx, in, bs[i], children(bs[i]), complete)
-			}
-		}()
-	}
-	for i, b := range bs {
-		var r batchResult
-		select {
-		case r = <-results[i]:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		<-ahead
-		if r.panic != nil {
-			panic(r.panic)
-		}
-		if r.err != nil {
-			return r.err
-		}
-		if err := done(b, r.found, r.all); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (e *Engine) evaluateBatch(ctx context.Context, in *inputs, b batch, children []any, complete completer) (r batchResult) {
-	defer func() {
-		if p := recover(); p != nil {
-			r = batchResult{panic: p}
-		}
-	}()
-	if r.found, r.err = e.evaluate(ctx, e.childQuery, in, children, nil); r.err == nil {
-		r.all, r.err = complete(ctx, b, r.found)
-	}
-	return r
+		all, err := complete(ctx, bs[i], found)
+		return judgedBatch{found, all}, err
+	}, func(i int, r judgedBatch) error {
+		return done(bs[i], r.found, r.all)
+	})
 }

@@ -332,3 +332,76 @@ func readsNoAbstractedField(c *ast.Compiler, names []string, checks []Check) err
 	}
 	return nil
 }
+
+// pointersKey is the input key that tells a check of the whole plan where
+// each child it sees is in the document (lib.pointer reads it).
+const pointersKey = "pointers"
+
+// childChecksReadNoPointers refuses a check of each child (custom.scope:
+// child, the default) that reads input.pointers, in its own rules or in a
+// rule they call (lib.pointer, a helper library). Such a check is given
+// no pointers: it is judged in batches, and would read its place in the
+// batch, which depends on what the engine remembered, and its violations
+// would be remembered by the child's key, which holds no place. A check
+// of the whole plan is given the pointers, and its memo's key holds them.
+// A rule "reads" the key when it mentions the string "pointers", as
+// readsNoAbstractedField counts a mention.
+func childChecksReadNoPointers(c *ast.Compiler, checks []Check) error {
+	byPackage := map[string]Check{}
+	for _, chk := range checks {
+		if chk.Scope != ScopePlan {
+			byPackage[chk.Package] = chk
+		}
+	}
+	// readerOf is the rule that mentions the key, r or one r calls, or
+	// nil; known keeps each answer (nil too) so that a shared helper is
+	// walked once and a cycle ends.
+	known := map[*ast.Rule]*ast.Rule{}
+	var readerOf func(r *ast.Rule) *ast.Rule
+	readerOf = func(r *ast.Rule) *ast.Rule {
+		if reader, ok := known[r]; ok {
+			return reader
+		}
+		known[r] = nil
+		var reader *ast.Rule
+		ast.WalkTerms(r, func(t *ast.Term) bool {
+			if s, ok := t.Value.(ast.String); ok && s == pointersKey {
+				reader = r
+			}
+			return reader != nil
+		})
+		for dep := range c.Graph.Dependencies(r) {
+			if reader != nil {
+				break
+			}
+			if d, ok := dep.(*ast.Rule); ok {
+				reader = readerOf(d)
+			}
+		}
+		known[r] = reader
+		return reader
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Modules)) {
+		m := c.Modules[name]
+		chk, ok := byPackage[pkgName(m.Package.Path)]
+		if !ok {
+			continue
+		}
+		for _, r := range m.Rules {
+			reader := readerOf(r)
+			if reader == nil {
+				continue
+			}
+			line := 0
+			if r.Location != nil {
+				line = r.Location.Row
+			}
+			via := ""
+			if reader != r {
+				via = fmt.Sprintf(" (through %s)", reader.Ref())
+			}
+			return &ModuleError{File: name, Line: line, Msg: fmt.Sprintf("check %s reads input.%s in Rego rule %s%s: a check of each child (custom.scope: child, the default) is judged in batches and remembered by what the child holds, never by where it is; only a check of the whole plan (custom.scope: plan) is told each child's pointer", chk.ID, pointersKey, r.Head.Ref(), via)}
+		}
+	}
+	return nil
+}

@@ -102,6 +102,14 @@ func TestCustomChecksBreakingTheContract(t *testing.T) {
 			"lib.rego", 0, "has the name of a built-in module"},
 		{"reads a field that grants nothing", []policy.Module{{Name: "checks/a.rego", Source: meta("org.a") + "package spawngate.checks.a\n\nimport data.spawngate.lib\n\ndeny contains lib.violation(i, \"/id\", \"m\") if {\n\tsome i, child in lib.children\n\tchild.id == \"x\"\n}\n"}},
 			"checks/a.rego", 13, `mentions "id"`},
+		{"a check of each child reads input.pointers", []policy.Module{{Name: "checks/a.rego", Source: meta("org.a") + "package spawngate.checks.a\n\nimport data.spawngate.lib\n\ndeny contains lib.violation(i, \"\", input.pointers[i]) if {\n\tsome i, _ in lib.children\n}\n"}},
+			"checks/a.rego", 11, "check org.a reads input.pointers in Rego rule deny: a check of each child"},
+		{"a check of each child calls lib.pointer", []policy.Module{{Name: "checks/a.rego", Source: meta("org.a") + "package spawngate.checks.a\n\nimport data.spawngate.lib\n\ndeny contains lib.violation(i, \"\", msg) if {\n\tsome i, _ in lib.children\n\tmsg := where(i)\n}\n\nwhere(i) := sprintf(\"at %s\", [lib.pointer(i)])\n"}},
+			"checks/a.rego", 11, "check org.a reads input.pointers in Rego rule deny (through data.spawngate.lib.pointer)"},
+		{"a check of each child reads input.pointers through a helper library", []policy.Module{
+			{Name: "checks/a.rego", Source: meta("org.a") + "package spawngate.checks.a\n\nimport data.spawngate.custom.where\nimport data.spawngate.lib\n\ndeny contains lib.violation(i, \"\", where.at(i)) if {\n\tsome i, _ in lib.children\n}\n"},
+			{Name: "checks/where.rego", Source: "package spawngate.custom.where\n\nat(i) := sprintf(\"%v\", [input[\"pointers\"][i]])\n"}},
+			"checks/a.rego", 12, "check org.a reads input.pointers in Rego rule deny (through data.spawngate.custom.where.at)"},
 	}
 	builtins := builtinModules(t)
 	for _, tt := range tests {
@@ -124,6 +132,18 @@ func TestCustomChecksBreakingTheContract(t *testing.T) {
 				t.Fatalf("error %q: Builtin %v, want %v", me, me.Builtin, claims)
 			}
 		})
+	}
+}
+
+// A check of the whole plan is told where each child is: it may read
+// input.pointers, through lib.pointer or directly.
+func TestPlanCheckMayReadPointers(t *testing.T) {
+	scopePlan := "# METADATA\n# title: T\n# description: D\n# custom:\n#   id: org.a\n#   severity: low\n#   scope: plan\n"
+	for _, body := range []string{"lib.pointer(i)", "input.pointers[i]"} {
+		mod := policy.Module{Name: "checks/a.rego", Source: scopePlan + "package spawngate.checks.a\n\nimport data.spawngate.lib\n\ndeny contains lib.violation(i, \"\", " + body + ") if {\n\tsome i, _ in lib.children\n}\n"}
+		if _, err := engine.New(builtinModules(t), engine.Custom([]policy.Module{mod})); err != nil {
+			t.Errorf("a check of the whole plan that reads %s: %v", body, err)
+		}
 	}
 }
 

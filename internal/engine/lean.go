@@ -1,13 +1,13 @@
 package engine
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 	"sync"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 
+	"github.com/spawngate/spawngate/internal/future"
 	"github.com/spawngate/spawngate/internal/plan"
 )
 
@@ -32,22 +32,19 @@ type selection struct {
 	full  *fullEngine
 }
 
-// fullEngine is the engine of every module, built when first needed.
+// fullEngine is the engine of every module, built when first needed: the
+// first caller starts the compile (future.Go), and every caller waits for
+// it. A panic while compiling is raised again in every caller, whose
+// recover turns it into an internal error, never a nil engine.
 type fullEngine struct {
 	once  sync.Once
 	build func() (*Engine, error)
-	e     *Engine
-	err   error
+	fu    *future.Future[*Engine] // nil until first needed
 }
 
 func (f *fullEngine) get() (*Engine, error) {
-	f.once.Do(func() {
-		// Set first, so that if build panics (the panic reaches this
-		// caller) every later caller gets this error, never a nil engine.
-		f.err = fmt.Errorf("policy: compiling every check failed")
-		f.e, f.err = f.build()
-	})
-	return f.e, f.err
+	f.once.Do(func() { f.fu = future.Go(f.build) })
+	return f.fu.Wait()
 }
 
 // CompileRest compiles, now, the modules a lean engine left out, so that

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -156,7 +157,7 @@ func TestLeanEngineJudgesAsEveryModule(t *testing.T) {
 			t.Errorf("%s needs every module", f)
 		}
 	}
-	if lean.full.e != nil {
+	if lean.full.fu != nil {
 		t.Fatal("flat plans under examples/policy.yaml compiled every module")
 	}
 	// A flat plan with only a parent block, and a plan whose own policy
@@ -187,7 +188,7 @@ func TestLeanEngineJudgesAsEveryModule(t *testing.T) {
 			judge(filepath.Join(examples, dir, "policy.yaml"), f)
 		}
 	}
-	if lean.full.e == nil {
+	if lean.full.fu == nil {
 		t.Fatal("nested plans, briefs and exceptions were judged without every module")
 	}
 }
@@ -207,13 +208,68 @@ func policiesOf(operator plan.Policy, p *plan.Plan) map[string]any {
 // for an engine that already is one.
 func TestCompileRest(t *testing.T) {
 	lean, full := engines(t)
-	if lean.full.e != nil {
+	if lean.full.fu != nil {
 		t.Fatal("the lean engine compiled every module before any plan reached it")
 	}
-	if err := lean.CompileRest(); err != nil || lean.full.e == nil {
-		t.Fatalf("CompileRest() = %v, engine of every module %v", err, lean.full.e)
+	if err := lean.CompileRest(); err != nil || lean.full.fu == nil {
+		t.Fatalf("CompileRest() = %v, engine of every module started %v", err, lean.full.fu != nil)
 	}
 	if err := full.CompileRest(); err != nil || full.full != nil {
 		t.Fatalf("CompileRest() on an engine of every module = %v, %v", err, full.full)
+	}
+}
+
+// A panic while the engine of every module compiles is raised again in
+// every caller, as future.Go raises it, where each caller's recover turns
+// it into an internal error: no later caller gets a nil engine, or an
+// error that hides what failed.
+func TestFullEnginePanicReachesEveryCaller(t *testing.T) {
+	builds := 0
+	f := &fullEngine{build: func() (*Engine, error) {
+		builds++
+		panic("compile failed")
+	}}
+	for i := range 3 {
+		func() {
+			defer func() {
+				if p := recover(); p != "compile failed" {
+					t.Fatalf("caller %d recovered %v, want the build's panic", i, p)
+				}
+			}()
+			e, err := f.get()
+			t.Fatalf("caller %d got %v, %v; want the build's panic", i, e, err)
+		}()
+	}
+	if builds != 1 {
+		t.Fatalf("built %d times, want once", builds)
+	}
+}
+
+// The built-in checks of each child read no input.pointers, which only a
+// check of the whole plan is given (New asks this of the operator's own
+// checks alone, to spare start-up).
+func TestBuiltinChildChecksReadNoPointers(t *testing.T) {
+	modules, err := policy.Modules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(modules, EveryModule())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := childChecksReadNoPointers(e.compiler, e.checks); err != nil {
+		t.Fatal(err)
+	}
+	// And the question can be answered: the built-in checks of the whole
+	// plan that call lib.pointer are found, when asked as if of each child.
+	var asChild []Check
+	for _, chk := range e.checks {
+		chk.Scope = ScopeChild
+		asChild = append(asChild, chk)
+	}
+	err = childChecksReadNoPointers(e.compiler, asChild)
+	var me *ModuleError
+	if !errors.As(err, &me) || !strings.Contains(me.Msg, "(through data.spawngate.lib.pointer)") {
+		t.Fatalf("built-in checks asked as checks of each child: %v, want lib.pointer found", err)
 	}
 }

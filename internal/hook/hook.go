@@ -128,9 +128,6 @@ func decide(ctx context.Context, g *judge.Gate, cfg Config, payload []byte) Deci
 	if sp == nil {
 		return Decision{Kind: Ignore, Event: event}
 	}
-	if g.Operator() == nil {
-		return Decision{Kind: Fail, Event: event, Err: &judge.Error{Kind: judge.NoPolicy, Source: payloadSource, Msg: "no policy applies"}}
-	}
 	if len(sp.Children) == 0 {
 		return Decision{Kind: Fail, Event: event, Err: &judge.Error{Kind: judge.Internal, Source: payloadSource, Msg: "internal error: a spawn was translated into no child"}}
 	}

@@ -285,3 +285,48 @@ func TestBundleFolder(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// A gate that would judge needs the operator's policy, given or carried by
+// the bundle: New refuses one without, with an error of Kind NoPolicy that
+// each front end words, and reads nothing when nothing could give one. A
+// gate built only to list rules needs none, and judges nothing.
+func TestNewNeedsAnOperatorPolicy(t *testing.T) {
+	dir := t.TempDir()
+	checksOnly := writeBundle(t, dir, testBundle(t, nil), "", "")
+	missing := judge.DefaultOptions()
+	missing.Checks = []string{filepath.Join(dir, "no-such-folder")} // never read
+	for _, tt := range []struct {
+		name            string
+		opts            judge.Options
+		source, pointer string
+	}{
+		{"nothing gives one", judge.DefaultOptions(), "", ""},
+		{"checks, nothing gives one", missing, "", ""},
+		{"a bundle that carries none", bundleOptions(checksOnly, "", ""), checksOnly, judge.BundlePolicyPointer},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			g, err := judge.New(context.Background(), tt.opts, "")
+			var e *judge.Error
+			if !errors.As(err, &e) || e.Kind != judge.NoPolicy || e.Source != tt.source || e.Pointer != tt.pointer || g != nil {
+				t.Fatalf("New: %v, %v; want no gate and an error of Kind no-policy about %q at %q", g, err, tt.source, tt.pointer)
+			}
+			listing := tt.opts
+			listing.ListOnly = true
+			listing.Checks = nil
+			g, err = judge.New(context.Background(), listing, "")
+			if err != nil {
+				t.Fatalf("New with ListOnly: %v", err)
+			}
+			if rules, err := g.Rules(); err != nil || len(rules) == 0 {
+				t.Fatalf("Rules: %d, %v", len(rules), err)
+			}
+			// A plan with a policy of its own: it never stands in for the
+			// operator's.
+			own := `{"policy": {"allowed_tools": ["http.get"], "workspace_root": "/w", "budget_cap_tokens": 10}, "plan": [{"role": "r", "tools": ["http.get"], "paths": [], "budget_tokens": 1}]}`
+			_, err = g.JudgeBytes(context.Background(), "plan.json", []byte(own), 10)
+			if !errors.As(err, &e) || e.Kind != judge.NoPolicy || e.Source != "plan.json" {
+				t.Fatalf("a gate built to list rules judged: %v; want an error of Kind no-policy", err)
+			}
+		})
+	}
+}

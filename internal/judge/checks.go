@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -70,7 +68,7 @@ func readCheckDirs(ctx context.Context, sources []CheckSource, maxBytes int64) (
 			continue
 		}
 		seenDir[abs] = true
-		files, err := regoFiles(src.Dir, false)
+		files, err := regoFiles(ctx, src.Dir, false)
 		if err != nil {
 			return nil, src.wrap(err)
 		}
@@ -114,38 +112,22 @@ func (s CheckSource) wrap(err error) error {
 	return err
 }
 
-// regoFiles lists the .rego files under dir, in path order: the modules
-// (tests false) or the *_test.rego files (tests true). A file directly in
-// the folder "." is named "./name.rego", so that no operator's module is
-// ever named like a built-in one (lib.rego).
-func regoFiles(dir string, tests bool) ([]string, error) {
-	info, err := os.Stat(dir)
-	if err != nil {
-		return nil, &plan.Error{Source: dir, Msg: "cannot be read: " + plan.Reason(err)}
+// regoFiles lists the .rego files under dir and its subfolders, in path
+// order, links followed (plan.Walk): the modules (tests false) or the
+// *_test.rego files (tests true). A file directly in the folder "." is
+// named "./name.rego", so that no operator's module is ever named like a
+// built-in one (lib.rego).
+func regoFiles(ctx context.Context, dir string, tests bool) ([]string, error) {
+	w := plan.Walk{Recursive: true, Hint: "name the folder that holds the .rego modules", Match: func(name string) bool {
+		return strings.HasSuffix(name, ".rego") && strings.HasSuffix(name, "_test.rego") == tests
+	}}
+	files, err := w.Files(ctx, dir)
+	for i, f := range files {
+		if !strings.ContainsRune(f, filepath.Separator) {
+			files[i] = "." + string(filepath.Separator) + f
+		}
 	}
-	if !info.IsDir() {
-		return nil, &plan.Error{Source: dir, Msg: "is not a folder: name the folder that holds the .rego modules"}
-	}
-	var out []string
-	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return &plan.Error{Source: path, Msg: "cannot be read: " + plan.Reason(err)}
-		}
-		name := d.Name()
-		if d.IsDir() || !strings.HasSuffix(name, ".rego") {
-			return nil
-		}
-		if strings.HasSuffix(name, "_test.rego") != tests {
-			return nil
-		}
-		if !strings.ContainsRune(path, filepath.Separator) {
-			path = "." + string(filepath.Separator) + path
-		}
-		out = append(out, path)
-		return nil
-	})
-	slices.Sort(out)
-	return out, err
+	return files, err
 }
 
 // customEngines keeps the engine last compiled with the operator's

@@ -149,7 +149,7 @@ func TestChecksFolderErrors(t *testing.T) {
 		want         string
 	}{
 		{"missing folder", "", []string{filepath.Join(dir, "nope")}, filepath.Join(dir, "nope"), 0, "cannot be read: no such file or directory"},
-		{"a file, not a folder", "", []string{filepath.Join(dir, "policy.yaml")}, filepath.Join(dir, "policy.yaml"), 0, "is not a folder"},
+		{"a file, not a folder", "", []string{filepath.Join(dir, "policy.yaml")}, filepath.Join(dir, "policy.yaml"), 0, "is not a directory: name the folder that holds the .rego modules"},
 		{"no modules", "", []string{filepath.Join(dir, "empty")}, filepath.Join(dir, "empty"), 0, "holds no Rego modules"},
 		{"only tests", "", []string{filepath.Join(dir, "tests")}, filepath.Join(dir, "tests"), 0, "holds no Rego modules"},
 		{"the policy's folder is missing", filepath.Join(dir, "policy.yaml"), nil, filepath.Join(dir, "policy.yaml"), 0, "folder " + filepath.Join(dir, "missing") + " cannot be read"},
@@ -158,6 +158,7 @@ func TestChecksFolderErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			opts := judge.DefaultOptions()
 			opts.Checks = tt.checks
+			opts.ListOnly = tt.policy == "" // the errors of the checks alone
 			_, err := judgeWith(t, opts, tt.policy, fetchingPlan)
 			var e *judge.Error
 			if !errors.As(err, &e) || e.Kind != judge.Document {
@@ -297,5 +298,31 @@ func TestDigest(t *testing.T) {
 	}
 	if got, want := g.Sources().PolicyDigest, judge.Digest([]byte(operatorYAML)); got != want || !strings.HasPrefix(got, "sha256:") {
 		t.Fatalf("the gate names its policy %q, Digest %q", got, want)
+	}
+}
+
+// A folder of checks is walked as every folder is (plan.Walk): a linked
+// subfolder's modules are read, and the server's fingerprint, which walks
+// it the same way, changes when one of them does.
+func TestChecksFolderFollowsLinks(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"shared/no_http.rego": noHTTP,
+		"checks/readme.txt":   "the checks are linked in",
+		"policy.yaml":         operatorYAML,
+	})
+	if err := os.Symlink(filepath.Join(dir, "shared"), filepath.Join(dir, "checks", "shared")); err != nil {
+		t.Skipf("no symlinks here: %v", err)
+	}
+	opts := judge.DefaultOptions()
+	opts.Checks = []string{filepath.Join(dir, "checks")}
+	res, err := judgeWith(t, opts, filepath.Join(dir, "policy.yaml"), fetchingPlan)
+	if err != nil || rulesOf(res) != "org.no-http" {
+		t.Fatalf("rules %q, err %v: the linked module was not read", rulesOf(res), err)
+	}
+	before := judge.Fingerprint(opts, filepath.Join(dir, "policy.yaml"))
+	write(t, dir, map[string]string{"shared/no_http.rego": noHTTP + "\n# changed\n"})
+	if judge.Fingerprint(opts, filepath.Join(dir, "policy.yaml")) == before {
+		t.Fatal("a linked module changed, and the fingerprint did not")
 	}
 }

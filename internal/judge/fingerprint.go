@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,20 +32,18 @@ func Fingerprint(opts Options, policyFile string) string {
 		}
 		return data
 	}
+	// A tree is walked as the gate walks it (plan.Walk: links followed,
+	// bounded); one it cannot walk counts as such.
 	addTree := func(kind, root string, only func(string) bool) {
-		var files []string
-		filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && only(path) {
-				files = append(files, path)
-			}
-			return nil
-		})
-		slices.Sort(files)
+		files, err := plan.Walk{Recursive: true, Match: only}.Files(context.Background(), root)
+		if err != nil {
+			add(kind, root, []byte("\x00unwalkable"))
+		}
 		for _, f := range files {
 			add(kind, f, readFile(f))
 		}
 	}
-	rego := func(path string) bool { return filepath.Ext(path) == ".rego" }
+	rego := func(name string) bool { return filepath.Ext(name) == ".rego" }
 	dirs := slices.Clone(opts.Checks)
 	if policyFile != "" {
 		data := readFile(policyFile)

@@ -58,6 +58,11 @@ type Options struct {
 	// first plan, compiles every check at once and only that.
 	CompileAll   bool
 	ExpectNested bool
+	// ListOnly builds a gate that only lists its rules (spawngate rules):
+	// it needs no operator policy, and judges nothing without one. Any
+	// other gate needs one, given or carried by the bundle: New refuses
+	// it with an error of Kind NoPolicy.
+	ListOnly bool
 }
 
 // IsDay tells whether day is a real day written YYYY-MM-DD, as
@@ -109,8 +114,12 @@ type Sources struct {
 }
 
 // New builds a gate: the checks compiled (once per process), the schemas,
-// and the operator's policy read from policyFile ("" for none, so that
-// only a plan's own policy applies) or from the bundle the options name.
+// and the operator's policy read from policyFile or from the bundle the
+// options name. Without one (policyFile "" and no bundle, or a bundle that
+// carries none) there is no gate, unless Options.ListOnly: a plan's own
+// policy was written by the plan's author, and only narrows the
+// operator's. That error is of Kind NoPolicy, its Source the bundle (and
+// its Pointer BundlePolicyPointer) or "", for each front end to word.
 // The operator's own checks (Options.Checks, the policy's checks field, a
 // bundle's modules) are compiled before New returns, so that a check that
 // breaks the contract is an error here, naming its file and line. An
@@ -136,6 +145,24 @@ func newGate(ctx context.Context, opts Options, source, policyFile string, readP
 	if opts.Today != "" && !IsDay(opts.Today) {
 		return nil, &Error{Kind: Option, Source: "Today", Msg: fmt.Sprintf("the day exceptions are judged on, %q, is not a date written YYYY-MM-DD", opts.Today)}
 	}
+	if opts.ListOnly {
+		return build(ctx, opts, source, policyFile, readPolicy)
+	}
+	if source == "" && opts.Bundle == "" {
+		return nil, noOperator(opts) // nothing could give one: nothing is read
+	}
+	g, err := build(ctx, opts, source, policyFile, readPolicy)
+	if err == nil && g.operator == nil {
+		// The bundle carries none: said once its own errors (a module that
+		// breaks the contract) have been.
+		return nil, noOperator(opts)
+	}
+	return g, err
+}
+
+// build builds the gate newGate asks for, with or without an operator
+// policy.
+func build(ctx context.Context, opts Options, source, policyFile string, readPolicy func(context.Context) ([]byte, error)) (*Gate, error) {
 	// The Rego is compiled on one core while the schemas are compiled and
 	// the operator policy is read on the other: the built-in checks, or
 	// with --checks those folders' too. A bundle's checks are known only
@@ -260,6 +287,16 @@ func newGate(ctx context.Context, opts Options, source, policyFile string, readP
 	return g.withCustom(custom, e), nil
 }
 
+// noOperator is why a gate that would judge is not built: no operator
+// policy is given, and the bundle, if any, carries none.
+func noOperator(opts Options) *Error {
+	if opts.Bundle != "" {
+		return &Error{Kind: NoPolicy, Source: opts.Bundle, Pointer: BundlePolicyPointer,
+			Msg: "the bundle carries no operator policy, and none is given: every plan is judged by the operator's policy"}
+	}
+	return &Error{Kind: NoPolicy, Msg: "no operator policy is given: a plan's own policy can narrow the operator's, never stand in for it"}
+}
+
 // withCustom completes a gate judged by the operator's own checks too.
 func (g *Gate) withCustom(custom []policy.Module, e *engine.Engine) *Gate {
 	g.sources.ChecksDigest = checksDigest(custom)
@@ -382,6 +419,10 @@ func (g *Gate) JudgeSpawn(ctx context.Context, source string, data []byte, maxLi
 }
 
 func (g *Gate) judge(ctx context.Context, source string, data []byte, maxListed int, located bool) (report.Result, error) {
+	if g.operator == nil {
+		// A gate built to list rules (Options.ListOnly) judges nothing.
+		return report.Result{}, &Error{Kind: NoPolicy, Source: source, Msg: "no policy applies: the gate was built to list its rules, without an operator policy"}
+	}
 	if g.opts.OnRead != nil {
 		g.opts.OnRead(source, data)
 	}

@@ -126,7 +126,7 @@ func Verify(ctx context.Context, o VerifyOptions) (*Verified, error) {
 	var tests []policy.Module
 	seen := map[string]bool{}
 	for _, d := range dirs {
-		files, err := regoFiles(d.Dir, true)
+		files, err := regoFiles(ctx, d.Dir, true)
 		if err != nil {
 			return nil, AsError(d.Dir, d.wrap(err))
 		}

@@ -22,9 +22,6 @@ type Wording struct {
 	// flag: "--max-values". Nil names a limit as it is and a document by
 	// its file alone.
 	Setting func(name string) string
-	// GivePolicy says how to give a policy when none applies: "pass
-	// --policy FILE"; "" says only that none applies.
-	GivePolicy string
 	// WriteBuiltins says how to write this version's built-in modules, for
 	// a module that claims a built-in package and may be a copy from
 	// another version (Error.Builtin): "spawngate rules --write-rego DIR";
@@ -98,10 +95,7 @@ func (w Wording) message(e *Error) string {
 	if e.Builtin && w.WriteBuiltins != "" {
 		msg += " (a copy from another spawngate version? write this version's with " + w.WriteBuiltins + ")"
 	}
-	switch {
-	case e.Kind == NoPolicy && w.GivePolicy != "":
-		msg = "no policy applies: " + w.GivePolicy
-	case e.Limit != "":
+	if e.Limit != "" {
 		msg += " (limit " + w.setting(e.Limit) + ")"
 	}
 	return msg + plan.MoreProblems(len(e.More))

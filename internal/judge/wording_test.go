@@ -11,7 +11,6 @@ import (
 // line does.
 var flags = judge.Wording{
 	Setting:       func(name string) string { return "--" + name },
-	GivePolicy:    "pass --policy FILE",
 	WriteBuiltins: "spawngate rules --write-rego DIR",
 }
 
@@ -28,7 +27,7 @@ func TestWordingLine(t *testing.T) {
 			"plan.json:3:5: /plan/0: nested deeper than 64 levels (limit --max-depth)",
 			"plan.json:3:5: /plan/0: nested deeper than 64 levels (limit max-depth)"},
 		{"no policy", &judge.Error{Kind: judge.NoPolicy, Source: "plan.json", Msg: "no policy applies"},
-			"plan.json: no policy applies: pass --policy FILE",
+			"plan.json: no policy applies",
 			"plan.json: no policy applies"},
 		{"a copy of a built-in module", &judge.Error{Kind: judge.Document, Source: "lib/check.rego", Line: 1, Msg: "package spawngate.lib is built in (lib.rego)", Builtin: true},
 			"lib/check.rego:1: package spawngate.lib is built in (lib.rego) (a copy from another spawngate version? write this version's with spawngate rules --write-rego DIR)",

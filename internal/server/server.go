@@ -162,14 +162,16 @@ func (s *Server) load(ctx context.Context) (*state, error) {
 	opts := s.cfg.Gate
 	opts.CompileAll = true // start-up is paid once; no request waits for a compile
 	g, err := judge.New(ctx, opts, s.cfg.PolicyFile)
+	if je := (*judge.Error)(nil); errors.As(err, &je) && je.Kind == judge.NoPolicy {
+		// Only a bundle that carries none can leave the gate without one
+		// (serve needs a policy file or a bundle): it says so in the
+		// server's words.
+		said := *je
+		said.Msg = "the bundle carries no operator policy, and no policy file is given: the server judges every decision by the operator's policy"
+		err = &said
+	}
 	if err != nil {
 		return nil, errors.New(s.gateLine(err))
-	}
-	if g.Operator() == nil {
-		// Only a bundle can leave the gate without one: every decision is
-		// judged by the operator's policy.
-		return nil, errors.New(s.gateLine(&judge.Error{Kind: judge.Document, Source: s.cfg.Gate.Bundle, Pointer: judge.BundlePolicyPointer,
-			Msg: "the bundle carries no operator policy, and no policy file is given: the server judges every decision by the operator's policy"}))
 	}
 	if err := g.Ready(); err != nil {
 		return nil, err
