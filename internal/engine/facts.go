@@ -39,6 +39,9 @@ var (
 	toolPlacesKey     = ast.InternedTerm("tool_places")
 	pathPlacesKey     = ast.InternedTerm("path_places")
 	budgetTokensKey   = ast.InternedTerm("budget_tokens")
+	withoutToolsKey   = ast.InternedTerm("without_tools")
+	withoutPathsKey   = ast.InternedTerm("without_path_list")
+	nonstringPathsKey = ast.InternedTerm("nonstring_paths")
 	toolsKey          = ast.InternedTerm("tools")
 	pathsKey          = ast.InternedTerm("paths")
 )
@@ -60,25 +63,32 @@ func batchFacts(children, policies ast.Value, literals map[string]any) ast.Value
 	tools, paths := ast.NewSet(), ast.NewSet()
 	var toolPlaces, pathPlaces places
 	budgets := ast.NewObject()
+	withoutTools, withoutPaths, nonstringPaths := ast.NewSet(), ast.NewSet(), ast.NewSet()
 	for i := range arr.Len() {
 		child, ok := arr.Elem(i).Value.(ast.Object)
 		if !ok {
 			continue // lib.children holds objects only
 		}
-		if list, ok := valueAt(child, toolsKey).(*ast.Array); ok {
+		if list, ok := valueAt(child, toolsKey).(*ast.Array); ok && list.Len() > 0 {
 			for j := range list.Len() {
 				t := list.Elem(j)
 				tools.Add(t)
 				toolPlaces.add(t, i, j)
 			}
+		} else {
+			withoutTools.Add(ast.InternedTerm(i))
 		}
 		if list, ok := valueAt(child, pathsKey).(*ast.Array); ok {
 			for j := range list.Len() {
 				if p := list.Elem(j); isString(p) {
 					paths.Add(p)
 					pathPlaces.add(p, i, j)
+				} else {
+					nonstringPaths.Add(ast.ArrayTerm(ast.InternedTerm(i), ast.InternedTerm(j)))
 				}
 			}
+		} else {
+			withoutPaths.Add(ast.InternedTerm(i))
 		}
 		b := child.Get(budgetTokensKey)
 		if b == nil {
@@ -103,6 +113,9 @@ func batchFacts(children, policies ast.Value, literals map[string]any) ast.Value
 		ast.Item(wholeBudgetsKey, ast.NewTerm(budgets)),
 		ast.Item(toolPlacesKey, ast.NewTerm(toolPlaces.object())),
 		ast.Item(pathPlacesKey, ast.NewTerm(pathPlaces.object())),
+		ast.Item(withoutToolsKey, ast.NewTerm(withoutTools)),
+		ast.Item(withoutPathsKey, ast.NewTerm(withoutPaths)),
+		ast.Item(nonstringPathsKey, ast.NewTerm(nonstringPaths)),
 	)
 	if prefix, ok := planPrefix(policies); ok {
 		named := ast.NewObject()
