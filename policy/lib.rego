@@ -32,7 +32,8 @@ agents := {i: child.agent |
 # Facts: what the checks read most, per child or per distinct value, that
 # the input alone says (which tools and paths the children request and
 # where, which of those tools are plain names, the name each plain path
-# stands for, which budgets are whole numbers written as one). The gate computes them
+# stands for, which budgets are whole numbers written as one, which
+# children lack a list of tools or of paths). The gate computes them
 # in Go and hands them over as input.facts, since OPA spends about a
 # microsecond per expression and these take several per child; each is
 # defined below from the input too, and that definition holds when the

@@ -11,7 +11,8 @@ import (
 // Facts are what the checks read most, per child or per distinct value,
 // and what the input alone says: which tools and paths a batch requests
 // and where, which of those tools are plain names, the name each plain path stands
-// for, which budgets are whole numbers written as one. OPA spends about a
+// for, which budgets are whole numbers written as one, which children lack
+// a list of tools or of paths. OPA spends about a
 // microsecond per expression, and these take several each per child, so
 // the engine computes them here and hands them to the checks as
 // input.facts. Each fact says what a value is, never whether it is
