@@ -30,7 +30,9 @@ expired(x) if x.expires < today
 # that lets it through.
 excepted_in(item) := {v: min(matching) |
 	some v, violation in item.violations
-	matching := {e | some e, x in exceptions; applies(x, violation, item)}
+	violation.rule != "schema"
+	not refused_by_plan(violation)
+	matching := {e | some [e, x, keys] in live[violation.rule]; selectors_hold(x, keys, violation, item)}
 	count(matching) > 0
 }
 
@@ -45,16 +47,35 @@ batch := [excepted_in(item) | some item in input.items]
 # has not expired, and every selector it writes holds. It never applies to
 # a violation the plan's own policy refuses (so a plan's narrowing always
 # holds), nor to the schema step's (a child the schema refuses cannot be
-# judged by the other checks at all).
+# judged by the other checks at all). excepted_in asks the same, in an
+# order that does each part once: per violation what depends on the
+# violation alone, per exception (live) what depends on the exception
+# alone, and per pair only the selectors.
 applies(x, violation, item) if {
 	x.rule == violation.rule
 	violation.rule != "schema"
 	not refused_by_plan(violation)
 	not expired(x)
-	role_holds(x, item)
-	id_holds(x, item)
-	tool_holds(x, violation)
-	path_holds(x, violation, item)
+	selectors_hold(x, object.keys(x), violation, item)
+}
+
+# The exceptions that have not expired, by the rule they name: each as
+# [its index in the policy, the exception, the keys it writes].
+live[rule] := [[e, x, object.keys(x)] |
+	some e, x in exceptions
+	x.rule == rule
+	not expired(x)
+] if {
+	some y in exceptions
+	rule := y.rule
+}
+
+# Every selector an exception writes (keys: the keys it writes) holds.
+selectors_hold(x, keys, violation, item) if {
+	role_holds(x, keys, item)
+	id_holds(x, keys, item)
+	tool_holds(x, keys, violation)
+	path_holds(x, keys, violation, item)
 }
 
 # A violation is the plan policy's when the plan policy is among those
@@ -68,29 +89,29 @@ refused_by_plan(violation) if {
 	"plan" in object.keys(input.policies)
 }
 
-role_holds(x, _) if not "role" in object.keys(x)
+role_holds(_, keys, _) if not "role" in keys
 
-role_holds(x, item) if x.role == item.child.role
+role_holds(x, _, item) if x.role == item.child.role
 
-id_holds(x, _) if not "id" in object.keys(x)
+id_holds(_, keys, _) if not "id" in keys
 
 # An id is the plan author's to choose, so an exception naming one holds
 # only beside a role, which role_holds binds (the schema refuses an id
 # without a role): a child that takes an excepted id must still be of the
 # role the operator named, and is judged by what that role may do. The
 # gate passes the child's id only when the child is judged alone.
-id_holds(x, item) if {
-	"role" in object.keys(x)
+id_holds(x, keys, item) if {
+	"role" in keys
 	x.id == item.child.id
 }
 
-tool_holds(x, _) if not "tool" in object.keys(x)
+tool_holds(_, keys, _) if not "tool" in keys
 
 # A tool selector names the tool entry the violation is about, with a
 # pattern as in allowed_tools, and like allowed_tools it names only a plain
 # tool name (never a requested pattern such as fs:*), and a tool that only
 # an exact entry allows (lib.exact_only_tools) only when it is that entry.
-tool_holds(x, violation) if {
+tool_holds(x, _, violation) if {
 	regex.match(`^/tools/[0-9]+$`, violation.field)
 	lib.is_tool_name(violation.value)
 	names_tool(x.tool, violation.value)
@@ -106,7 +127,7 @@ names_tool(pattern, tool) if {
 	pattern == tool
 }
 
-path_holds(x, _, _) if not "path" in object.keys(x)
+path_holds(_, keys, _, _) if not "path" in keys
 
 # A path selector names the path entry the violation is about: * matches
 # within one /-separated segment, ** whole segments, ? one character. It
@@ -117,7 +138,7 @@ path_holds(x, _, _) if not "path" in object.keys(x)
 # own root, a trailing slash dropped), and with --resolve-paths against the
 # path it resolves to as well, so a symlink under an excepted folder
 # excepts nothing outside it.
-path_holds(x, violation, item) if {
+path_holds(x, _, violation, item) if {
 	regex.match(`^/paths/[0-9]+$`, violation.field)
 	is_string(violation.value)
 	paths_escape.plain(violation.value)

@@ -32,8 +32,9 @@ agents := {i: child.agent |
 # Facts: what the checks read most, per child or per distinct value, that
 # the input alone says (which tools and paths the children request and
 # where, which of those tools are plain names, the name each plain path
-# stands for, which budgets are whole numbers written as one). The gate
-# computes them in Go and hands them over as input.facts, since OPA spends about a
+# stands for, which budgets are whole numbers written as one, which
+# children lack a list of tools or of paths). The gate computes them in Go
+# and hands them over as input.facts, since OPA spends about a
 # microsecond per expression and these take several per child; each is
 # defined below from the input too, and that definition holds when the
 # input lacks the fact (opa test, opa eval, a bundle of your own).
@@ -81,6 +82,42 @@ path_places := fact if {
 	some j, path in child.paths
 	is_string(path)
 ]))
+
+# The children whose tools is not a non-empty list, whose paths is not a
+# list, and the [index, j] of each entry of a list of paths that is not a
+# string: tools.missing and paths.invalid look at these only, rather than
+# at every child.
+without_tools := fact if {
+	fact := input.facts.without_tools
+} else := {i |
+	some i, child in children
+	not some_tools(child)
+}
+
+some_tools(child) if {
+	is_array(child.tools)
+	count(child.tools) > 0
+}
+
+without_path_list := fact if {
+	fact := input.facts.without_path_list
+} else := {i |
+	some i, child in children
+	not path_list(child)
+}
+
+# (A helper: "not is_array(child.paths)" is undefined, not true, when the
+# key is missing.)
+path_list(child) if is_array(child.paths)
+
+nonstring_paths := fact if {
+	fact := input.facts.nonstring_paths
+} else := {[i, j] |
+	some i, child in children
+	is_array(child.paths)
+	some j, path in child.paths
+	not is_string(path)
+}
 
 # The requested tools that are plain tool names (is_tool_name).
 tool_names := fact if {

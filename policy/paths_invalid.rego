@@ -11,18 +11,13 @@ package spawngate.checks.paths_invalid
 
 import data.spawngate.lib
 
-deny contains lib.violation(i, "/paths", problem(child)) if {
-	some i, child in lib.children
-	not listed(child)
+deny contains lib.violation(i, "/paths", problem(lib.children[i])) if {
+	some i in lib.without_path_list
 }
 
-listed(child) if is_array(child.paths)
-
 deny contains lib.violation(i, sprintf("/paths/%d", [j]), sprintf("path %s is not a string", [lib.show(path)])) if {
-	some i, child in lib.children
-	is_array(child.paths)
-	some j, path in child.paths
-	not is_string(path)
+	some [i, j] in lib.nonstring_paths
+	path := lib.children[i].paths[j]
 }
 
 problem(child) := "paths is missing: list the paths the child may touch, or [] for none" if {

@@ -11,7 +11,7 @@ package spawngate.checks.tools_missing
 import data.spawngate.lib
 
 deny contains lib.violation(i, "/tools", problem(child)) if {
-	some i in (object.keys(lib.children) - well_formed)
+	some i in lib.without_tools
 	child := lib.children[i]
 	not explained(child)
 }
@@ -40,14 +40,6 @@ explained(child) if {
 }
 
 sandboxed(agent) if agent.sandbox_mode in {"read-only", "workspace-write", "danger-full-access"}
-
-# The children that list at least one tool, by index (a set, so that the
-# rest are found without a call per child).
-well_formed := {i |
-	some i, child in lib.children
-	is_array(child.tools)
-	count(child.tools) > 0
-}
 
 problem(child) := "tools is missing: list the tools the child gets" if {
 	not "tools" in object.keys(child)

@@ -88,3 +88,25 @@ deny contains [i] if {
 		})
 	}
 }
+
+// BenchmarkExceptions is the Rego step on 10,000 distinct children, half
+// asking for a tool outside the allowlist, judged without exceptions and
+// with exceptions that let every such violation through: the difference
+// is what applying exceptions costs (.ci/bench's 10k-exception row, the
+// whole process).
+func BenchmarkExceptions(b *testing.B) {
+	e := builtin(b)
+	o := benchplan.Distinct(10000)
+	o.RefusedEvery, o.ToolsOnly = 2, true
+	p := mustPlan(b, string(benchplan.Generate(o)))
+	for _, policy := range []struct{ name, doc string }{{"none", benchplan.Policy}, {"excepting", benchplan.PolicyExcepting}} {
+		operator := mustPolicy(b, policy.doc)
+		b.Run(policy.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := e.Evaluate(context.Background(), operator, p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -328,3 +328,37 @@ func WithoutFacts(f func()) {
 	factsOf = func(ast.Value, ast.Value, map[string]any) ast.Value { return nil }
 	f()
 }
+
+// plainPath scans by hand for what lib.plain_path matches with its
+// patterns: the same answer on hostile paths and on random ones made of
+// the characters that matter.
+func TestPlainPathIsThePatterns(t *testing.T) {
+	byPatterns := func(p string) bool {
+		return len(p) <= 4096 && plainPattern.MatchString(p) && !windowsDevice.MatchString(p) &&
+			!strings.HasPrefix(p, "-") && !strings.HasPrefix(p, "@")
+	}
+	cases := []string{
+		"", "/", "//", "///", "a", "/a", "a/", "/a/", "a//b", "/a/b/", ".", "..", "./a", "a/.", "a/..", ".a", "..a",
+		"a.", "a.b", "...a", "a/.b", "-a", "@a", "a-", "a@", "/-a", "/@a", "a b", "a\\b", "~", "$HOME", "%", "a*", "a?",
+		"con", "CON", "Con.txt", "/repo/nul", "/repo/nul/x", "aux.", "com0", "com1", "COM9.x", "lpt1", "lpt10", "comx",
+		"conx", "xcon", "con.", "/a/prn.b.c/d", "é", "a/é", "K", "\u212a", "nul\u0000", strings.Repeat("a", 4096),
+		strings.Repeat("a", 4097), "/" + strings.Repeat("a", 4095), "/repo/workspace/task-1", "docs/0/",
+	}
+	for _, p := range cases {
+		if got, want := plainPath(p), byPatterns(p); got != want {
+			t.Errorf("plainPath(%q) = %v, the patterns say %v", p, got, want)
+		}
+	}
+	pieces := []string{"a", "Z", "0", "9", "_", "-", "@", ".", "..", "/", "/", "con", "NUL", "com", "Lpt", "1", "0", "x", " ", "*", "é", "~"}
+	r := rand.New(rand.NewPCG(23, 1))
+	for range 200000 {
+		var b strings.Builder
+		for range r.IntN(8) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		p := b.String()
+		if got, want := plainPath(p), byPatterns(p); got != want {
+			t.Fatalf("plainPath(%q) = %v, the patterns say %v", p, got, want)
+		}
+	}
+}
