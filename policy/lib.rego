@@ -279,14 +279,14 @@ tool_name_pattern := `^[A-Za-z0-9_]([A-Za-z0-9_.:-]*[A-Za-z0-9_])?$`
 is_tool_name(tool) if {
 	is_string(tool)
 	regex.match(tool_name_pattern, tool)
-}
+} else := false
 
 # Policy entries are glob patterns: * matches within one dot-separated
 # segment, ** across segments, ? one character. An exact name matches itself.
 matches(patterns, tool) if {
 	some pattern in patterns
 	glob.match(pattern, ["."], tool)
-}
+} else := false
 
 # The tools that write when a policy does not list its own.
 default_write_tools := ["fs.write", "fs.delete", "shell.run", "wallet.transfer"]

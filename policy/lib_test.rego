@@ -32,6 +32,16 @@ test_glob_does_not_cross_a_dot_denied if {
 	not lib.matches([], "fs.read")
 }
 
+# A predicate that does not hold is false, not undefined: OPA remembers only
+# defined values, and the engine shares them across decisions (pure.go), so
+# a tool that matches no pattern is tested once per policy, not per plan.
+test_failed_predicates_are_false_denied if {
+	lib.matches(["fs.*"], "fs.read.all") == false
+	lib.matches([], "fs.read") == false
+	lib.is_tool_name("fs:*") == false
+	lib.is_tool_name(1) == false
+}
+
 test_default_write_tools_allowed if {
 	lib.write_tools({}) == ["fs.write", "fs.delete", "shell.run", "wallet.transfer"]
 	lib.write_tools({"write_tools": ["deploy"]}) == ["deploy"]

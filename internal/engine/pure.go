@@ -366,14 +366,13 @@ func (l *layered) Get(ref ast.Ref) (*ast.Term, bool) {
 	if l.depth != 0 || (l.tooMany && isCall(ref)) || !l.pure.of(ref) {
 		return nil, false
 	}
+	// A value found here is not copied into the local cache: a lookup in
+	// the shared values costs what one in the local cache costs, and the
+	// copy cost a few allocations per key (OPA's cache is a tree of hash
+	// maps), a seventh of all a fresh decision made.
 	l.shared.mu.RLock()
 	v, undefined := l.shared.vc.Get(ref)
 	l.shared.mu.RUnlock()
-	if v != nil || undefined {
-		// OPA puts nothing it found: kept here, the next lookup of the
-		// same rule in this evaluation is local.
-		l.local.Put(ref, v)
-	}
 	return v, undefined
 }
 

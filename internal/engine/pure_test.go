@@ -598,3 +598,32 @@ func TestSharedValuesAreBounded(t *testing.T) {
 		t.Errorf("an engine keeps values for %d sets of policies, more than %d", len(s.sets), maxPolicySets)
 	}
 }
+
+// Finding a shared value allocates nothing: it is read where it is, not
+// copied into the evaluation's own cache (a copy costs a node and a hash
+// map per term of the key, and a fresh decision finds a few hundred).
+func TestASharedValueIsFoundWithoutAllocating(t *testing.T) {
+	fn := ast.MustParseRef("data.x.f")
+	call := ast.Ref{ast.NewTerm(fn), ast.StringTerm("fs.read"), ast.StringTerm("fs.write")}
+	shared := &sharedValues{vc: topdown.NewVirtualCache()}
+	no := ast.BooleanTerm(false)
+	shared.vc.Put(call, no)
+	const runs = 100
+	evals := make([]*layered, runs+1) // AllocsPerRun runs once more, to warm up
+	for i := range evals {
+		evals[i] = layeredCache(shared)
+	}
+	n := 0
+	allocs := testing.AllocsPerRun(runs, func() {
+		l := evals[n]
+		n++
+		for range 4 {
+			if v, _ := l.Get(call); v != no {
+				t.Fatalf("the shared value was not found: %v", v)
+			}
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("four lookups of a shared value allocated %v times, want none", allocs)
+	}
+}
