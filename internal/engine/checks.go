@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"github.com/spawngate/spawngate/internal/report"
 	"maps"
@@ -246,30 +247,17 @@ func fromMetadata(chk *Check, a *metadata) error {
 	case strings.TrimSpace(a.Description) == "":
 		return fmt.Errorf("METADATA has no description")
 	}
+	var err error
 	if raw, ok := a.Custom["when_set"]; ok {
-		list, isList := raw.([]any)
-		if !isList || len(list) == 0 || scope != ScopePlan {
-			return fmt.Errorf("custom.when_set must be a list of policy keys, for a check of the whole plan (custom.scope: plan)")
-		}
-		for _, k := range list {
-			key, _ := k.(string)
-			if !policyKey.MatchString(key) {
-				return fmt.Errorf("custom.when_set: %v is not a policy key", k)
-			}
-			chk.WhenSet = append(chk.WhenSet, key)
+		if chk.WhenSet, err = keyList(raw, scope == ScopePlan, "when_set", "policy key",
+			"custom.when_set must be a list of policy keys, for a check of the whole plan (custom.scope: plan)"); err != nil {
+			return err
 		}
 	}
 	if raw, ok := a.Custom["reads"]; ok {
-		list, isList := raw.([]any)
-		if !isList || len(list) == 0 || len(chk.WhenSet) == 0 {
-			return fmt.Errorf("custom.reads must be a list of child keys, for a check of the whole plan that declares custom.when_set")
-		}
-		for _, k := range list {
-			key, _ := k.(string)
-			if !policyKey.MatchString(key) {
-				return fmt.Errorf("custom.reads: %v is not a child key", k)
-			}
-			chk.Reads = append(chk.Reads, key)
+		if chk.Reads, err = keyList(raw, len(chk.WhenSet) > 0, "reads", "child key",
+			"custom.reads must be a list of child keys, for a check of the whole plan that declares custom.when_set"); err != nil {
+			return err
 		}
 	}
 	if raw, ok := a.Custom["when_nested"]; ok {
@@ -404,4 +392,23 @@ func childChecksReadNoPointers(c *ast.Compiler, checks []Check) error {
 		}
 	}
 	return nil
+}
+
+// keyList reads a METADATA custom list of keys (custom.when_set,
+// custom.reads): a non-empty list, where it may stand (allowed), of names
+// written as policy keys are.
+func keyList(raw any, allowed bool, name, what, misplaced string) ([]string, error) {
+	list, isList := raw.([]any)
+	if !isList || len(list) == 0 || !allowed {
+		return nil, errors.New(misplaced)
+	}
+	keys := make([]string, 0, len(list))
+	for _, k := range list {
+		key, _ := k.(string)
+		if !policyKey.MatchString(key) {
+			return nil, fmt.Errorf("custom.%s: %v is not a %s", name, k, what)
+		}
+		keys = append(keys, key)
+	}
+	return keys, nil
 }

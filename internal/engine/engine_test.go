@@ -125,6 +125,10 @@ func TestNewRefusesPoliciesItCannotTrust(t *testing.T) {
 		{"verifying against the clock", []policy.Module{module("spawngate.checks.a", goodMeta, `deny contains v if { v := io.jwt.decode_verify("x", {"secret": "s"}) }`)}, "io.jwt.decode_verify"},
 		{"reads a field that grants nothing", []policy.Module{module("spawngate.checks.a", goodMeta, `deny contains v if { some child in input.children; v := child.metadata }`)}, `mentions "metadata": checks may not read a child's brief, brief_unreadable, id, metadata`},
 		{"reads without when_set", []policy.Module{module("spawngate.checks.a", goodMeta+"#   scope: plan\n#   reads: [metadata]\n", `deny contains v if { some child in input.children; v := child.metadata }`)}, "custom.reads must be a list of child keys, for a check of the whole plan that declares custom.when_set"},
+		{"when_set on a child check", []policy.Module{module("spawngate.checks.a", goodMeta+"#   when_set: [max_children]\n", denyNone)}, "custom.when_set must be a list of policy keys, for a check of the whole plan (custom.scope: plan)"},
+		{"when_set empty", []policy.Module{module("spawngate.checks.a", goodMeta+"#   scope: plan\n#   when_set: []\n", denyNone)}, "custom.when_set must be a list of policy keys"},
+		{"when_set not a key", []policy.Module{module("spawngate.checks.a", goodMeta+"#   scope: plan\n#   when_set: [Max-Children]\n", denyNone)}, "custom.when_set: Max-Children is not a policy key"},
+		{"reads not a key", []policy.Module{module("spawngate.checks.a", goodMeta+"#   scope: plan\n#   when_set: [x]\n#   reads: [7]\n", denyNone)}, "custom.reads: 7 is not a child key"},
 		{"reads one key, mentions another", []policy.Module{module("spawngate.checks.a", goodMeta+"#   scope: plan\n#   when_set: [x]\n#   reads: [brief]\n", `deny contains v if { some child in input.children; v := child.metadata }`)}, `mentions "metadata"`},
 	}
 	for _, tt := range tests {
