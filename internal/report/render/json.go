@@ -27,7 +27,7 @@ func (JSON) Render(w io.Writer, r *report.Report) error {
 	}
 	if len(r.Problems) > 0 {
 		b = append(b, ",\n  \"problems\": "...)
-		b = appendList(b, r.Problems, "  ", func(b []byte, s string, _ string) []byte { return appendString(b, s) })
+		b = appendList(b, r.Problems, "  ", appendStringItem)
 	}
 	b = append(b, ",\n  \"results\": "...)
 	b = appendList(b, r.Results, "  ", appendResult)
@@ -93,31 +93,21 @@ func appendResult(b []byte, r report.Result, indent string) []byte {
 		b = appendField(b, in, "error", r.Error, true)
 	}
 	if len(r.Problems) > 0 {
-		b = append(b, ',')
-		b = append(b, in...)
-		b = append(b, `"problems": `...)
-		b = appendList(b, r.Problems, indent+"  ", func(b []byte, s string, _ string) []byte { return appendString(b, s) })
+		b = appendKey(b, in, "problems", true)
+		b = appendList(b, r.Problems, indent+"  ", appendStringItem)
 	}
 	if len(r.Policies) > 0 {
-		b = append(b, ',')
-		b = append(b, in...)
-		b = append(b, `"policies": `...)
-		b = appendList(b, r.Policies, indent+"  ", func(b []byte, s string, _ string) []byte { return appendString(b, s) })
+		b = appendKey(b, in, "policies", true)
+		b = appendList(b, r.Policies, indent+"  ", appendStringItem)
 	}
-	b = append(b, ',')
-	b = append(b, in...)
-	b = append(b, `"children": `...)
+	b = appendKey(b, in, "children", true)
 	b = appendList(b, r.Children, indent+"  ", appendChild)
 	if len(r.Violations) > 0 {
-		b = append(b, ',')
-		b = append(b, in...)
-		b = append(b, `"violations": `...)
+		b = appendKey(b, in, "violations", true)
 		b = appendList(b, r.Violations, indent+"  ", appendViolation)
 	}
 	if len(r.Exceptions) > 0 {
-		b = append(b, ',')
-		b = append(b, in...)
-		b = append(b, `"exceptions": `...)
+		b = appendKey(b, in, "exceptions", true)
 		b = appendList(b, r.Exceptions, indent+"  ", appendNote)
 	}
 	b = append(b, '\n')
@@ -134,9 +124,7 @@ func appendChild(b []byte, c report.Child, indent string) []byte {
 	}
 	b = appendField(b, in, "role", c.Role, true)
 	b = appendField(b, in, "verdict", string(c.Verdict), true)
-	b = append(b, ',')
-	b = append(b, in...)
-	b = append(b, `"violations": `...)
+	b = appendKey(b, in, "violations", true)
 	b = appendList(b, c.Violations, indent+"  ", appendViolation)
 	if c.Unlisted != 0 {
 		b = appendInt(b, in, "unlisted", c.Unlisted, true)
@@ -160,15 +148,12 @@ func appendViolation(b []byte, v report.Violation, indent string) []byte {
 		b = appendInt(b, in, "column", v.Column, true)
 	}
 	if len(v.Policies) > 0 {
-		b = append(b, ',')
-		b = append(b, in...)
-		b = append(b, `"policies": `...)
-		b = appendList(b, v.Policies, indent+"  ", func(b []byte, s string, _ string) []byte { return appendString(b, s) })
+		b = appendKey(b, in, "policies", true)
+		b = appendList(b, v.Policies, indent+"  ", appendStringItem)
 	}
 	if v.Excepted != nil {
-		b = append(b, ',')
-		b = append(b, in...)
-		b = append(b, `"excepted": {`...)
+		b = appendKey(b, in, "excepted", true)
+		b = append(b, `{`...)
 		b = appendException(b, *v.Excepted, indent+"  ")
 		b = append(b, '\n')
 		b = append(b, indent...)
@@ -196,35 +181,35 @@ func appendNote(b []byte, n report.ExceptionNote, indent string) []byte {
 	b = appendException(b, n.Exception, indent)
 	b = appendField(b, in, "status", n.Status, true)
 	if n.Blocks {
-		b = append(b, ',')
-		b = append(b, in...)
-		b = append(b, `"blocks": true`...)
+		b = appendKey(b, in, "blocks", true)
+		b = append(b, `true`...)
 	}
 	b = append(b, '\n')
 	b = append(b, indent...)
 	return append(b, '}')
 }
 
-func appendInt(b []byte, in, name string, value int, comma bool) []byte {
+// appendKey writes a member's key on a line of its own at in, after a
+// comma when a member comes before it.
+func appendKey(b []byte, in, name string, comma bool) []byte {
 	if comma {
 		b = append(b, ',')
 	}
 	b = append(b, in...)
 	b = append(b, '"')
 	b = append(b, name...)
-	b = append(b, `": `...)
-	return strconv.AppendInt(b, int64(value), 10)
+	return append(b, `": `...)
+}
+
+// appendStringItem writes one string of a list.
+func appendStringItem(b []byte, s, _ string) []byte { return appendString(b, s) }
+
+func appendInt(b []byte, in, name string, value int, comma bool) []byte {
+	return strconv.AppendInt(appendKey(b, in, name, comma), int64(value), 10)
 }
 
 func appendField(b []byte, in, name, value string, comma bool) []byte {
-	if comma {
-		b = append(b, ',')
-	}
-	b = append(b, in...)
-	b = append(b, '"')
-	b = append(b, name...)
-	b = append(b, `": `...)
-	return appendString(b, value)
+	return appendString(appendKey(b, in, name, comma), value)
 }
 
 const hex = "0123456789abcdef"
