@@ -27,7 +27,9 @@ expired(x) if x.expires < today
 # its paths resolve ({"child": ..., "violations": [...], "resolution":
 # ...}). excepted_in(item) maps each violation v of the item
 # (item.violations[v]) to the first exception, by its index in the policy,
-# that lets it through.
+# that lets it through. (The gate asks one violation per item, and once for
+# violations alike in all an exception can tell them by: it leaves out a
+# role or id that no exception names, which no selector could hold for.)
 excepted_in(item) := {v: min(matching) |
 	some v, violation in item.violations
 	violation.rule != "schema"

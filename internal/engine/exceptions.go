@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -54,6 +55,7 @@ type excepter struct {
 	strict   bool
 	list     []report.Exception // the operator's exceptions, by index
 	rules    map[string]bool    // the rules some exception names
+	roles    map[string]bool    // the roles some exception names
 	named    map[string]bool    // the child ids some exception names
 
 	mu      sync.Mutex
@@ -79,7 +81,7 @@ func newExcepter(e *Engine, operator plan.Policy, in *inputs, today string, stri
 	if today == "" {
 		today = time.Now().UTC().Format(time.DateOnly)
 	}
-	x := &excepter{e: e, policies: in.policies, in: in, today: ast.String(today), strict: strict, rules: map[string]bool{}, named: map[string]bool{}, matched: map[int]bool{}}
+	x := &excepter{e: e, policies: in.policies, in: in, today: ast.String(today), strict: strict, rules: map[string]bool{}, roles: map[string]bool{}, named: map[string]bool{}, matched: map[int]bool{}}
 	for i, r := range raw {
 		obj, _ := r.(map[string]any)
 		ex := report.Exception{Index: i, Pointer: "/exceptions/" + strconv.Itoa(i)}
@@ -88,6 +90,9 @@ func newExcepter(e *Engine, operator plan.Policy, in *inputs, today string, stri
 		ex.Expires, _ = obj["expires"].(string)
 		x.list = append(x.list, ex)
 		x.rules[ex.Rule] = true
+		if role, ok := obj["role"].(string); ok {
+			x.roles[role] = true
+		}
 		if id, ok := obj["id"].(string); ok {
 			x.named[id] = true
 		}
@@ -96,29 +101,48 @@ func newExcepter(e *Engine, operator plan.Policy, in *inputs, today string, stri
 }
 
 // apply marks the violations of each item that an exception lets
-// through, asking policy/exceptions.rego once for every item that has a
-// violation of a rule some exception names. It may run on several
-// goroutines at once.
+// through, asking policy/exceptions.rego once for every violation of a
+// rule some exception names. Violations it would ask the same question
+// about (the same rule, field and value, the same policies refusing, and
+// alike in whatever selector an exception could tell them apart by) are
+// asked about once. It may run on several goroutines at once.
 func (x *excepter) apply(ctx context.Context, items []exceptItem) error {
-	var asked [][]int // by item: the violations of rules some exception names
-	var terms []*ast.Term
-	var of []int // the item each asked term stands for
-	for n, it := range items {
-		var ask []int
-		for i, v := range it.vs {
-			if x.rules[v.Rule] {
-				ask = append(ask, i)
+	var (
+		terms  []*ast.Term
+		askers [][]*report.Violation // by term: the violations it answers for
+		asked  = map[string]int{}    // a question's key: its term
+	)
+	for _, it := range items {
+		var resolved map[string]any // with --resolve-paths, where the item's paths resolve
+		for i := range it.vs {
+			v := &it.vs[i]
+			if !x.rules[v.Rule] {
+				continue
 			}
+			if x.in.roots != nil && resolved == nil {
+				// A path selector must match where the path resolves as
+				// well as where it is written, as paths.escape judged it.
+				var err error
+				if resolved, err = resolvePaths(ctx, x.in.planRoot, []any{it.child}); err != nil {
+					return err
+				}
+			}
+			q := x.question(it, v, resolved)
+			key, err := q.key()
+			if err != nil {
+				return err
+			}
+			if t, ok := asked[key]; ok {
+				askers[t] = append(askers[t], v)
+				continue
+			}
+			term, err := ast.InterfaceToValue(q.doc())
+			if err != nil {
+				return fmt.Errorf("building the exceptions input: %w", err)
+			}
+			asked[key] = len(terms)
+			terms, askers = append(terms, ast.NewTerm(term)), append(askers, []*report.Violation{v})
 		}
-		asked = append(asked, ask)
-		if len(ask) == 0 {
-			continue
-		}
-		t, err := x.item(ctx, it, ask)
-		if err != nil {
-			return err
-		}
-		terms, of = append(terms, t), append(of, n)
 	}
 	if len(terms) == 0 {
 		return nil
@@ -142,19 +166,20 @@ func (x *excepter) apply(ctx context.Context, items []exceptItem) error {
 	}
 	var matched []int
 	for t := range len(terms) {
-		ask, vs := asked[of[t]], items[of[t]].vs
 		obj, ok := answers.Elem(t).Value.(ast.Object)
 		if !ok {
 			return fmt.Errorf("evaluating the exceptions: answer %d is not an object", t)
 		}
 		err := obj.Iter(func(k, e *ast.Term) error {
-			j, okJ := index(k, len(ask))
+			_, okJ := index(k, 1)
 			n, okN := index(e, len(x.list))
 			if !okJ || !okN {
 				return fmt.Errorf("evaluating the exceptions: malformed answer %v: %v", k, e)
 			}
-			ex := x.list[n]
-			vs[ask[j]].Excepted = &ex
+			for _, v := range askers[t] {
+				ex := x.list[n]
+				v.Excepted = &ex
+			}
 			matched = append(matched, n)
 			return nil
 		})
@@ -170,48 +195,116 @@ func (x *excepter) apply(ctx context.Context, items []exceptItem) error {
 	return nil
 }
 
-// item writes one group as the exceptions query reads it: the child's role
-// (and id, when alone), its asked violations with the value at each, and
-// with --resolve-paths where its paths resolve.
-func (x *excepter) item(ctx context.Context, it exceptItem, ask []int) (*ast.Term, error) {
-	about := map[string]any{}
+// question is what the exceptions are asked of one violation (see
+// excepter.question).
+type question struct {
+	role, id any // nil when left out
+	v        *report.Violation
+	value    any
+	resolved any // where the value resolves; nil when it does not, or without --resolve-paths
+	resolve  bool
+}
+
+// question is what the exceptions are asked of one violation: an item of
+// that violation alone, with the value at its field, the child's role and
+// id, and with --resolve-paths where the value resolves.
+//
+// A role or id that no exception names is left out: an exception that
+// writes a role or id holds only for a child with that one, so a child
+// whose role (or id) none names is answered as one without. That keeps
+// the question the same for children alike in all an exception can tell.
+// An id counts only when the child is alone in its group: an exception
+// naming an id never reaches the child's twins.
+func (x *excepter) question(it exceptItem, v *report.Violation, resolved map[string]any) question {
+	q := question{v: v, resolve: resolved != nil}
 	if obj, ok := it.child.(map[string]any); ok {
-		if role, ok := obj["role"]; ok {
-			about["role"] = role
+		if role, ok := obj["role"]; ok && names(x.roles, role) {
+			q.role = role
 		}
-		if id, ok := obj["id"]; ok && it.alone {
-			about["id"] = id
+		if id, ok := obj["id"]; ok && it.alone && names(x.named, id) {
+			q.id = id
 		}
 	}
-	violations := make([]any, len(ask))
-	for j, i := range ask {
-		v := it.vs[i]
-		value, _ := jsonpointer.Lookup(it.child, v.Path)
-		one := map[string]any{"rule": v.Rule, "field": v.Path, "value": value}
-		if v.Policies != nil {
-			ps := make([]any, len(v.Policies))
-			for k, p := range v.Policies {
-				ps[k] = p
-			}
-			one["policies"] = ps
-		}
-		violations[j] = one
+	q.value, _ = jsonpointer.Lookup(it.child, v.Path)
+	if s, ok := q.value.(string); ok {
+		q.resolved = resolved[s]
 	}
-	doc := map[string]any{"child": about, "violations": violations}
-	if x.in.roots != nil {
-		// With --resolve-paths a path selector must match where the path
-		// resolves as well as where it is written, as paths.escape judged it.
-		paths, err := resolvePaths(ctx, x.in.planRoot, []any{it.child})
+	return q
+}
+
+// names tells whether a child's role or id (its value as written) is one
+// some exception names; a value that is not a string is always kept.
+func names(named map[string]bool, value any) bool {
+	s, ok := value.(string)
+	return !ok || named[s]
+}
+
+// key is the question's identity: every part of it in JSON, in order.
+// Strings, by far the most common, are written by hand, sparing
+// encoding/json's allocations.
+func (q question) key() (string, error) {
+	b := make([]byte, 0, 128)
+	var err error
+	for _, part := range [...]any{q.role, q.id, q.value, q.resolved} {
+		if b, err = appendJSON(b, part); err != nil {
+			return "", err
+		}
+	}
+	b = strconv.AppendQuote(b, q.v.Rule)
+	b = strconv.AppendQuote(b, q.v.Path)
+	b = strconv.AppendBool(b, q.resolve)
+	b = strconv.AppendBool(b, q.v.Policies != nil)
+	for _, p := range q.v.Policies {
+		b = strconv.AppendQuote(b, p)
+	}
+	return string(b), nil
+}
+
+// appendJSON appends a value's JSON and a comma.
+func appendJSON(b []byte, v any) ([]byte, error) {
+	switch v := v.(type) {
+	case string:
+		b = strconv.AppendQuote(b, v)
+	case nil:
+		b = append(b, "null"...)
+	default:
+		j, err := json.Marshal(v)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("building the exceptions input: %w", err)
+		}
+		b = append(b, j...)
+	}
+	return append(b, ','), nil
+}
+
+// doc writes the question as the query reads it: {"child": {"role",
+// "id"}, "violations": [{"rule", "field", "value", "policies"}],
+// "resolution": {"paths": {value: where it resolves}}}.
+func (q question) doc() map[string]any {
+	about := map[string]any{}
+	if q.role != nil {
+		about["role"] = q.role
+	}
+	if q.id != nil {
+		about["id"] = q.id
+	}
+	one := map[string]any{"rule": q.v.Rule, "field": q.v.Path, "value": q.value}
+	if q.v.Policies != nil {
+		ps := make([]any, len(q.v.Policies))
+		for k, p := range q.v.Policies {
+			ps[k] = p
+		}
+		one["policies"] = ps
+	}
+	doc := map[string]any{"child": about, "violations": []any{one}}
+	if q.resolve {
+		paths := map[string]any{}
+		if q.resolved != nil {
+			paths[q.value.(string)] = q.resolved
 		}
 		doc["resolution"] = map[string]any{"paths": paths}
 	}
-	v, err := ast.InterfaceToValue(doc)
-	if err != nil {
-		return nil, fmt.Errorf("building the exceptions input: %w", err)
-	}
-	return ast.NewTerm(v), nil
+	return doc
 }
 
 // notes says which exceptions expired, and which matched nothing in the
