@@ -19,14 +19,14 @@ const batchWeight = 2048
 type batch []int
 
 // batches splits the representatives to evaluate (need, in order) into
-// batches of about batchWeight.
-func batches(judged []any, need []int) []batch {
+// batches of about batchWeight; child gives a representative as written.
+func batches(child func(k int) any, need []int) []batch {
 	var out []batch
 	var cur batch
 	weight := 0
 	for _, k := range need {
 		weight++
-		if obj, ok := judged[k].(map[string]any); ok {
+		if obj, ok := child(k).(map[string]any); ok {
 			for _, key := range []string{"tools", "paths"} {
 				if list, ok := obj[key].([]any); ok {
 					weight += len(list)
@@ -60,12 +60,13 @@ type judgedBatch struct{ found, all [][]report.Violation }
 // depend on which core finished first (future.InOrder). The first error,
 // from a batch or from done, or the context ending, stops the rest. A
 // panic in a worker is raised again here, where the caller's recover sees
-// it.
-func (e *Engine) evaluateBatches(ctx context.Context, in *inputs, judged []any, bs []batch, complete completer, done func(b batch, found, all [][]report.Violation) error) error {
+// it. A worker asks judged for each representative of its batch as the
+// checks see it, once.
+func (e *Engine) evaluateBatches(ctx context.Context, in *inputs, judged func(k int) any, bs []batch, complete completer, done func(b batch, found, all [][]report.Violation) error) error {
 	return future.InOrder(ctx, len(bs), func(ctx context.Context, i int) (judgedBatch, error) {
 		children := make([]any, len(bs[i]))
 		for j, k := range bs[i] {
-			children[j] = judged[k]
+			children[j] = judged(k)
 		}
 		found, err := e.evaluate(ctx, e.childQuery, in, children, nil)
 		if err != nil {

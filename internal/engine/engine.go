@@ -546,6 +546,19 @@ func (ev *evaluation) build(k int) {
 	}
 }
 
+// take gives representative k as the checks see it, to the one batch that
+// judges it, and lets go of it: built by the plan checks, or built now, on
+// the batch's core. A plan of many distinct children then never holds all
+// of them twice, as written and as judged.
+func (ev *evaluation) take(k int) any {
+	if !ev.built[k] {
+		return ev.e.judged(ev.p, ev.reps[k], ev.keep)
+	}
+	c := ev.judged[k]
+	ev.judged[k] = nil
+	return c
+}
+
 // planChecks runs the plan checks that apply. They see every
 // representative at once, how many children each stands for, and where it
 // is (for messages that name other children: a nonce or a task also held
@@ -631,10 +644,8 @@ func (ev *evaluation) childChecks(ctx context.Context) error {
 		}
 		return nil
 	}
-	for _, k := range need {
-		ev.build(k)
-	}
-	err := ev.e.evaluateBatches(ctx, ev.in, ev.judged, batches(ev.judged, need), ev.complete, func(b batch, found, all [][]report.Violation) error {
+	written := func(k int) any { return ev.p.Children[ev.reps[k]] }
+	err := ev.e.evaluateBatches(ctx, ev.in, ev.take, batches(written, need), ev.complete, func(b batch, found, all [][]report.Violation) error {
 		for j, k := range b {
 			if err := foldTo(k); err != nil {
 				return err
