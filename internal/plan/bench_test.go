@@ -2,6 +2,7 @@ package plan_test
 
 import (
 	"context"
+	"runtime"
 	"strconv"
 	"testing"
 
@@ -75,4 +76,34 @@ func BenchmarkLocate(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkHeldPlan is what a loaded plan of 100,000 distinct children
+// holds in memory (MiB-held, after a collection) while it is judged,
+// beside the document itself (MiB-document), which the gate keeps to
+// place violations: the floor under the whole process's peak, since Go's
+// collector lets the heap grow to about twice what is live. .ci/bench
+// prints it beside the 100k-distinct row.
+func BenchmarkHeldPlan(b *testing.B) {
+	l, err := plan.NewLoader(plan.DefaultLimits)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data := benchplan.Generate(benchplan.Distinct(100000))
+	var held float64
+	for b.Loop() {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		p, err := l.Plan(context.Background(), "plan.json", data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		runtime.KeepAlive(p)
+		held = float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / (1 << 20)
+	}
+	b.ReportMetric(held, "MiB-held")
+	b.ReportMetric(float64(len(data))/(1<<20), "MiB-document")
 }
