@@ -1,6 +1,7 @@
 package plan_test
 
 import (
+	"bytes"
 	"context"
 	"runtime"
 	"strconv"
@@ -51,7 +52,7 @@ func BenchmarkLoadPlan(b *testing.B) {
 
 // BenchmarkLocate is placing a report's violations in the document: the
 // README's refused example (six violations), and 1,000 violations in a
-// generated plan of 10,000 children.
+// generated plan of 10,000 children, a child a line and all on one line.
 func BenchmarkLocate(b *testing.B) {
 	small := []byte(`{"plan": [
   {"role": "home-cleaner", "tools": ["fs.write", "fs:*", "shell.run"], "paths": ["~"], "budget_tokens": 5000000},
@@ -66,7 +67,7 @@ func BenchmarkLocate(b *testing.B) {
 		name string
 		doc  []byte
 		ptrs []string
-	}{{"example", small, smallPtrs}, {"children=10000", large, largePtrs}} {
+	}{{"example", small, smallPtrs}, {"children=10000", large, largePtrs}, {"children=10000/one-line", bytes.ReplaceAll(large, []byte("\n"), nil), largePtrs}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

@@ -154,7 +154,9 @@ func locateJSON(source string, data []byte, pointers []string) (map[string]Posit
 }
 
 // positions turns byte offsets into lines and columns in one pass over the
-// document, however many there are.
+// document, however many there are and however long its lines (a plan
+// written on one line, as JSON.stringify writes it, is one line of
+// megabytes): each column is counted on from the one before.
 func positions(data []byte, offsets map[string]int) map[string]Position {
 	sorted := make([]int, 0, len(offsets))
 	for _, at := range offsets {
@@ -163,18 +165,18 @@ func positions(data []byte, offsets map[string]int) map[string]Position {
 	slices.Sort(sorted)
 	sorted = slices.Compact(sorted)
 	at := make(map[int]Position, len(sorted))
-	line, start, from := 1, 0, 0
+	line, col, from := 1, 1, 0 // col is the column at from
 	for _, off := range sorted {
 		for {
 			i := bytes.IndexByte(data[from:off], '\n')
 			if i < 0 {
 				break
 			}
-			line++
+			line, col = line+1, 1
 			from += i + 1
-			start = from
 		}
-		at[off] = Position{line, utf8.RuneCount(data[start:off]) + 1}
+		col += utf8.RuneCount(data[from:off])
+		at[off] = Position{line, col}
 		from = off
 	}
 	out := make(map[string]Position, len(offsets))

@@ -67,8 +67,9 @@ func TestLocateNothing(t *testing.T) {
 	}
 }
 
-// On random documents, every value's pointer leads to where the value is
-// written: the text there is the value's own JSON.
+// On random documents, indented or on one line, every value's pointer
+// leads to where the value is written: the text there is the value's own
+// JSON.
 func TestLocateEveryValue(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 5))
 	var gen func(depth int) any
@@ -97,6 +98,9 @@ func TestLocateEveryValue(t *testing.T) {
 	for n := range 300 {
 		doc := map[string]any{"plan": gen(0)}
 		text, _ := json.MarshalIndent(doc, "", strings.Repeat(" ", r.IntN(3)))
+		if r.IntN(3) == 0 {
+			text, _ = json.Marshal(doc) // on one line, as JSON.stringify writes it
+		}
 		var ptrs []string
 		var walk func(ptr string, v any)
 		walk = func(ptr string, v any) {
