@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/spawngate/spawngate/internal/jsonpointer"
 	"github.com/spawngate/spawngate/internal/report"
-	"github.com/spawngate/spawngate/policy"
 )
 
 // The exceptions are asked one question per kind of violation (apply,
@@ -21,14 +19,7 @@ import (
 // the violation, and where every path of the child resolves.
 func TestAQuestionIsAnsweredAsTheWholeItemWouldBe(t *testing.T) {
 	LongProperty(t)
-	mods, err := policy.Modules()
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := New(mods, EveryModule())
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, e := engines(t)
 	root := t.TempDir()
 	if err := os.Mkdir(filepath.Join(root, "real"), 0o755); err != nil {
 		t.Fatal(err)
@@ -136,14 +127,7 @@ func TestAQuestionIsAnsweredAsTheWholeItemWouldBe(t *testing.T) {
 // about apart: a tool and a path of the same name, and a child named by
 // an exception's id, alone, and its twin, whom an id never reaches.
 func TestAQuestionKeepsWhatTellsViolationsApart(t *testing.T) {
-	mods, err := policy.Modules()
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := New(mods, EveryModule())
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, e := engines(t)
 	operator := map[string]any{"allowed_tools": []any{"fs.read"}, "workspace_root": "/w", "exceptions": []any{
 		map[string]any{"rule": "tools.write", "tool": "shell.*", "reason": "r", "expires": "2999-12-31"},
 		map[string]any{"rule": "budget.cap", "role": "backfill", "id": "job-7", "reason": "r", "expires": "2999-12-31"},
@@ -224,7 +208,7 @@ func wholeItemAnswer(t *testing.T, x *excepter, it exceptItem, i int) int {
 	}
 	n, ok := index(answer.Get(ast.InternedTerm(0)), len(x.list))
 	if !ok {
-		t.Fatal(fmt.Sprintf("malformed answer %v", answer))
+		t.Fatalf("malformed answer %v", answer)
 	}
 	return n
 }
