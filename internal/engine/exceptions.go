@@ -239,9 +239,10 @@ func names(named map[string]bool, value any) bool {
 	return !ok || named[s]
 }
 
-// key is the question's identity: every part of it in JSON, in order.
-// Strings, by far the most common, are written by hand, sparing
-// encoding/json's allocations.
+// key is the question's identity: every part of it, in order, a string
+// quoted by strconv (by far the most common, and without encoding/json's
+// allocations) and any other value as JSON, which never begins with a
+// quote: two questions that differ in any part have different keys.
 func (q question) key() (string, error) {
 	b := make([]byte, 0, 128)
 	var err error
@@ -260,7 +261,7 @@ func (q question) key() (string, error) {
 	return string(b), nil
 }
 
-// appendJSON appends a value's JSON and a comma.
+// appendJSON appends a value (a quoted string, or JSON) and a comma.
 func appendJSON(b []byte, v any) ([]byte, error) {
 	switch v := v.(type) {
 	case string:
