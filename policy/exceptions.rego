@@ -142,12 +142,22 @@ path_holds(_, keys, _, _) if not "path" in keys
 # excepts nothing outside it.
 path_holds(x, _, violation, item) if {
 	regex.match(`^/paths/[0-9]+$`, violation.field)
-	is_string(violation.value)
-	paths_escape.plain(violation.value)
-	name := paths_escape.absolute(violation.value)
-	name != "/"
-	glob.match(x.path, ["/"], name)
+	named := path_name(violation.value)
+	named != "/"
+	glob.match(x.path, ["/"], trim_suffix(named, "/"))
 	resolved_holds(x, violation.value, item)
+}
+
+# The name a plain path stands for, with a slash appended, as
+# lib.path_names gives it to the checks (paths_escape.named); undefined for
+# a path that is not plain. The gate passes the names of the paths it asks
+# about (input.facts.path_names); without them they are computed here.
+path_name(path) := input.facts.path_names[path]
+
+path_name(path) := paths_escape.named(path) if {
+	not input.facts.path_names
+	is_string(path)
+	paths_escape.plain(path)
 }
 
 resolved_holds(_, _, item) if not item.resolution

@@ -207,6 +207,19 @@ test_relative_path_read_against_the_plan_root if {
 	exceptions.excepted == {} with input as judged([object.union(x, {"path": "data/**"})], {"role": "a"}, [escape_at("data/x")])
 }
 
+# The gate passes the name of each plain path it asks about as a fact
+# (input.facts.path_names, as lib.path_names gives it to the checks): a
+# path selector reads the name there, a path the fact does not name is not
+# plain, and one naming the root is refused. (Without the fact the names
+# are computed, as the tests above do.)
+named_by_facts(path, names) := object.union(judged([data_exception], {"role": "a"}, [escape_at(path)]), {"facts": {"path_names": names}})
+
+test_path_names_read_from_the_facts if {
+	exceptions.excepted == {0: 0} with input as named_by_facts("x", {"x": "/data/x/"})
+	exceptions.excepted == {} with input as named_by_facts("/data/x", {})
+	exceptions.excepted == {} with input as named_by_facts("/data/x", {"/data/x": "/"})
+}
+
 # With --resolve-paths, the resolved path must match too: a symlink under
 # an excepted folder excepts nothing outside it.
 resolved(to) := object.union(judged([data_exception], {"role": "a"}, [escape_at("/data/link")]), {"resolution": {"paths": {"/data/link": to}}})

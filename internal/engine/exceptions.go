@@ -111,7 +111,9 @@ func (x *excepter) apply(ctx context.Context, items []exceptItem) error {
 		terms  []*ast.Term
 		askers [][]*report.Violation // by term: the violations it answers for
 		asked  = map[string]int{}    // a question's key: its term
+		named  = ast.NewObject()     // the fact path_names of the questions' values
 	)
+	prefix, withNames := planPrefix(x.policies)
 	for _, it := range items {
 		var resolved map[string]any // with --resolve-paths, where the item's paths resolve
 		for i := range it.vs {
@@ -142,6 +144,11 @@ func (x *excepter) apply(ctx context.Context, items []exceptItem) error {
 			}
 			asked[key] = len(terms)
 			terms, askers = append(terms, ast.NewTerm(term)), append(askers, []*report.Violation{v})
+			if s, ok := q.value.(string); ok && withNames {
+				if name, ok := pathName(prefix, s); ok {
+					named.Insert(ast.StringTerm(s), ast.StringTerm(name))
+				}
+			}
 		}
 	}
 	if len(terms) == 0 {
@@ -156,6 +163,12 @@ func (x *excepter) apply(ctx context.Context, items []exceptItem) error {
 		[2]*ast.Term{ast.InternedTerm("today"), ast.NewTerm(x.today)},
 		[2]*ast.Term{ast.InternedTerm("items"), ast.ArrayTerm(terms...)},
 	)
+	if withNames {
+		// The name each plain path stands for, as lib.path_names gives it to
+		// the checks: a fact, computed here (exceptions.rego computes it
+		// when the input lacks it).
+		input.Insert(ast.InternedTerm("facts"), ast.ObjectTerm(ast.Item(pathNamesKey, ast.NewTerm(named))))
+	}
 	out, err := x.ask(ctx, q.batch, input)
 	if err != nil {
 		return err

@@ -34,7 +34,7 @@ func TestAQuestionIsAnsweredAsTheWholeItemWouldBe(t *testing.T) {
 	// A few values in both lists: a tool selector must not reach a path,
 	// nor a path selector a tool, of the same value.
 	tools := []any{"shell.run", "fs.write", "net.raw", "fs:*", "sandbox:danger-full-access", "/etc/passwd", 7.0, nil}
-	paths := []any{"real/out/x", "real/a", "/etc/passwd", root + "/real", "~/x", "a/../b", "shell.run", 3.0}
+	paths := []any{"real/out/x", "real/a", "real/a/", "/etc/passwd", "/etc/passwd/", root + "/real", "~/x", "a/../b", "shell.run", 3.0}
 	rules := []string{"tools.write", "tools.allowlist", "paths.escape", "budget.cap"}
 	fields := []string{"/tools/0", "/tools/1", "/paths/0", "/paths/1", "/budget_tokens", "/role"}
 	policySets := [][]string{nil, {"operator"}, {"operator"}, {"plan"}, {"operator", "plan"}}
@@ -53,7 +53,7 @@ func TestAQuestionIsAnsweredAsTheWholeItemWouldBe(t *testing.T) {
 				x["tool"] = pick("shell.*", "*", "fs.write", "sandbox:danger-full-access")
 			}
 			if r.IntN(2) == 0 && x["rule"] != "tools.write" {
-				x["path"] = pick("/etc/**", "/**", root+"/real/**")
+				x["path"] = pick("/etc/**", "/**", root+"/real/**", root+"/real/a", "/etc/passwd")
 			}
 			exceptions = append(exceptions, x)
 		}

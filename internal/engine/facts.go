@@ -121,17 +121,9 @@ func batchFacts(children, policies ast.Value, literals map[string]any) ast.Value
 	if prefix, ok := planPrefix(policies); ok {
 		named := ast.NewObject()
 		paths.Foreach(func(t *ast.Term) {
-			p := string(t.Value.(ast.String))
-			if !plainPath(p) {
-				return
+			if name, ok := pathName(prefix, string(t.Value.(ast.String))); ok {
+				named.Insert(t, ast.StringTerm(name))
 			}
-			var b strings.Builder
-			if !strings.HasPrefix(p, "/") {
-				b.WriteString(prefix)
-			}
-			b.WriteString(strings.TrimSuffix(p, "/"))
-			b.WriteByte('/')
-			named.Insert(t, ast.StringTerm(b.String()))
 		})
 		facts.Insert(pathNamesKey, ast.NewTerm(named))
 	}
@@ -195,6 +187,22 @@ func valueAt(obj ast.Object, key *ast.Term) ast.Value {
 		return t.Value
 	}
 	return nil
+}
+
+// pathName is the name a path stands for in lib.path_names, when it is
+// plain: with a slash appended, itself when absolute, else read against
+// the plan's own root (prefix, as planPrefix gives it).
+func pathName(prefix, p string) (string, bool) {
+	if !plainPath(p) {
+		return "", false
+	}
+	var b strings.Builder
+	if !strings.HasPrefix(p, "/") {
+		b.WriteString(prefix)
+	}
+	b.WriteString(strings.TrimSuffix(p, "/"))
+	b.WriteByte('/')
+	return b.String(), true
 }
 
 // plainPath is lib.plain_path: a path made of plain segments, which names
