@@ -279,6 +279,7 @@ shown(path) := lib.show(path) if {
 # of those roots; a path refused for what it is, or that cannot be
 # resolved, names none.
 judgement(path, r) := [sprintf("path %s %s", [lib.show(path), reason]), set()] if {
+	not plain(path) # one match, where ambiguity() tries every row
 	reason := ambiguity(path)
 } else := [sprintf("path %s cannot be judged: %s is not a plain path", [lib.show(path), roots_named(crooked, r)]), crooked] if {
 	crooked := {source | some source, root in r; not plain(root)}
