@@ -3,6 +3,9 @@ package host
 import (
 	"cmp"
 	"context"
+	"errors"
+	"io/fs"
+	"os"
 	"slices"
 	"time"
 )
@@ -105,3 +108,24 @@ type DoctorError struct {
 }
 
 func (e *DoctorError) Error() string { return e.File + ": " + e.Msg }
+
+// ReadConfig reads one of a host's configuration files for a doctor:
+// found is false, with no error, for a file that does not exist (the host
+// reads none there); one that exists and is not a file, or cannot be read,
+// is a *DoctorError.
+func ReadConfig(path string) (data []byte, found bool, err error) {
+	info, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, &DoctorError{File: path, Msg: "cannot be read: " + Cause(err)}
+	}
+	if !info.Mode().IsRegular() {
+		return nil, false, &DoctorError{File: path, Msg: "is not a file"}
+	}
+	if data, err = os.ReadFile(path); err != nil {
+		return nil, false, &DoctorError{File: path, Msg: "cannot be read: " + Cause(err)}
+	}
+	return data, true, nil
+}

@@ -198,19 +198,9 @@ func (d *doctor) read() error {
 // finding (and no settings) for one that does not parse, which Claude
 // Code ignores whole.
 func (d *doctor) readDoc(path string, layer settingsLayer) (*settingsDoc, error) {
-	info, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, &host.DoctorError{File: path, Msg: "cannot be read: " + host.Cause(err)}
-	}
-	if !info.Mode().IsRegular() {
-		return nil, &host.DoctorError{File: path, Msg: "is not a file"}
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, &host.DoctorError{File: path, Msg: "cannot be read: " + host.Cause(err)}
+	data, found, err := host.ReadConfig(path)
+	if !found || err != nil {
+		return nil, err
 	}
 	doc := &settingsDoc{path: path, layer: layer, data: data}
 	if len(bytes.TrimSpace(data)) == 0 {

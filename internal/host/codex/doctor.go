@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -458,19 +457,9 @@ func namesSpawngate(path string) bool {
 // readDoc reads one file: nil for one that does not exist; a finding (and
 // no tree) for one Codex cannot read.
 func (d *doctor) readDoc(path string, layer configLayer) (*configDoc, error) {
-	info, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, &host.DoctorError{File: path, Msg: "cannot be read: " + host.Cause(err)}
-	}
-	if !info.Mode().IsRegular() {
-		return nil, &host.DoctorError{File: path, Msg: "is not a file"}
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, &host.DoctorError{File: path, Msg: "cannot be read: " + host.Cause(err)}
+	data, found, err := host.ReadConfig(path)
+	if !found || err != nil {
+		return nil, err
 	}
 	doc := &configDoc{path: path, layer: layer, toml: strings.HasSuffix(path, ".toml"), data: data}
 	d.docs = append(d.docs, doc)
