@@ -17,8 +17,9 @@ import (
 // the memory off. The keys:
 //
 //   - childMemo: what the child checks found of a child, by the policies
-//     and the child's key (plan.Plan.Keys: everything the schema and the
-//     checks can see of it, its place in a nested plan included).
+//     and the child's key (plan.Plan.Keys: the SHA-256 of everything the
+//     schema and the checks can see of it, its place in a nested plan
+//     included).
 //   - planMemo: what the plan checks found, by the policies, the
 //     plan checks that apply, and every group's key, members and pointer.
 //   - policyValues: the policies in OPA's form, by the policies.

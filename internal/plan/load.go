@@ -26,9 +26,9 @@ type Plan struct {
 	// cannot tell apart, the index of its first child (its
 	// representative); Group holds each child's group. See group.go.
 	Reps, Group []int
-	// Keys holds each group's key: everything the schema and the checks
-	// can see of its children, written out. Children with equal keys are
-	// judged alike, also across plans.
+	// Keys holds each group's key: the SHA-256 of everything the schema
+	// and the checks can see of its children, written out (see group.go).
+	// Children with equal keys are judged alike, also across plans.
 	Keys []string
 	// GroupViolations holds, for each group, the schema violations of its
 	// representative, which hold for every member of the group, in pointer
