@@ -103,6 +103,10 @@ func planKey(checks []Check, keys []string, members, pointers []any) string {
 		key.WriteByte(0)
 	}
 	for k := range keys {
+		// A key is bytes of any value (a digest): its length says where it
+		// ends.
+		key.WriteString(strconv.Itoa(len(keys[k])))
+		key.WriteByte(':')
 		key.WriteString(keys[k])
 		key.WriteByte(0)
 		key.WriteString(strconv.Itoa(members[k].(int)))
