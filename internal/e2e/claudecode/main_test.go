@@ -7,10 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/spawngate/spawngate/internal/e2e/spawngatebin"
 )
 
 // Environment the suite reads.
@@ -71,7 +71,7 @@ func testMain(m *testing.M) int {
 		}
 		defer os.RemoveAll(dir)
 		spawngateBin = filepath.Join(dir, "spawngate")
-		if err := buildSpawngate(spawngateBin); err != nil {
+		if err := spawngatebin.Build(spawngateBin); err != nil {
 			fmt.Fprintf(os.Stderr, "e2e: building spawngate: %v\n", err)
 			return 1
 		}
@@ -83,36 +83,6 @@ func testMain(m *testing.M) int {
 	fmt.Fprintln(os.Stderr, "e2e: unshare -n is not available: running without a network namespace "+
 		"(the client still talks only to the scripted API on 127.0.0.1)")
 	return m.Run()
-}
-
-// moduleRoot finds the module the test is built from: `go env GOMOD`, else
-// four folders above this file.
-func moduleRoot() (string, error) {
-	if out, err := exec.Command("go", "env", "GOMOD").Output(); err == nil {
-		if gomod := strings.TrimSpace(string(out)); gomod != "" && gomod != os.DevNull {
-			return filepath.Dir(gomod), nil
-		}
-	}
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		return "", errors.New("cannot find the module root")
-	}
-	return filepath.Join(filepath.Dir(file), "..", "..", ".."), nil
-}
-
-func buildSpawngate(out string) error {
-	root, err := moduleRoot()
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/spawngate")
-	cmd.Dir = root
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("%v\n%s", err, b)
-	}
-	return nil
 }
 
 // netnsCommand is the unshare invocation that works here, or nil: plain
@@ -172,4 +142,13 @@ func clientPath(t *testing.T) string {
 		t.Fatalf("%s=%s: %v", envClient, p, err)
 	}
 	return p
+}
+
+// The suite's cached result follows the sources of the spawngate it
+// drives: go test reruns it when any of them changes
+// (spawngatebin.LookAtSources).
+func TestTheCachedResultFollowsTheSources(t *testing.T) {
+	if err := spawngatebin.LookAtSources(); err != nil {
+		t.Fatal(err)
+	}
 }

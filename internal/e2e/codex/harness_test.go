@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spawngate/spawngate/internal/e2e/spawngatebin"
 )
 
 // The environment the suite reads. SPAWNGATE_E2E_CODEX is the native codex
@@ -79,11 +81,11 @@ func mainRun(m *testing.M) int {
 			return 1
 		}
 		defer os.RemoveAll(dir)
-		if err := buildSpawngate(dir); err != nil {
+		spawngateBin = filepath.Join(dir, "spawngate")
+		if err := spawngatebin.Build(spawngateBin); err != nil {
 			fmt.Fprintln(os.Stderr, "e2e/codex: building spawngate:", err)
 			return 1
 		}
-		spawngateBin = filepath.Join(dir, "spawngate")
 		os.Setenv(envSpawngate, spawngateBin)
 	}
 
@@ -109,22 +111,6 @@ func mainRun(m *testing.M) int {
 		_ = flag.Set("test.parallel", "4")
 	}
 	return m.Run()
-}
-
-// buildSpawngate builds ./cmd/spawngate from the module root into dir, once
-// for the whole run.
-func buildSpawngate(dir string) error {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return fmt.Errorf("go env GOMOD: %w", err)
-	}
-	root := filepath.Dir(strings.TrimSpace(string(out)))
-	cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "spawngate"), "./cmd/spawngate")
-	cmd.Dir = root
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("%v\n%s", err, b)
-	}
-	return nil
 }
 
 // reexecInNetns runs this same test binary, with the same arguments, under
@@ -686,4 +672,13 @@ func mustJSON(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
+}
+
+// The suite's cached result follows the sources of the spawngate it
+// drives: go test reruns it when any of them changes
+// (spawngatebin.LookAtSources).
+func TestTheCachedResultFollowsTheSources(t *testing.T) {
+	if err := spawngatebin.LookAtSources(); err != nil {
+		t.Fatal(err)
+	}
 }
