@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"slices"
@@ -109,10 +111,17 @@ type DoctorError struct {
 
 func (e *DoctorError) Error() string { return e.File + ": " + e.Msg }
 
+// MaxConfigBytes bounds each configuration file a doctor reads. The
+// settings and hook files of every host are a few kilobytes; a file far
+// larger is not one an operator wrote, and reading it whole would let a
+// project make doctor hold as much memory as the file is long.
+const MaxConfigBytes = 4 << 20
+
 // ReadConfig reads one of a host's configuration files for a doctor:
 // found is false, with no error, for a file that does not exist (the host
-// reads none there); one that exists and is not a file, or cannot be read,
-// is a *DoctorError.
+// reads none there); one that exists and is not a file, cannot be read, or
+// is larger than MaxConfigBytes is a *DoctorError: the installation
+// cannot be judged.
 func ReadConfig(path string) (data []byte, found bool, err error) {
 	info, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -124,8 +133,19 @@ func ReadConfig(path string) (data []byte, found bool, err error) {
 	if !info.Mode().IsRegular() {
 		return nil, false, &DoctorError{File: path, Msg: "is not a file"}
 	}
-	if data, err = os.ReadFile(path); err != nil {
+	f, err := os.Open(path)
+	if err != nil {
 		return nil, false, &DoctorError{File: path, Msg: "cannot be read: " + Cause(err)}
+	}
+	defer f.Close()
+	// Read through a limit, not by the size Stat gave: the file may grow
+	// between the two.
+	data, err = io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
+	switch {
+	case err != nil:
+		return nil, false, &DoctorError{File: path, Msg: "cannot be read: " + Cause(err)}
+	case len(data) > MaxConfigBytes:
+		return nil, false, &DoctorError{File: path, Msg: fmt.Sprintf("is larger than %d bytes, more than any configuration file doctor reads: it cannot tell what the host makes of it", MaxConfigBytes)}
 	}
 	return data, true, nil
 }

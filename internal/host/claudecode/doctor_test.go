@@ -580,18 +580,26 @@ func TestDoctorPlaces(t *testing.T) {
 // TestDoctorCannotEvaluate: a settings file (or the drop-in folder) that
 // exists and cannot be read is an error, never a finding or a pass.
 func TestDoctorCannotEvaluate(t *testing.T) {
-	for _, tc := range []struct{ name, folder, file string }{
+	for _, tc := range []struct{ name, folder, file, huge string }{
 		{name: "managed-is-a-folder", folder: managedJSON},
 		{name: "user-is-a-folder", folder: userJSON},
 		{name: "local-is-a-folder", folder: localJSON},
 		{name: "drop-ins-are-a-file", file: strings.TrimSuffix(dropIn, "/")},
+		// A project can write a settings file of any size; doctor reads no
+		// more than host.MaxConfigBytes of it.
+		{name: "local-too-large", huge: localJSON},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			base := install(t, map[string]string{managedJSON: goodManaged})
-			if tc.folder != "" {
+			switch {
+			case tc.folder != "":
 				must(t, os.RemoveAll(filepath.Join(base, tc.folder)))
 				must(t, os.MkdirAll(filepath.Join(base, tc.folder), 0o755))
-			} else {
+			case tc.huge != "":
+				must(t, os.MkdirAll(filepath.Dir(filepath.Join(base, tc.huge)), 0o755))
+				big := `{"permissions": {"allow": ["` + strings.Repeat("x", host.MaxConfigBytes) + `"]}}`
+				must(t, os.WriteFile(filepath.Join(base, tc.huge), []byte(big), 0o644))
+			default:
 				must(t, os.WriteFile(filepath.Join(base, tc.file), nil, 0o644))
 			}
 			_, err := Adapter{}.Doctor(context.Background(), host.DoctorOptions{

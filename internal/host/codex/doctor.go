@@ -448,10 +448,10 @@ func sameFile(a, b string) bool {
 }
 
 // namesSpawngate tells whether a file mentions spawngate; a file that
-// cannot be read does not.
+// cannot be read, or is larger than a doctor reads, does not.
 func namesSpawngate(path string) bool {
-	data, err := os.ReadFile(path)
-	return err == nil && bytes.Contains(bytes.ToLower(data), []byte("spawngate"))
+	data, found, err := host.ReadConfig(path)
+	return found && err == nil && bytes.Contains(bytes.ToLower(data), []byte("spawngate"))
 }
 
 // readDoc reads one file: nil for one that does not exist; a finding (and

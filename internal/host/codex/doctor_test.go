@@ -728,6 +728,21 @@ func TestDoctorCannotEvaluate(t *testing.T) {
 			}
 		})
 	}
+	// A project's hooks.json of any size: doctor reads no more than
+	// host.MaxConfigBytes of it.
+	t.Run("too-large", func(t *testing.T) {
+		base := install(t, map[string]string{reqTOML: goodManaged, userTOML: "{{TRUST-PROJECT}}"})
+		must(t, os.MkdirAll(filepath.Dir(filepath.Join(base, projJSON)), 0o755))
+		big := `{"hooks": {}, "x": "` + strings.Repeat("x", host.MaxConfigBytes) + `"}`
+		must(t, os.WriteFile(filepath.Join(base, projJSON), []byte(big), 0o644))
+		_, err := Adapter{}.Doctor(context.Background(), host.DoctorOptions{
+			Project: filepath.Join(base, "proj"), Home: filepath.Join(base, "home"), Root: filepath.Join(base, "root"), ReadHook: readHookFake,
+		})
+		var de *host.DoctorError
+		if !errors.As(err, &de) || !strings.Contains(de.Msg, "larger than") {
+			t.Fatalf("got %v, want a *host.DoctorError saying it is too large", err)
+		}
+	})
 }
 
 // TestTrustHash holds the hash against what Codex 0.171.0's app server
