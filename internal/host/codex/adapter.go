@@ -88,7 +88,7 @@ func (Adapter) Spawn(ctx context.Context, payload map[string]any, env host.Env) 
 	if env.Transcript != "" {
 		transcript, turn = env.Transcript, ""
 	}
-	se, err := readSession(env, transcript, turn, cwd, sessionModel)
+	se, err := readSession(ctx, env, transcript, turn, cwd, sessionModel)
 	if err != nil {
 		return nil, err
 	}

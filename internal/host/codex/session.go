@@ -3,15 +3,19 @@ package codex
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/spawngate/spawngate/internal/host"
 	"github.com/spawngate/spawngate/internal/plan"
@@ -70,8 +74,22 @@ func (s session) bypasses() bool {
 	return s.sandbox == "danger-full-access" && s.approval == "never"
 }
 
-// maxTranscript bounds how much of a session transcript the hook reads.
-const maxTranscript = 64 << 20
+// The session transcript is read as a stream: what the judgement needs
+// is its turn_context lines, which are small, while the lines around them
+// can be as large as a session makes them (an attached image is stored
+// inline, base64, in one line). So the work is bounded, not the file.
+const (
+	// maxContextLine is the longest turn_context line the hook reads;
+	// a real one is well under it (a few KiB with the user's
+	// instructions).
+	maxContextLine = 1 << 20
+	// maxContexts is how many turn_context lines the hook reads, one a
+	// turn (and one after each compaction): more than a session holds.
+	maxContexts = 100_000
+	// readChunk is the read buffer, and how many bytes are read between
+	// two looks at the context.
+	readChunk = 64 << 10
+)
 
 // readSession establishes the sandbox, approval and model the session
 // gives its children at hook time, from what Codex recorded and what the
@@ -92,10 +110,14 @@ const maxTranscript = 64 << 20
 //     transcript (--ephemeral) is judged from it alone when it names a
 //     sandbox that needs nothing else to be known.
 //
+// Whether a sandbox's writable folders hold the transcript is judged on
+// its path as named and as resolved (see transcriptPaths). Reading stops when ctx
+// ends, however large the file.
+//
 // A session that already runs without a sandbox could rewrite its own
 // transcript; the command line still shows a sandbox given there, and the
 // README says what is left.
-func readSession(env host.Env, transcript, turn, cwd, model string) (session, error) {
+func readSession(ctx context.Context, env host.Env, transcript, turn, cwd, model string) (session, error) {
 	var s session
 	if transcript == "" {
 		return ephemeral(env, model)
@@ -103,11 +125,16 @@ func readSession(env host.Env, transcript, turn, cwd, model string) (session, er
 	if !filepath.IsAbs(transcript) {
 		return s, host.Bad("/transcript_path", "transcript_path %q is not an absolute path", transcript)
 	}
-	data, err := plan.ReadFile(transcript, maxTranscript)
+	f, err := openTranscript(transcript)
 	if err != nil {
-		return s, &plan.Error{Source: transcript, Msg: "the session transcript cannot be read, so the sandbox and approval the child gets cannot be known: " + plan.OneLine(err.Error())}
+		return s, &plan.Error{Source: transcript, Msg: "the session transcript cannot be read, so the sandbox and approval the child gets cannot be known: " + plan.OneLine(plan.Reason(err))}
 	}
-	s, err = fromTranscript(transcript, data, turn, cwd)
+	defer f.Close()
+	at, err := resolveTranscript(f, transcript)
+	if err != nil {
+		return s, err
+	}
+	s, err = fromTranscript(ctx, transcript, f, turn, cwd, at)
 	if err != nil {
 		return s, err
 	}
@@ -117,75 +144,172 @@ func readSession(env host.Env, transcript, turn, cwd, model string) (session, er
 		}
 	}
 	// A transcript given by hand (--transcript) is not the session's own.
-	if root := writableTranscript(s, transcript, cwd); root != "" && env.Transcript == "" {
+	if env.Transcript != "" {
+		return s, nil
+	}
+	root, err := at.heldBy(s, cwd)
+	if err != nil {
+		return s, err
+	}
+	if root != "" {
 		return s, &plan.Error{Source: transcript, Msg: fmt.Sprintf("the session can rewrite its own transcript (it lies under %s, which the session's workspace-write sandbox lets it write), so the sandbox it records cannot be trusted: keep CODEX_HOME out of the workspace and the writable roots", root)}
 	}
 	return s, nil
 }
 
-// writableTranscript is the writable folder of a workspace-write session
-// that holds its transcript, "" when none does: such a session could
+// openTranscript opens a transcript, which must be a regular file: a
+// FIFO would hold the open past any deadline, a device never end.
+func openTranscript(name string) (*os.File, error) {
+	info, err := os.Stat(name)
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, errors.New("it is not a regular file")
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	if info, err = f.Stat(); err != nil || !info.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = errors.New("it is not a regular file")
+		}
+		return nil, err
+	}
+	return f, nil
+}
+
+// transcriptPaths are where a transcript lies, for telling whether a
+// sandbox's writable folders hold it: the path it is named by and the one it
+// resolves to (symlinks followed, the file's own included). Both are
+// judged, since a session that can write a link on the way or the
+// folder the file really lies in can change what the hook reads.
+type transcriptPaths struct {
+	named, resolved string
+	// roots caches each writable root's forms: as written (cleaned)
+	// and resolved, when it exists.
+	roots map[string][]string
+}
+
+// resolveTranscript resolves the path of the opened transcript f: a path that
+// cannot be resolved, or that no longer leads to the file opened, cannot
+// be judged.
+func resolveTranscript(f *os.File, name string) (*transcriptPaths, error) {
+	fail := func(why string) (*transcriptPaths, error) {
+		return nil, &plan.Error{Source: name, Msg: "the session transcript's path cannot be resolved, so whether the session can rewrite it cannot be known: " + plan.OneLine(why)}
+	}
+	resolved, err := filepath.EvalSymlinks(name)
+	if err != nil {
+		return fail(plan.Reason(err))
+	}
+	opened, err := f.Stat()
+	if err != nil {
+		return fail(plan.Reason(err))
+	}
+	if now, err := os.Stat(resolved); err != nil || !os.SameFile(opened, now) {
+		return fail("it changed while it was opened")
+	}
+	return &transcriptPaths{named: filepath.Clean(name), resolved: resolved, roots: map[string][]string{}}, nil
+}
+
+// heldBy is the writable folder of a workspace-write session (working in
+// cwd) that holds the transcript, "" when none does: such a session could
 // rewrite what the hook reads. (A danger-full-access session is judged as
-// such already; a read-only one writes nothing.)
-func writableTranscript(s session, transcript, cwd string) string {
+// such already; a read-only one writes nothing.) Paths are compared a
+// component at a time, each root as written and as resolved.
+func (p *transcriptPaths) heldBy(s session, cwd string) (string, error) {
 	if s.sandbox != "workspace-write" {
-		return ""
+		return "", nil
 	}
 	for _, r := range append([]string{cwd}, s.roots...) {
 		if r == "" || !filepath.IsAbs(r) {
 			continue
 		}
-		if rel, err := filepath.Rel(filepath.Clean(r), transcript); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
-			return r
+		forms, err := p.forms(r)
+		if err != nil {
+			return "", err
+		}
+		for _, f := range forms {
+			if within(f, p.named) || within(f, p.resolved) {
+				return r, nil
+			}
 		}
 	}
-	return ""
+	return "", nil
+}
+
+// forms is a writable root as written and, when it exists, as resolved.
+// A root that does not exist holds no file; one that cannot be resolved
+// otherwise (a loop, a folder the hook may not search) cannot be judged.
+func (p *transcriptPaths) forms(root string) ([]string, error) {
+	if f, ok := p.roots[root]; ok {
+		return f, nil
+	}
+	forms := []string{filepath.Clean(root)}
+	resolved, err := filepath.EvalSymlinks(root)
+	switch {
+	case err == nil:
+		forms = append(forms, resolved)
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+	default:
+		return nil, &plan.Error{Source: p.named, Msg: fmt.Sprintf("the writable root %s cannot be resolved, so whether the session can rewrite its transcript cannot be known: %s", root, plan.OneLine(plan.Reason(err)))}
+	}
+	p.roots[root] = forms
+	return forms, nil
+}
+
+// within tells whether path is root or lies under it, a component at a
+// time (/work/ab is not under /work/a).
+func within(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // fromTranscript reads the turn_context lines of a transcript: this
 // turn's (required) when no turn could have rewritten the file, else the
 // widest of them all (turn "" takes the last line's model, for a
 // transcript given by hand, and the widest).
-func fromTranscript(file string, data []byte, turn, cwd string) (session, error) {
-	var widest, this session
+func fromTranscript(ctx context.Context, file string, r io.Reader, turn, cwd string, at *transcriptPaths) (session, error) {
+	var widest, this, last session
 	found, seen, writable := false, false, false
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64<<10), maxTranscript)
-	line := 0
-	var last session
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 || !bytes.Contains(b, []byte(`"turn_context"`)) {
-			continue
-		}
+	err := eachTurnContext(ctx, file, r, func(line int, b []byte) error {
 		var l struct {
 			Type    string         `json:"type"`
 			Payload map[string]any `json:"payload"`
 		}
-		if json.Unmarshal(b, &l) != nil || l.Type != "turn_context" {
-			continue
+		if err := json.Unmarshal(b, &l); err != nil {
+			return &plan.Error{Source: file, Line: line, Msg: "a turn_context line cannot be read, so the sandbox and approval the child gets cannot be known: " + plan.OneLine(err.Error())}
+		}
+		if l.Type != "turn_context" {
+			return nil // a key written twice, the last another type
 		}
 		t, err := turnContext(l.Payload)
 		if err != nil {
-			return widest, &plan.Error{Source: file, Line: line, Msg: "a turn_context line cannot be read, so the sandbox and approval the child gets cannot be known: " + err.Error()}
+			return &plan.Error{Source: file, Line: line, Msg: "a turn_context line cannot be read, so the sandbox and approval the child gets cannot be known: " + err.Error()}
 		}
 		if id, _ := l.Payload["turn_id"].(string); id == turn && turn != "" {
 			found = true
 			this.widen(t)
 			this.model = t.model
 		}
-		turnCwd, _ := l.Payload["cwd"].(string)
-		if turnCwd == "" {
-			turnCwd = cwd
+		if !writable {
+			turnCwd, _ := l.Payload["cwd"].(string)
+			if turnCwd == "" {
+				turnCwd = cwd
+			}
+			if writable, err = couldRewrite(t, at, turnCwd); err != nil {
+				return err
+			}
 		}
-		writable = writable || couldRewrite(t, file, turnCwd)
 		last = t
 		seen = true
 		widest.widen(t)
-	}
-	if err := sc.Err(); err != nil {
-		return widest, &plan.Error{Source: file, Msg: "the session transcript cannot be read: " + plan.OneLine(err.Error())}
+		return nil
+	})
+	if err != nil {
+		return widest, err
 	}
 	switch {
 	case !seen:
@@ -204,12 +328,270 @@ func fromTranscript(file string, data []byte, turn, cwd string) (session, error)
 	return widest, nil
 }
 
+// eachTurnContext calls f with each turn_context line of the transcript
+// r (named file) and its number, trimmed. A line of any other kind is
+// read past in chunks and never held, however long; a turn_context line
+// longer than maxContextLine, or more than maxContexts of them, cannot
+// be judged. It gives up when ctx ends, with ctx's error.
+func eachTurnContext(ctx context.Context, file string, r io.Reader, f func(line int, b []byte) error) error {
+	br := bufio.NewReaderSize(r, readChunk)
+	var (
+		held     []byte // the line so far, while it is short enough to be one
+		long     bool   // the line is longer than maxContextLine: not held
+		kind     lineKind
+		line     int
+		contexts int
+		unseen   int // bytes read since ctx was last looked at
+	)
+	for {
+		piece, err := br.ReadSlice('\n')
+		if err != nil && err != bufio.ErrBufferFull && err != io.EOF {
+			return &plan.Error{Source: file, Msg: "the session transcript cannot be read, so the sandbox and approval the child gets cannot be known: " + plan.OneLine(plan.Reason(err))}
+		}
+		if unseen += len(piece); unseen >= readChunk {
+			unseen = 0
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		ends := err == nil || (err == io.EOF && (len(piece) > 0 || len(held) > 0 || long))
+		whole := ends && len(held) == 0 && !long // the line is this one piece
+		kind.feed(piece)
+		if long && kind.turnContext {
+			return tooLong(file, line+1)
+		}
+		if !whole && !long {
+			content := len(held) + len(piece)
+			if ends && err == nil {
+				content-- // the newline
+			}
+			if content > maxContextLine {
+				long, held = true, held[:0]
+			} else {
+				if held == nil {
+					held = make([]byte, 0, maxContextLine+1) // the newline
+				}
+				held = append(held, piece...)
+			}
+		}
+		if ends {
+			line++
+			b := held
+			if whole {
+				b = piece
+			}
+			b = bytes.TrimSpace(b)
+			switch {
+			case !kind.turnContext:
+			case long || len(b) > maxContextLine:
+				return tooLong(file, line)
+			case contexts == maxContexts:
+				return &plan.Error{Source: file, Line: line, Msg: fmt.Sprintf("the session transcript holds more than %d turn_context lines, more than the hook reads, so the sandbox and approval the child gets cannot be known", maxContexts)}
+			default:
+				contexts++
+				if err := f(line, b); err != nil {
+					return err
+				}
+			}
+			held, long, kind = held[:0], false, lineKind{text: kind.text[:0]}
+		}
+		if err == io.EOF {
+			return nil
+		}
+	}
+}
+
+// tooLong is the error of a turn_context line longer than the hook reads.
+func tooLong(file string, line int) error {
+	return &plan.Error{Source: file, Line: line, Msg: fmt.Sprintf("a turn_context line is longer than %d MiB, more than the hook reads, so the sandbox and approval the child gets cannot be known", maxContextLine>>20)}
+}
+
+// maxKept is the longest key or type value lineKind keeps: "type" and
+// "turn_context" written with every character escaped (\u0074...) fit.
+const maxKept = 128
+
+// lineKind tells, from a line's bytes given in pieces of any size,
+// whether encoding/json could read it as a turn_context line: whether a
+// key of its top-level object that encoding/json would match to "type"
+// (case-insensitively) has the string value "turn_context", escapes
+// decoded. It errs only towards yes (a key written twice counts if any
+// of its values is turn_context), and keeps no more than a key or value
+// of maxKept bytes, so a line of another kind is judged without being
+// held, however long.
+type lineKind struct {
+	// turnContext is the answer so far.
+	turnContext bool
+
+	depth   int  // nesting of objects and arrays
+	object  bool // the top-level value is an object
+	key     bool // a string at depth 1 now is a key
+	typeKey bool // the last key at depth 1 matches "type"
+	str     bool // inside a string
+	escaped bool // the string's previous byte was a backslash
+	keep    bool // the string is kept: a key at depth 1, or a type key's value
+	text    []byte
+	over    bool // the string kept is longer than maxKept
+}
+
+// feed reads the next piece of the line.
+func (k *lineKind) feed(b []byte) {
+	for len(b) > 0 {
+		if k.str {
+			b = k.inString(b)
+			continue
+		}
+		c := b[0]
+		b = b[1:]
+		top := k.depth == 1 && k.object
+		switch c {
+		case '"':
+			k.str = true
+			k.keep = top && (k.key || k.typeKey)
+			k.text, k.over = k.text[:0], false
+		case '{', '[':
+			k.depth++
+			if k.depth == 1 {
+				k.object, k.key, k.typeKey = c == '{', true, false
+			}
+		case '}', ']':
+			if k.depth > 0 {
+				k.depth--
+			}
+		case ',':
+			if top {
+				k.key, k.typeKey = true, false
+			}
+		case ':':
+			if top {
+				k.key = false
+			}
+		}
+	}
+}
+
+// inString reads b inside a string and returns what follows its end,
+// nil when it goes on. Bytes are found with bytes.IndexByte, each looked
+// at once, so a long string costs little more than reading it.
+func (k *lineKind) inString(b []byte) []byte {
+	if !k.keep {
+		return k.skipString(b)
+	}
+	pos, quote := 0, -1
+	for pos < len(b) {
+		if k.escaped {
+			k.escaped = false
+			k.add(b[pos : pos+1])
+			pos++
+			continue
+		}
+		if quote < pos {
+			if quote = bytes.IndexByte(b[pos:], '"'); quote >= 0 {
+				quote += pos
+			} else {
+				quote = len(b)
+			}
+		}
+		seg := b[pos:quote]
+		if i := bytes.IndexByte(seg, '\\'); i >= 0 {
+			k.add(seg[:i+1])
+			pos += i + 1
+			k.escaped = true
+			continue
+		}
+		k.add(seg)
+		if quote == len(b) {
+			return nil
+		}
+		k.str = false
+		k.ended()
+		return b[quote+1:]
+	}
+	return nil
+}
+
+// skipString reads b inside a string that is not kept: only its end
+// matters, the first quote after an even run of backslashes, so only the
+// quotes are looked for, each with bytes.IndexByte.
+func (k *lineKind) skipString(b []byte) []byte {
+	pos := 0
+	for {
+		q := bytes.IndexByte(b[pos:], '"')
+		end := pos + q
+		if q < 0 {
+			end = len(b)
+		}
+		// The backslashes just before end, back to pos at most; when
+		// they reach pos, the escape carried into pos counts as one more.
+		n := 0
+		for end-n > pos && b[end-n-1] == '\\' {
+			n++
+		}
+		if end-n == pos && k.escaped {
+			n++
+		}
+		k.escaped = n%2 == 1
+		if q < 0 {
+			return nil
+		}
+		if !k.escaped {
+			k.str = false
+			return b[end+1:]
+		}
+		k.escaped, pos = false, end+1 // an escaped quote
+	}
+}
+
+// add keeps b, of a string being kept, up to maxKept bytes.
+func (k *lineKind) add(b []byte) {
+	switch {
+	case !k.keep || k.over:
+	case len(k.text)+len(b) > maxKept:
+		k.over = true
+	default:
+		k.text = append(k.text, b...)
+	}
+}
+
+// ended judges a kept string that has just ended.
+func (k *lineKind) ended() {
+	if !k.keep {
+		return
+	}
+	s, ok := k.decoded()
+	if k.key {
+		k.typeKey = ok && bytes.EqualFold(s, []byte("type"))
+		return
+	}
+	if ok && string(s) == "turn_context" {
+		k.turnContext = true
+	}
+}
+
+// decoded is the kept string, escapes decoded as encoding/json decodes
+// them; false when it is too long to be "type" or "turn_context", or its
+// escapes are not JSON's.
+func (k *lineKind) decoded() ([]byte, bool) {
+	if k.over {
+		return nil, false
+	}
+	if bytes.IndexByte(k.text, '\\') < 0 {
+		return k.text, true
+	}
+	var s string
+	err := json.Unmarshal(append(append([]byte{'"'}, k.text...), '"'), &s)
+	return []byte(s), err == nil
+}
+
 // couldRewrite tells whether a turn of these settings, working in cwd,
 // could have written the transcript: without a sandbox, with a writable
 // root over it, or with an approval policy under which a command may be
 // let out of the sandbox.
-func couldRewrite(t session, transcript, cwd string) bool {
-	return t.sandbox == "danger-full-access" || t.approval != "never" || writableTranscript(t, transcript, cwd) != ""
+func couldRewrite(t session, at *transcriptPaths, cwd string) (bool, error) {
+	if t.sandbox == "danger-full-access" || t.approval != "never" {
+		return true, nil
+	}
+	root, err := at.heldBy(t, cwd)
+	return root != "", err
 }
 
 // ephemeral is the session of a codex exec run that keeps no transcript

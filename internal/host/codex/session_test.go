@@ -96,7 +96,7 @@ func TestReadSession(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeTranscript(t, tc.lines...)
-			s, err := readSession(tc.env, path, tc.turn, "/w", "")
+			s, err := readSession(context.Background(), tc.env, path, tc.turn, "/w", "")
 			got := ""
 			if err != nil {
 				got = err.Error()
@@ -117,7 +117,7 @@ func TestReadSession(t *testing.T) {
 		{"rel.jsonl", `/transcript_path: transcript_path "rel.jsonl" is not an absolute path`},
 		{"/nonexistent/rollout.jsonl", "the session transcript cannot be read"},
 	} {
-		if _, err := readSession(host.Env{Limits: plan.DefaultLimits, CommandLine: func(int) ([]string, error) { return nil, os.ErrNotExist }}, tc.transcript, "t1", "/w", ""); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := readSession(context.Background(), host.Env{Limits: plan.DefaultLimits, CommandLine: func(int) ([]string, error) { return nil, os.ErrNotExist }}, tc.transcript, "t1", "/w", ""); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want %q", tc.transcript, err, tc.want)
 		}
 	}
@@ -148,7 +148,7 @@ func TestEphemeralSession(t *testing.T) {
 		{"a parent that is not codex", host.Env{Limits: plan.DefaultLimits, CommandLine: func(int) ([]string, error) { return []string{"/bin/sh", "exec", "-s", "read-only"}, nil }}, "not a codex process the hook can read"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := readSession(tc.env, "", "t1", "/w", "sm")
+			s, err := readSession(context.Background(), tc.env, "", "t1", "/w", "sm")
 			got := ""
 			if err != nil {
 				got = err.Error()
