@@ -173,6 +173,12 @@ func readHookLine(ctx context.Context, hostName string, args []string, dir strin
 		return host.HookLine{}, err
 	}
 	line := host.HookLine{Timeout: opts.gate.Timeout, Policy: opts.policy}
+	if len(opts.agentDirs) > 0 {
+		line.ByHand = append(line.ByHand, "--agents-dir")
+	}
+	if opts.transcript != "" {
+		line.ByHand = append(line.ByHand, "--transcript")
+	}
 	abs := func(p string) string {
 		if p == "" || filepath.IsAbs(p) {
 			return p
@@ -183,8 +189,15 @@ func readHookLine(ctx context.Context, hostName string, args []string, dir strin
 	for i, c := range opts.gate.Checks {
 		opts.gate.Checks[i] = abs(c)
 	}
-	_, err = newGate(ctx, "hook", opts.gate, opts.policy)
-	return line, err
+	if opts.gate.BundleKey != nil {
+		opts.gate.BundleKey.File = abs(opts.gate.BundleKey.File)
+	}
+	g, err := newGate(ctx, "hook", opts.gate, opts.policy)
+	if err != nil {
+		return line, err // a hook that cannot start is a finding already
+	}
+	line.Files = g.OnDisk()
+	return line, nil
 }
 
 // writeDoctorText writes one line per finding, the file first, then the

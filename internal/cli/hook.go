@@ -113,7 +113,10 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return fail(line)
 	}
 	home, _ := os.UserHomeDir()
-	cfg := hook.Config{Host: adapter, Home: home, Budget: json.Number(opts.budget), Getenv: os.Getenv, StateDir: opts.ledger.stateDir}
+	// The hook runs as the session's user: what its gate is read from
+	// must be beyond that user's reach (host.Owners).
+	owners := host.HookOwners()
+	cfg := hook.Config{Host: adapter, Home: home, Budget: json.Number(opts.budget), Getenv: os.Getenv, StateDir: opts.ledger.stateDir, Owners: &owners}
 	if opts.ledger.url != "" {
 		store, err := opts.ledger.store()
 		if err != nil {

@@ -344,6 +344,95 @@ func TestHookFindsDefinitionsWhereTheHostDoes(t *testing.T) {
 	}
 }
 
+// A session that can change the policy, the checks or the bundle the
+// hook is read from could widen them and then spawn what it widened: the
+// hook does not judge by them (exit 2, which blocks), and says which file
+// and why. The test's user owns the test binary, so a session running as
+// it is one ownership cannot tell from the operator: the policy must then
+// lie outside its home and project folders.
+func TestHookRefusesWhatTheSessionCanChange(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the hook reads Claude Code's command line from /proc, on Linux only")
+	}
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	repo := filepath.Join(root, "repo")
+	write := func(path, content string, mode os.FileMode) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(path, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(repo, ".git", "HEAD"), "ref: refs/heads/main\n", 0o644)
+	write(filepath.Join(repo, ".claude", "agents", "r.md"), "---\nname: reader\ndescription: d\ntools: Read\nmodel: sonnet\n---\n", 0o644)
+	text := "allowed_tools: [Read]\nworkspace_root: " + repo + "\nbudget_cap_tokens: 1000\n"
+	inHome := filepath.Join(home, ".config", "spawngate", "policy.yaml")
+	inRepo := filepath.Join(repo, ".spawngate.yaml")
+	outside := filepath.Join(root, "etc", "policy.yaml")
+	shared := filepath.Join(root, "shared", "policy.yaml")
+	for _, p := range []string{inHome, inRepo, outside} {
+		write(p, text, 0o644)
+	}
+	write(shared, text, 0o664)
+	checks := filepath.Join(root, "checks")
+	for _, name := range []string{"roles.rego", "release_deploy.rego"} {
+		data, err := os.ReadFile(filepath.Join("..", "..", "examples", "checks", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(filepath.Join(checks, name), string(data), 0o644)
+	}
+	chmod := func(p string, mode os.FileMode) {
+		t.Helper()
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("HOME", home)
+	t.Setenv("CLAUDE_PROJECT_DIR", repo)
+	t.Setenv("CLAUDE_PID", strconv.Itoa(sessionStartedIn(t, root, repo)))
+	payload := []byte(fmt.Sprintf(`{"cwd": %q, "hook_event_name": "PreToolUse", "tool_name": "Agent", "tool_input": {"subagent_type": "reader"}}`, repo))
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string // on stderr; "" passes
+	}{
+		{"outside", []string{"--policy", outside}, ""},
+		{"in-home", []string{"--policy", inHome}, inHome + ": can be changed by the session: it lies in " + home},
+		{"in-project", []string{"--policy", inRepo}, inRepo + ": can be changed by the session: it lies in " + repo},
+		{"group-writable", []string{"--policy", shared}, shared + ": can be changed by the session: is writable by its group"},
+		{"checks", []string{"--policy", outside, "--checks", checks}, ""},
+		{"checks-open", []string{"--policy", outside, "--checks", checks}, "roles.rego is writable by every user"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "checks-open" {
+				chmod(filepath.Join(checks, "roles.rego"), 0o666)
+			}
+			a := runHookOn(t, append([]string{"hook", "claude-code"}, tc.args...), payload)
+			checkHookProtocol(t, a)
+			switch {
+			case tc.want == "" && (a.code != exitPass || a.stdout != ""):
+				t.Fatalf("the reader was not let through: %+v", a)
+			case tc.want != "" && (a.code != exitError || !strings.Contains(a.stderr, tc.want)):
+				t.Fatalf("got %+v, want exit 2 saying %q", a, tc.want)
+			}
+		})
+	}
+	// Tried by hand, with the definitions given and no session, nothing
+	// is a session's to change.
+	t.Setenv("CLAUDE_PID", "")
+	a := runHookOn(t, []string{"hook", "claude-code", "--policy", inRepo, "--agents-dir", filepath.Join(repo, ".claude", "agents")}, payload)
+	if a.code != exitPass || a.stdout != "" {
+		t.Fatalf("by hand: %+v", a)
+	}
+}
+
 // A prompt's /command on a skill with context: fork starts its agent
 // with no tool call: the hook on UserPromptExpansion judges it, and
 // refuses in that event's protocol ({"decision": "block"} on exit 0).

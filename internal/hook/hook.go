@@ -90,6 +90,12 @@ type Config struct {
 	// Transcript is a session transcript to read instead of the
 	// payload's (see host.Env).
 	Transcript string
+	// Owners, when set, are who may own the files the gate is read from
+	// (judge.Gate.OnDisk): a spawn of a session that could change one is
+	// not judged, since the session could widen the policy first. Its
+	// Dirs gain the home folder and the spawn's own (host.Spawn.Folders).
+	// nil checks nothing: a server's files are not its clients'.
+	Owners *host.Owners
 	// Ledger is where the session ledgers are kept (package ledger), used
 	// only when the operator policy sets brief_retask; nil means the
 	// folder StateDir, and "" there ledger.DefaultDir, from Getenv and
@@ -131,6 +137,9 @@ func decide(ctx context.Context, g *judge.Gate, cfg Config, payload []byte) Deci
 	if len(sp.Children) == 0 {
 		return Decision{Kind: Fail, Event: event, Err: &judge.Error{Kind: judge.Internal, Source: payloadSource, Msg: "internal error: a spawn was translated into no child"}}
 	}
+	if err := guard(g, cfg, sp); err != nil {
+		return Decision{Kind: Fail, Event: event, Err: err}
+	}
 	retask, on := g.Operator()["brief_retask"]
 	if !on {
 		d, _ := judgeSpawn(ctx, g, event, sp, nil, nil)
@@ -160,6 +169,26 @@ func decide(ctx context.Context, g *judge.Gate, cfg Config, payload []byte) Deci
 	}
 	return Decision{Kind: Fail, Event: event, Err: &judge.Error{Kind: judge.Document, Source: store.String(),
 		Msg: fmt.Sprintf("the session's nonces were claimed by other decisions %d times while this one was judged", maxClaims)}}
+}
+
+// guard refuses to judge a live session's spawn by a policy, checks or
+// bundle that the session itself could change (Config.Owners).
+func guard(g *judge.Gate, cfg Config, sp *host.Spawn) error {
+	if cfg.Owners == nil || sp.ByHand {
+		return nil
+	}
+	o := *cfg.Owners
+	o.Dirs = append(slices.Clone(o.Dirs), sp.Folders...)
+	if cfg.Home != "" {
+		o.Dirs = append(o.Dirs, cfg.Home)
+	}
+	for _, f := range g.OnDisk() {
+		if err := o.Check(f); err != nil {
+			return &judge.Error{Kind: judge.Document, Source: f, Msg: plan.OneLine(strings.TrimPrefix(err.Error(), f+" ")) +
+				"; a session that can change what judges it can widen it, so nothing is judged by it: keep it where only root can write, such as /etc/spawngate"}
+		}
+	}
+	return nil
 }
 
 // maxClaims bounds how many times one decision is taken again because

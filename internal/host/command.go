@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"debug/elf"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -23,6 +24,9 @@ type HookCommand struct {
 	Words []string
 	// Project is the folder sessions start in, which a session can write.
 	Project string
+	// Owners are who may own the binary and what its gate is read from
+	// (DoctorOptions.OwnersFor).
+	Owners Owners
 	// LookedFor says where the host looks for a program given by name;
 	// PolicyFrom the folder a relative --policy is read from; Policy an
 	// example of where an operator policy belongs.
@@ -35,13 +39,20 @@ type HookCommand struct {
 }
 
 // CheckCommand checks that a hook command runs spawngate hook HOST
-// directly, by an absolute path to an executable outside the project,
-// and that its own flags and policy load: add is called once a finding,
-// with the finding's ID, problem and fix. It returns what the hook's flags
-// set, and whether they were read (the host then checks its timeout).
+// directly, with nothing set in its environment, by an absolute path to a
+// statically linked executable the session cannot change, and that its
+// own flags and policy load, from files the session cannot change either:
+// add is called once a finding, with the finding's ID, problem and fix.
+// It returns what the hook's flags set, and whether they were read (the
+// host then checks its timeout).
 func CheckCommand(ctx context.Context, c HookCommand, add func(id, problem, fix string)) (HookLine, bool) {
 	words := c.Words
+	var assigned []string
 	for len(words) > 0 && (assignment.MatchString(words[0]) || words[0] == "exec") {
+		if words[0] != "exec" {
+			name, _, _ := strings.Cut(words[0], "=")
+			assigned = append(assigned, name)
+		}
 		words = words[1:]
 	}
 	if len(words) == 0 || !isSpawngate(words[0]) {
@@ -52,9 +63,14 @@ func CheckCommand(ctx context.Context, c HookCommand, add func(id, problem, fix 
 		add("hook.command", "the command names spawngate but does not run it directly"+runs+": doctor cannot tell whether it judges every spawn, or whether a refusal reaches "+c.Title, c.Directly)
 		return HookLine{}, false
 	}
+	if len(assigned) > 0 {
+		add("hook.command", fmt.Sprintf("the command sets %s for spawngate: a variable set there can change what runs (LD_PRELOAD loads a library into it, and a value may come from the session's environment or the project), and doctor cannot tell which are harmless", strings.Join(assigned, ", ")),
+			"run spawngate with nothing before it: "+strings.Join(words, " "))
+	}
 	program := words[0]
 	const abs = "give spawngate's absolute path, on a path the user cannot change, such as /usr/local/bin/spawngate"
-	switch info, err := os.Stat(program); {
+	info, err := os.Stat(program)
+	switch {
 	case !filepath.IsAbs(program):
 		add("hook.command", fmt.Sprintf("the command runs %q, which is looked for when the hook runs (%s): another spawngate earlier on PATH runs instead, and none at all lets every spawn through (exit 127)", program, c.LookedFor), abs)
 	case errors.Is(err, fs.ErrNotExist):
@@ -65,9 +81,17 @@ func CheckCommand(ctx context.Context, c HookCommand, add func(id, problem, fix 
 		add("hook.command", fmt.Sprintf("%s is a folder: %s lets every spawn through when the hook cannot run", program, c.Title), "name the spawngate executable")
 	case info.Mode().Perm()&0o111 == 0:
 		add("hook.command", fmt.Sprintf("%s is not executable: %s lets every spawn through when the hook cannot run (exit 126)", program, c.Title), "make it executable: chmod 755 "+program)
+	default:
+		if interp := dynamicLoader(program); interp != "" {
+			add("hook.binary", fmt.Sprintf("%s is dynamically linked (its loader is %s): LD_PRELOAD in the environment the hook inherits from the session loads any library into it, which can answer for it", program, interp),
+				"install a statically linked build: CGO_ENABLED=0 go build -o spawngate ./cmd/spawngate")
+		}
 	}
-	if filepath.IsAbs(program) && Within(program, c.Project) {
-		add("hook.writable", fmt.Sprintf("%s is inside the project, which a session can write: the model can replace it with a program that lets every spawn through", program), abs)
+	if err == nil && filepath.IsAbs(program) {
+		if err := c.Owners.Check(program); err != nil {
+			add("hook.writable", fmt.Sprintf("%s: the model can replace it with a program that lets every spawn through", plan.OneLine(err.Error())),
+				"install spawngate where only root can write, owned by root and writable by root alone, such as /usr/local/bin/spawngate")
+		}
 	}
 	if len(words) < 3 || words[1] != "hook" || words[2] != c.Host {
 		sub := words[1:min(2, len(words))]
@@ -86,17 +110,43 @@ func CheckCommand(ctx context.Context, c HookCommand, add func(id, problem, fix 
 		add("hook.policy", fmt.Sprintf("the hook cannot start (%s): it exits 2 on every call, so every spawn would be refused", plan.OneLine(err.Error())),
 			"correct the command line or the policy; the command run by hand shows the same error")
 	}
-	if line.Policy != "" {
-		switch p := line.Policy; {
-		case !filepath.IsAbs(p):
-			add("hook.policy", fmt.Sprintf("--policy %q is a relative path, read from %s: which policy judges depends on where the session runs, and a session can write a policy of its own there", p, c.PolicyFrom),
-				"give the policy's absolute path, outside the project, where the user cannot edit it (such as "+c.Policy+")")
-		case Within(p, c.Project):
-			add("hook.writable", fmt.Sprintf("the policy %s is inside the project, which a session can write: the model can widen it", p),
-				"move it outside the project, where the user cannot edit it (such as "+c.Policy+")")
+	for _, f := range line.ByHand {
+		add("hook.command", fmt.Sprintf("the command gives %s, which is for trying payloads by hand: the hook then judges what that flag names, not what %s runs, and holds nothing a session can change to the rules", f, c.Title),
+			"remove "+f)
+	}
+	if p := line.Policy; p != "" && !filepath.IsAbs(p) {
+		add("hook.policy", fmt.Sprintf("--policy %q is a relative path, read from %s: which policy judges depends on where the session runs, and a session can write a policy of its own there", p, c.PolicyFrom),
+			"give the policy's absolute path, outside the project, where the user cannot edit it (such as "+c.Policy+")")
+	}
+	for _, f := range line.Files {
+		if err := c.Owners.Check(f); err != nil {
+			add("hook.writable", fmt.Sprintf("%s: the model can widen what judges its spawns, and then spawn what it widened", plan.OneLine(err.Error())),
+				"keep it where only root can write, owned by root and writable by root alone, such as "+c.Policy)
 		}
 	}
 	return line, true
+}
+
+// dynamicLoader is the program interpreter an ELF executable names (it is
+// dynamically linked), "" for a static one or a file that is not ELF.
+func dynamicLoader(path string) string {
+	f, err := elf.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type != elf.PT_INTERP {
+			continue
+		}
+		b := make([]byte, min(p.Filesz, 4096))
+		n, _ := p.ReadAt(b, 0)
+		if s := strings.TrimRight(string(b[:n]), "\x00"); s != "" {
+			return s
+		}
+		return "a program interpreter"
+	}
+	return ""
 }
 
 // Within tells whether path is dir or inside it.

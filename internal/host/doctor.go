@@ -41,6 +41,21 @@ type DoctorOptions struct {
 	// call. It is the front end's, so that a doctor never reimplements the
 	// hook's flags or the policy reader; nil skips the check.
 	ReadHook func(ctx context.Context, host string, args []string, dir string) (HookLine, error)
+	// Owners are who may own the spawngate binary and what its gate is
+	// read from; nil is root alone (OperatorOnly), with the project and
+	// home folders the session's. A test stands its own user in for root.
+	Owners *Owners
+}
+
+// OwnersFor are the owners a doctor holds the hook's files to, with dirs
+// (the project and home folders) as the session's.
+func (o DoctorOptions) OwnersFor(dirs ...string) Owners {
+	if o.Owners != nil {
+		w := *o.Owners
+		w.Dirs = append(slices.Clone(w.Dirs), dirs...)
+		return w
+	}
+	return OperatorOnly(dirs...)
 }
 
 // HookLine is what a spawngate hook's command line sets, as the hook
@@ -52,6 +67,13 @@ type HookLine struct {
 	// Policy is the operator policy file as the command line names it, ""
 	// when a bundle carries the policy.
 	Policy string
+	// Files are the files and folders the hook's gate is read from (the
+	// policy, the bundle and its key, the folders of checks), absolute.
+	Files []string
+	// ByHand are the flags given that are for trying payloads by hand
+	// (--agents-dir, --transcript): the hook then judges what they name,
+	// not what the host runs.
+	ByHand []string
 }
 
 // Finding is one way an installation fails: a spawn it lets through

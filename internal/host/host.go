@@ -97,6 +97,14 @@ type Spawn struct {
 	// Parent is the plan's parent block when the caller is itself a
 	// sub-agent, else nil.
 	Parent map[string]any
+	// Folders are the folders the session works in (its project, its
+	// current directory), which it writes as a matter of course: a hook
+	// refuses to judge by a policy there (Owners.Dirs).
+	Folders []string
+	// ByHand says the payload is judged without a live session (a
+	// payload tried by hand, with folders or a transcript given on the
+	// hook's command line): no session can change the gate's files.
+	ByHand bool
 }
 
 // Audited is one definition translated for spawngate agents.

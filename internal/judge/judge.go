@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -91,6 +92,8 @@ type Gate struct {
 	operator plan.Policy                    // nil when there is none
 	// sources names what the gate was built from, and digests them.
 	sources Sources
+	// onDisk are the files and folders the gate was read from (OnDisk).
+	onDisk []string
 }
 
 // Sources are what a gate was built from, besides the embedded checks:
@@ -192,6 +195,15 @@ func build(ctx context.Context, opts Options, source, policyFile string, readPol
 		return nil, &Error{Kind: Internal, Msg: "internal error: " + plan.OneLine(err.Error())}
 	}
 	g := &Gate{opts: opts, loader: loader}
+	if policyFile != "" {
+		g.onDisk = append(g.onDisk, policyFile)
+	}
+	if opts.Bundle != "" {
+		g.onDisk = append(g.onDisk, opts.Bundle)
+		if opts.BundleKey != nil {
+			g.onDisk = append(g.onDisk, opts.BundleKey.File)
+		}
+	}
 	var custom []policy.Module
 	if opts.Bundle != "" {
 		b, err := Within(ctx, opts.Timeout, opts.Bundle, func(ctx context.Context) (*bundleContents, error) {
@@ -239,6 +251,7 @@ func build(ctx context.Context, opts Options, source, policyFile string, readPol
 	}
 	for _, d := range dirs {
 		g.sources.CheckDirs = append(g.sources.CheckDirs, d.Dir)
+		g.onDisk = append(g.onDisk, d.Dir)
 	}
 	if ahead != nil {
 		a, err := ahead.Wait()
@@ -320,6 +333,13 @@ func Digest(data []byte) string {
 
 // Sources are what the gate was built from.
 func (g *Gate) Sources() Sources { return g.sources }
+
+// OnDisk lists the files and folders on this machine the gate was read
+// from, in the order read: the operator policy file, the bundle (a file or
+// a folder), the key its signature was verified with, and each folder of
+// the operator's checks. Whoever can change one of them can change what
+// the gate decides; a hook asks that its session cannot (host.Owners).
+func (g *Gate) OnDisk() []string { return slices.Clone(g.onDisk) }
 
 // engine waits for the compiled checks.
 func (g *Gate) engine() (*engine.Engine, error) {

@@ -14,7 +14,13 @@ import (
 	"time"
 )
 
-// Build builds ./cmd/spawngate from the module root into out.
+// static is the environment spawngate is built in: without cgo, so that
+// the binary is statically linked, as the README installs it (doctor
+// fails a dynamically linked hook binary, which LD_PRELOAD reaches).
+var static = append(os.Environ(), "CGO_ENABLED=0")
+
+// Build builds ./cmd/spawngate from the module root into out, statically
+// linked.
 func Build(out string) error {
 	root, err := moduleRoot()
 	if err != nil {
@@ -24,6 +30,7 @@ func Build(out string) error {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/spawngate")
 	cmd.Dir = root
+	cmd.Env = static
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("%v\n%s", err, b)
 	}
@@ -62,6 +69,7 @@ func LookAtSources() error {
 		`{{if and .Module .Module.Main}}{{.Dir}}{{range .GoFiles}}{{"\t"}}{{.}}{{end}}{{range .EmbedFiles}}{{"\t"}}{{.}}{{end}}{{end}}`,
 		"./cmd/spawngate")
 	cmd.Dir = root
+	cmd.Env = static
 	out, err := cmd.Output()
 	if err != nil {
 		return fmt.Errorf("go list: %w", err)

@@ -72,6 +72,7 @@ func (Adapter) Spawn(ctx context.Context, payload map[string]any, env host.Env) 
 		return nil, err
 	}
 	c.Paths = sessionPaths(s, cwd)
+	sp.Folders, sp.ByHand = s.folders(cwd), !s.read
 	if env.Getenv != nil {
 		c.EnvModel = env.Getenv("CLAUDE_CODE_SUBAGENT_MODEL")
 		c.EnvForce = truthy(env.Getenv("CLAUDE_CODE_SUBAGENT_MODEL_FORCE"))
@@ -226,6 +227,19 @@ func sessionPaths(s session, cwd string) []string {
 		paths = append(paths, cwd)
 	}
 	return paths
+}
+
+// folders are the folders the session works in: where it started, its
+// shell's current one, and those --add-dir gives it.
+func (s session) folders(cwd string) []string {
+	dirs := sessionPaths(s, cwd)
+	for _, d := range s.addDirs {
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(s.project, d)
+		}
+		dirs = append(dirs, d)
+	}
+	return dirs
 }
 
 // refuseStale refuses every child when a folder the session's definitions

@@ -710,7 +710,7 @@ func (d *doctor) checkCommand(ctx context.Context, h *gateHook) {
 			add("hook.command", cmdPtr, fmt.Sprintf("the command is more than one simple command (it holds %q): its exit status need not be spawngate's, and a refusal can be lost", op), directly)
 		}
 	}
-	line, ok := host.CheckCommand(ctx, host.HookCommand{Host: Name, Title: "Claude Code", Words: words, Project: d.project,
+	line, ok := host.CheckCommand(ctx, host.HookCommand{Host: Name, Title: "Claude Code", Words: words, Project: d.project, Owners: d.o.OwnersFor(d.project, d.home),
 		LookedFor: "on PATH, or from the folder it runs in", PolicyFrom: "the folder the hook runs in", Policy: "/etc/spawngate/claude-code.yaml",
 		Directly: directly, ReadHook: d.o.ReadHook}, func(id, problem, fix string) { add(id, cmdPtr, problem, fix) })
 	if !ok {

@@ -87,8 +87,14 @@ func readHookFake(_ context.Context, hostName string, args []string, dir string)
 	if _, err := os.Stat(p); err != nil {
 		return line, fmt.Errorf("--policy %s: cannot read", p)
 	}
+	line.Files = []string{p}
 	return line, nil
 }
+
+// testOwners stand the test's own user in for root, the owner doctor
+// otherwise asks of the binary and the policy, so that the tests hold
+// whoever runs them.
+var testOwners = &host.Owners{Trusted: []int{0, os.Geteuid()}, Session: -1}
 
 // install writes files under a fresh base folder, with root, home, proj,
 // an executable bin/spawngate and a policy.yaml, and fills in
@@ -128,7 +134,7 @@ func diagnose(t *testing.T, base, project string) *host.Diagnosis {
 		project = "proj"
 	}
 	d, err := Adapter{}.Doctor(context.Background(), host.DoctorOptions{
-		Project: filepath.Join(base, project), Home: filepath.Join(base, "home"), Root: filepath.Join(base, "root"), ReadHook: readHookFake,
+		Project: filepath.Join(base, project), Home: filepath.Join(base, "home"), Root: filepath.Join(base, "root"), ReadHook: readHookFake, Owners: testOwners,
 	})
 	if err != nil {
 		t.Fatalf("Doctor: %v", err)
@@ -398,7 +404,9 @@ func TestDoctor(t *testing.T) {
 		name: "command-in-home-through-HOME-and-tilde",
 		files: map[string]string{managedJSON: withHook(only, "*", command(`"$HOME/bin/spawngate" hook claude-code --policy ~/policy.yaml --timeout 20s`, "30")),
 			"home/bin/spawngate": "", "home/policy.yaml": "allowed_tools: [Read]\n"},
-		want: []string{"hook.command " + managedJSON + " " + h0 + "/command"},
+		// The binary and the policy lie in the home folder, which the
+		// session writes.
+		want: []string{"hook.command " + managedJSON + " " + h0 + "/command", "hook.writable " + managedJSON + " " + h0 + "/command", "hook.writable " + managedJSON + " " + h0 + "/command"},
 		// written without the executable bit by install
 		problem: "/home/bin/spawngate is not executable",
 	}, {
@@ -465,7 +473,7 @@ func TestDoctor(t *testing.T) {
 	}, {
 		name:  "policy-relative",
 		files: map[string]string{managedJSON: withHook(only, "*", command("{{BIN}} hook claude-code --policy policy.yaml --timeout 20s", "30")), "proj/policy.yaml": "x: 1\n"},
-		want:  []string{"hook.policy " + managedJSON + " " + h0 + "/command"},
+		want:  []string{"hook.policy " + managedJSON + " " + h0 + "/command", "hook.writable " + managedJSON + " " + h0 + "/command"},
 		// found, read against the project, and still relative
 		problem: `--policy "policy.yaml" is a relative path`,
 	}, {
@@ -603,7 +611,7 @@ func TestDoctorCannotEvaluate(t *testing.T) {
 				must(t, os.WriteFile(filepath.Join(base, tc.file), nil, 0o644))
 			}
 			_, err := Adapter{}.Doctor(context.Background(), host.DoctorOptions{
-				Project: filepath.Join(base, "proj"), Home: filepath.Join(base, "home"), Root: filepath.Join(base, "root"), ReadHook: readHookFake,
+				Project: filepath.Join(base, "proj"), Home: filepath.Join(base, "home"), Root: filepath.Join(base, "root"), ReadHook: readHookFake, Owners: testOwners,
 			})
 			var de *host.DoctorError
 			if !errors.As(err, &de) {

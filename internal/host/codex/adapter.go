@@ -3,6 +3,7 @@ package codex
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -118,6 +119,7 @@ func (Adapter) Spawn(ctx context.Context, payload map[string]any, env host.Env) 
 	}
 	sp.Children = []agent.Translation{t}
 	sp.Brief = c.Brief
+	sp.Folders, sp.ByHand = sessionFolders(env, se, cwd), env.Transcript != ""
 	if c.Caller != "" {
 		var problem string
 		sp.Parent, problem = callerParent(c, callerType, catalog, roles)
@@ -307,4 +309,22 @@ func resumeSpawn(_ context.Context, p *host.Payload, env host.Env) (*host.Spawn,
 	}
 	t := translate(c, nil, fmt.Sprintf("resume_agent starts the closed agent %q again under this turn's sandbox, and the payload does not say which definition it was spawned from, so what it gets cannot be judged: spawn a new agent instead", id))
 	return &host.Spawn{Event: "PreToolUse", Session: p.String("session_id"), Children: []agent.Translation{t}}, nil
+}
+
+// sessionFolders are the folders a Codex session writes as a matter of
+// course: its working folder, the roots its sandbox lets it write, and
+// CODEX_HOME, its own configuration.
+func sessionFolders(env host.Env, se session, cwd string) []string {
+	dirs := []string{cwd}
+	for _, r := range se.roots {
+		if filepath.IsAbs(r) {
+			dirs = append(dirs, r)
+		}
+	}
+	if env.Getenv != nil {
+		if h := env.Getenv("CODEX_HOME"); filepath.IsAbs(h) {
+			dirs = append(dirs, h)
+		}
+	}
+	return dirs
 }

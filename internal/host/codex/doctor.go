@@ -1257,7 +1257,7 @@ func (d *doctor) checkCommand(ctx context.Context, h *gateHook) {
 	case op != "":
 		add("hook.command", cmdPtr, fmt.Sprintf("the command is more than one simple command (it holds %q): its exit status need not be spawngate's, and a refusal can be lost", op), directly)
 	}
-	line, ok := host.CheckCommand(ctx, host.HookCommand{Host: Name, Title: "Codex", Words: words, Project: d.project,
+	line, ok := host.CheckCommand(ctx, host.HookCommand{Host: Name, Title: "Codex", Words: words, Project: d.project, Owners: d.o.OwnersFor(d.project, d.home, d.codexHome),
 		LookedFor: "on the PATH of a login shell, or from the session's folder", PolicyFrom: "the session's folder", Policy: "/etc/spawngate/codex.yaml",
 		Directly: directly, ReadHook: d.o.ReadHook}, func(id, problem, fix string) { add(id, cmdPtr, problem, fix) })
 	if !ok {

@@ -119,8 +119,14 @@ func readHookFake(_ context.Context, hostName string, args []string, dir string)
 	if _, err := os.Stat(p); err != nil {
 		return line, fmt.Errorf("--policy %s: cannot read", p)
 	}
+	line.Files = []string{p}
 	return line, nil
 }
+
+// testOwners stand the test's own user in for root, the owner doctor
+// otherwise asks of the binary and the policy, so that the tests hold
+// whoever runs them.
+var testOwners = &host.Owners{Trusted: []int{0, os.Geteuid()}, Session: -1}
 
 // install writes files under a fresh base folder, with root, home, proj,
 // an executable bin/spawngate and a policy.yaml, and fills in {{BIN}},
@@ -231,7 +237,7 @@ func diagnose(t *testing.T, base, project, codexHome string) *host.Diagnosis {
 	}
 	d, err := Adapter{}.Doctor(context.Background(), host.DoctorOptions{
 		Project: filepath.Join(base, project), Home: filepath.Join(base, "home"), Root: filepath.Join(base, "root"),
-		Getenv: getenv, ReadHook: readHookFake,
+		Getenv: getenv, ReadHook: readHookFake, Owners: testOwners,
 	})
 	if err != nil {
 		t.Fatalf("Doctor: %v", err)
@@ -521,7 +527,9 @@ func TestDoctor(t *testing.T) {
 		name: "command-in-home-through-HOME-and-tilde",
 		files: map[string]string{reqTOML: managedOnly + "\n" + tomlHook("*", `"$HOME/bin/spawngate" hook codex --policy ~/policy.yaml --timeout 20s`, "30"),
 			"home/bin/spawngate": "", "home/policy.yaml": "allowed_tools: [Read]\n"},
-		want: []string{"hook.command " + reqTOML + " " + cmd0},
+		// The binary and the policy lie in the home folder, which the
+		// session writes.
+		want: []string{"hook.command " + reqTOML + " " + cmd0, "hook.writable " + reqTOML + " " + cmd0, "hook.writable " + reqTOML + " " + cmd0},
 		// written without the executable bit by install
 		problem: "/home/bin/spawngate is not executable",
 	}, {
@@ -560,7 +568,7 @@ func TestDoctor(t *testing.T) {
 	}, {
 		name:    "policy-relative",
 		files:   map[string]string{reqTOML: managedOnly + "\n" + tomlHook("*", "{{BIN}} hook codex --policy policy.yaml --timeout 20s", "30"), "proj/policy.yaml": "x: 1\n"},
-		want:    []string{"hook.policy " + reqTOML + " " + cmd0},
+		want:    []string{"hook.policy " + reqTOML + " " + cmd0, "hook.writable " + reqTOML + " " + cmd0},
 		problem: `--policy "policy.yaml" is a relative path`,
 	}, {
 		name: "policy-inside-the-project",
@@ -720,7 +728,7 @@ func TestDoctorCannotEvaluate(t *testing.T) {
 			must(t, os.RemoveAll(filepath.Join(base, tc)))
 			must(t, os.MkdirAll(filepath.Join(base, tc), 0o755))
 			_, err := Adapter{}.Doctor(context.Background(), host.DoctorOptions{
-				Project: filepath.Join(base, "proj"), Home: filepath.Join(base, "home"), Root: filepath.Join(base, "root"), ReadHook: readHookFake,
+				Project: filepath.Join(base, "proj"), Home: filepath.Join(base, "home"), Root: filepath.Join(base, "root"), ReadHook: readHookFake, Owners: testOwners,
 			})
 			var de *host.DoctorError
 			if !errors.As(err, &de) {
@@ -736,7 +744,7 @@ func TestDoctorCannotEvaluate(t *testing.T) {
 		big := `{"hooks": {}, "x": "` + strings.Repeat("x", host.MaxConfigBytes) + `"}`
 		must(t, os.WriteFile(filepath.Join(base, projJSON), []byte(big), 0o644))
 		_, err := Adapter{}.Doctor(context.Background(), host.DoctorOptions{
-			Project: filepath.Join(base, "proj"), Home: filepath.Join(base, "home"), Root: filepath.Join(base, "root"), ReadHook: readHookFake,
+			Project: filepath.Join(base, "proj"), Home: filepath.Join(base, "home"), Root: filepath.Join(base, "root"), ReadHook: readHookFake, Owners: testOwners,
 		})
 		var de *host.DoctorError
 		if !errors.As(err, &de) || !strings.Contains(de.Msg, "larger than") {
