@@ -590,8 +590,9 @@ var exactMatcher = regexp.MustCompile(`^[A-Za-z0-9_\- ,|]+$`)
 // matcherMatches tells whether a matcher selects a tool, as Claude Code
 // matches: "" and "*" select every tool; a matcher of only letters,
 // digits, _ - space , | is a list of exact names; anything else is an
-// unanchored JavaScript regular expression, which Go's regexp reads alike
-// for ordinary patterns (and refuses to compile the rest).
+// unanchored JavaScript regular expression, read here only when it is
+// written in the syntax JavaScript and Go read alike
+// (host.PortableMatcher), and otherwise an error.
 func matcherMatches(matcher, tool string) (bool, error) {
 	switch {
 	case matcher == "" || matcher == "*":
@@ -599,7 +600,7 @@ func matcherMatches(matcher, tool string) (bool, error) {
 	case exactMatcher.MatchString(matcher):
 		return slices.Contains(exactNames(matcher), tool), nil
 	}
-	re, err := regexp.Compile(matcher)
+	re, err := host.PortableMatcher(matcher)
 	if err != nil {
 		return false, err
 	}
@@ -631,7 +632,7 @@ func (d *doctor) checkMatchers(running []*gateHook) {
 				if !reported[key] {
 					reported[key] = true
 					d.findings = append(d.findings, host.Finding{ID: "hook.matcher", File: h.doc.path, Pointer: h.matcherPtr,
-						Problem: fmt.Sprintf(`"matcher": %q cannot be checked: it is a regular expression Go's regexp does not read (%s), so whether it selects %s is not known`, h.matcher, plan.OneLine(err.Error()), strings.Join(tools, ", ")),
+						Problem: fmt.Sprintf(`"matcher": %q cannot be checked: Claude Code reads it as a JavaScript regular expression, and %s, so whether it selects %s is not known (a pattern JavaScript does not compile selects nothing)`, h.matcher, plan.OneLine(err.Error()), strings.Join(tools, ", ")),
 						Fix:     fmt.Sprintf(`list the tools instead: "matcher": %q`, suggestMatcher(""))})
 				}
 				misses[i] = nil

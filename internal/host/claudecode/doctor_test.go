@@ -340,6 +340,31 @@ func TestDoctor(t *testing.T) {
 		want:    []string{"hook.matcher " + managedJSON + " /hooks/PreToolUse/0/matcher"},
 		problem: "cannot be checked",
 	}, {
+		// Go's regexp reads each of these as selecting every spawn tool;
+		// JavaScript, Claude Code's engine, does not: (?i) does not
+		// compile, \z is a plain z, \Q a plain Q, (?P< does not compile,
+		// [[:alpha:]] is a class of : a h l p.
+		name:    "matcher-js-reads-otherwise-case",
+		files:   map[string]string{managedJSON: withHook(only, `(?i)agent|skill|workflow`, command(goodCommand, "30"))},
+		want:    []string{"hook.matcher " + managedJSON + " /hooks/PreToolUse/0/matcher"},
+		problem: "Claude Code reads it as a JavaScript regular expression",
+	}, {
+		name:  "matcher-js-reads-otherwise-z",
+		files: map[string]string{managedJSON: withHook(only, `^(Agent|Task|Skill|Workflow)\z`, command(goodCommand, "30"))},
+		want:  []string{"hook.matcher " + managedJSON + " /hooks/PreToolUse/0/matcher"},
+	}, {
+		name:  "matcher-js-reads-otherwise-Q",
+		files: map[string]string{managedJSON: withHook(only, `\QAgent\E|Skill|Workflow`, command(goodCommand, "30"))},
+		want:  []string{"hook.matcher " + managedJSON + " /hooks/PreToolUse/0/matcher"},
+	}, {
+		name:  "matcher-js-reads-otherwise-named",
+		files: map[string]string{managedJSON: withHook(only, `(?P<t>Agent|Skill|Workflow)`, command(goodCommand, "30"))},
+		want:  []string{"hook.matcher " + managedJSON + " /hooks/PreToolUse/0/matcher"},
+	}, {
+		name:  "matcher-js-reads-otherwise-posix",
+		files: map[string]string{managedJSON: withHook(only, `[[:alpha:]]+`, command(goodCommand, "30"))},
+		want:  []string{"hook.matcher " + managedJSON + " /hooks/PreToolUse/0/matcher"},
+	}, {
 		name: "matchers-of-two-hooks-together-cover",
 		files: map[string]string{managedJSON: `{"allowManagedHooksOnly": true, "hooks": {"PreToolUse": [` +
 			`{"matcher": "Agent", "hooks": [` + command(goodCommand, "30") + `]},` +

@@ -852,14 +852,17 @@ func eventLabel(event string) string {
 // exactMatcher is a matcher Codex reads as a list of tool names.
 var exactMatcher = regexp.MustCompile(`^[A-Za-z0-9_|]+$`)
 
-// compileMatcher says why Codex would skip a group for its matcher, nil
-// when it reads it. Go's regexp stands in for Codex's (Rust's regex): both
-// are RE2's language, without backreferences or lookaround.
+// compileMatcher says why Codex may skip a group for its matcher, or
+// select other tools than doctor reads, nil when it reads it as doctor
+// does: Codex compiles it with Rust's regex crate, which reads some
+// patterns Go's regexp accepts as errors (\Q...\E, octal escapes) or
+// otherwise (\<, nested classes), so only the syntax both read alike is
+// checked (host.PortableMatcher).
 func compileMatcher(m *string) error {
 	if m == nil || *m == "" || *m == "*" || exactMatcher.MatchString(*m) {
 		return nil
 	}
-	_, err := regexp.Compile(*m)
+	_, err := host.PortableMatcher(*m)
 	return err
 }
 
@@ -877,7 +880,7 @@ func matcherSelects(m *string, names []string) bool {
 		}
 		return false
 	}
-	re, err := regexp.Compile(*m)
+	re, err := host.PortableMatcher(*m)
 	if err != nil {
 		return false
 	}
@@ -1047,7 +1050,7 @@ func (d *doctor) judge(ctx context.Context) *host.Diagnosis {
 		case h.matcherErr != nil:
 			addOff(fmt.Sprintf("the one in %s is in a group whose matcher Codex cannot compile", h.doc.path))
 			d.findings = append(d.findings, host.Finding{ID: "hook.matcher", File: h.doc.path, Pointer: h.matcherPtr,
-				Problem: fmt.Sprintf("%s %s is not a regular expression doctor reads (%s): Codex skips a group whose matcher does not compile, spawngate's hook with it", matcherName(h.doc), quoteMatcher(h.doc, h.matcher), plan.OneLine(h.matcherErr.Error())),
+				Problem: fmt.Sprintf("%s %s cannot be checked: Codex reads it with Rust's regex crate, and %s; Codex skips a group whose matcher does not compile, spawngate's hook with it (and a managed one stops Codex from starting)", matcherName(h.doc), quoteMatcher(h.doc, h.matcher), plan.OneLine(h.matcherErr.Error())),
 				Fix:     "list the tools instead: " + setMatcher(h.doc, suggestedMatcher)})
 			continue
 		case !h.doc.layer.managed() && st.enabled != nil && !*st.enabled:

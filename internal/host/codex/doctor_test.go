@@ -438,6 +438,16 @@ func TestDoctor(t *testing.T) {
 		name:  "matcher-misses-v2-that-requirements-keep-off",
 		files: map[string]string{reqTOML: managedOnly + "multi_agent_v2 = false\n\n" + tomlHook(`^(spawn_agent|Agent|multi_agent_v1resume_agent)$`, goodCommand, "30")},
 	}, {
+		// Go's regexp reads \Q...\E as a literal; Rust's regex, Codex's,
+		// does not compile it, and Codex skips the group.
+		name:    "matcher-rust-does-not-read",
+		files:   map[string]string{reqTOML: managedOnly + "\n" + tomlHook(`^(\QAgent\E|.*spawn_agent|.*resume_agent)$`, goodCommand, "30")},
+		want:    []string{"hook.absent " + reqTOML + " /hooks/PreToolUse", "hook.matcher " + reqTOML + " " + m0},
+		problem: "is in a group whose matcher Codex cannot compile",
+	}, {
+		name:  "matcher-readme",
+		files: map[string]string{reqTOML: managedOnly + "\n" + tomlHook(`^(Agent|.*spawn_agent|.*resume_agent)$`, goodCommand, "30")},
+	}, {
 		name:    "matcher-exact-name",
 		files:   map[string]string{reqTOML: managedOnly + "\n" + tomlHook("spawn_agent", goodCommand, "30")},
 		want:    []string{"hook.matcher " + reqTOML + " " + m0},
