@@ -9,6 +9,7 @@ import (
 
 	"github.com/spawngate/spawngate/internal/agent"
 	"github.com/spawngate/spawngate/internal/host"
+	"github.com/spawngate/spawngate/internal/plan"
 )
 
 // Name is Codex's name in commands, URLs and plans.
@@ -92,6 +93,11 @@ func (Adapter) Spawn(ctx context.Context, payload map[string]any, env host.Env) 
 	se, err := readSession(ctx, env, transcript, turn, cwd, sessionModel)
 	if err != nil {
 		return nil, err
+	}
+	if args, ok := parentArgs(env); ok && env.AgentsDirs == nil {
+		if why := overrides(args); why != "" {
+			return nil, &plan.Error{Source: "Codex's command line", Msg: why + ": what the child runs with cannot be known; start Codex without it"}
+		}
 	}
 	dirs := env.AgentsDirs
 	var roles *declared

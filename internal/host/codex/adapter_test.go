@@ -211,3 +211,44 @@ func TestSpawn(t *testing.T) {
 		t.Errorf("a relative cwd: %v", err)
 	}
 }
+
+// TestCommandLineOverrides: what Codex's command line overrides of the
+// configuration the hook reads (agent roles, MCP servers, trusted
+// projects, a profile that can set them all, the user's layer dropped)
+// makes the spawn not judged; what it does not read, or reads, passes.
+func TestCommandLineOverrides(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"exec", "-c", `agents.reader={description="r",config_file="/tmp/w.toml"}`, "go"}, "-c agents.reader="},
+		{[]string{"exec", "-c", `agents.default_subagent_model="o3"`}, "overrides agents"},
+		{[]string{"-c", `mcp_servers.x.command="x"`, "exec", "go"}, "overrides mcp_servers"},
+		{[]string{"exec", `--config=projects={"/r"={trust_level="trusted"}}`}, "overrides projects"},
+		{[]string{"exec", `-cagents.x.config_file="/a.toml"`}, "overrides agents"},
+		{[]string{"--profile", "wide", "exec", "go"}, "--profile wide"},
+		{[]string{"exec", "-pwide", "go"}, "--profile wide"},
+		{[]string{"exec", "--ignore-user-config", "go"}, "--ignore-user-config"},
+		{[]string{"exec", "-c", `sandbox_mode="read-only"`, "-m", "o3", "-s", "read-only", "go"}, ""},
+		{[]string{"exec", "-c", "model_provider=local", "--enable", "multi_agent_v2", "go"}, ""},
+		// The words after -- are the prompt's.
+		{[]string{"exec", "--", "-c", "agents.x={}"}, ""},
+		// A value is not an option: -m takes -p as its model.
+		{[]string{"exec", "-m", "-p", "go"}, ""},
+	} {
+		got := overrides(append([]string{"/usr/bin/codex"}, tc.args...))
+		if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
+			t.Errorf("%q: %q, want %q", tc.args, got, tc.want)
+		}
+	}
+	// Through the adapter, with the configuration read as Codex reads it.
+	dir, _ := callerCatalog(t)
+	env := sessionEnv(t, dir, "read-only", "never")
+	env.AgentsDirs, env.Home = nil, t.TempDir()
+	env.CommandLine = func(int) ([]string, error) {
+		return []string{"codex", "exec", "-c", `agents.ro={description="r",config_file="/tmp/w.toml"}`, "go"}, nil
+	}
+	if _, err := (Adapter{}).Spawn(context.Background(), codexPayload(`{"agent_type": "ro"}`), env); err == nil || !strings.Contains(err.Error(), "start Codex without it") {
+		t.Fatalf("a role given with -c was judged: %v", err)
+	}
+}

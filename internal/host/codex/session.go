@@ -797,3 +797,59 @@ func fromCommandLine(args []string) session {
 	}
 	return s
 }
+
+// overriddenKeys are the configuration keys whose values the hook reads
+// from Codex's configuration files (which agents a name resolves to, the
+// MCP servers every child inherits, which projects are trusted and so
+// load their own), and whose -c override on the command line it does not
+// read: a session started with one is not judged. A profile (--profile,
+// $CODEX_HOME/NAME.config.toml) can set them all, and
+// --ignore-user-config drops the user's layer the hook reads.
+var overriddenKeys = []string{"agents", "mcp_servers", "projects", "profile", "profiles"}
+
+// overrides says why the configuration Codex was started with is not the
+// one the hook reads from its files, "" when it is: a -c of a key in
+// overriddenKeys, --profile, or --ignore-user-config.
+func overrides(args []string) string {
+	if len(args) > 0 {
+		args = args[1:]
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return ""
+		}
+		name, value, inline := strings.Cut(a, "=")
+		if len(a) > 2 && a[0] == '-' && a[1] != '-' && strings.ContainsRune("cp", rune(a[1])) {
+			name, value, inline = a[:2], strings.TrimPrefix(a[2:], "="), true // -cKEY=V, -pNAME
+		}
+		next := func() string {
+			if inline {
+				return value
+			}
+			if i+1 < len(args) {
+				i++
+				return args[i]
+			}
+			return ""
+		}
+		switch name {
+		case "-p", "--profile":
+			return fmt.Sprintf("Codex was started with --profile %s, whose file can declare agent roles, MCP servers and trusted projects the hook does not read", next())
+		case "--ignore-user-config":
+			return "Codex was started with --ignore-user-config, which drops the user's configuration the hook reads agent roles and MCP servers from"
+		case "-c", "--config":
+			kv := next()
+			key, _, _ := strings.Cut(kv, "=")
+			first, _, _ := strings.Cut(strings.TrimSpace(key), ".")
+			if slices.Contains(overriddenKeys, strings.Trim(first, `"'`)) {
+				return fmt.Sprintf("Codex was started with -c %s, which overrides %s on the command line, where the hook does not read it", kv, first)
+			}
+		default:
+			if slices.Contains(valueOptions, name) && !inline {
+				i++
+			}
+		}
+	}
+	return ""
+}
