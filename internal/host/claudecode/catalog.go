@@ -48,6 +48,9 @@ func sources(env host.Env, s session) []string {
 	if s.safe || env.AgentsDirs == nil && safeByEnv(env) {
 		return dirs
 	}
+	if s.program != "" {
+		dirs = append(dirs, programLevel)
+	}
 	if len(s.agents) > 0 {
 		dirs = append(dirs, agentsLevel)
 	}
@@ -155,6 +158,18 @@ func mainCheckout(root string) string {
 // agentsLevel names the definitions given with --agents.
 const agentsLevel = "--agents on Claude Code's command line"
 
+// programLevel stands for the definitions the program that drives the
+// session gives Claude Code (the Agent SDK's agents option, sent in its
+// initialize request on standard input): the hook cannot read them, and
+// they may define or replace any name below the managed ones.
+const programLevel = "the definitions of the program that drives the session"
+
+// programAt is the index of the program's level in a catalog, -1 for
+// none.
+func programAt(c *agent.Catalog) int {
+	return slices.IndexFunc(c.Folders, func(f agent.Folder) bool { return strings.HasPrefix(f.Dir, programLevel) })
+}
+
 func rootOf(env host.Env) string {
 	if env.Root != "" {
 		return env.Root
@@ -167,6 +182,10 @@ func rootOf(env host.Env) string {
 func load(ctx context.Context, env host.Env, s session) (*agent.Catalog, error) {
 	var c agent.Catalog
 	for _, dir := range sources(env, s) {
+		if dir == programLevel {
+			c.Folders = append(c.Folders, agent.Folder{Dir: programLevel + " (" + s.program + ")"})
+			continue
+		}
 		if dir == agentsLevel {
 			f, err := commandLineAgents(s)
 			if err != nil {
@@ -247,6 +266,15 @@ func commandLineAgents(s session) (agent.Folder, error) {
 // name matches so. It says why none can be judged: built in, ambiguous,
 // unknown, or a definition that does not parse.
 func resolve(c *agent.Catalog, typ string) (*agent.Definition, string) {
+	if at := programAt(c); at >= 0 {
+		// Only a definition above the program's stands: any other name the
+		// program may define, or replace, in a way the hook cannot read.
+		above := &agent.Catalog{Folders: c.Folders[:at]}
+		if def, problem, found := above.Find(typ, func(d *agent.Definition) bool { return d.Name == typ }); found {
+			return def, problem
+		}
+		return nil, fmt.Sprintf("this session takes agent definitions from the program that drives it (%s), which may define or replace %q where the hook cannot read it: the gate judges only a managed definition in such a session (see docs/claude-code.md, Agent SDK programs)", strings.TrimSuffix(strings.TrimPrefix(c.Folders[at].Dir, programLevel+" ("), ")"), typ)
+	}
 	key := loose(typ)
 	maybe := func(d *agent.Definition) bool { return loose(d.Name) == key }
 	if def, problem, found := c.Find(typ, maybe); found {

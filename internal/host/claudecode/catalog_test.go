@@ -591,3 +591,55 @@ func upTo(dir string) []string {
 		}
 	}
 }
+
+// TestProgramDefinitions: a session driven by a program (the Agent SDK:
+// --input-format stream-json) takes definitions from it that the hook
+// cannot read, and that may shadow a file's: an Agent call, a fork
+// skill's agent: and a workflow are refused there, never judged by a
+// file's definition or the general-purpose fallback. A managed
+// definition, which the program's do not replace, is still judged.
+func TestProgramDefinitions(t *testing.T) {
+	base := outsideRepo(t)
+	root := filepath.Join(base, "root")
+	writeTree(t, base, map[string]string{
+		"p/.claude/agents/reader.md":                   "---\nname: reader\ndescription: d\ntools: Read\nmodel: sonnet\n---\n",
+		"p/.claude/agents/general-purpose.md":          "---\nname: general-purpose\ndescription: d\ntools: Read\nmodel: sonnet\n---\n",
+		"p/.claude/skills/fork/SKILL.md":               "---\ndescription: d\ncontext: fork\nagent: sdkwriter\n---\nDo it.\n",
+		"root/etc/claude-code/.claude/agents/guard.md": "---\nname: guard\ndescription: d\ntools: Read\nmodel: sonnet\n---\n",
+	})
+	project := filepath.Join(base, "p")
+	sdk := []string{"claude", "--output-format", "stream-json", "--verbose", "--input-format", "stream-json"}
+	for _, typ := range []string{"reader", "sdkwriter", "general-purpose"} {
+		if file, problem := sessionSpawn(t, host.Env{Root: root, Home: filepath.Join(base, "home")}, project, sdk, typ); file != "" || !strings.Contains(problem, "takes agent definitions from the program that drives it") {
+			t.Errorf("%s: judged by %q (%q)", typ, file, problem)
+		}
+	}
+	if file, problem := sessionSpawn(t, host.Env{Root: root, Home: filepath.Join(base, "home")}, project, sdk, "guard"); problem != "" || !strings.HasSuffix(file, "guard.md") {
+		t.Errorf("a managed definition: %q (%q)", file, problem)
+	}
+	// Without the program, the project's reader is the one.
+	if file, problem := sessionSpawn(t, host.Env{Root: root, Home: filepath.Join(base, "home")}, project, []string{"claude", "-p", "hi"}, "reader"); problem != "" || !strings.HasSuffix(file, "reader.md") {
+		t.Errorf("no program: %q (%q)", file, problem)
+	}
+	env := host.Env{Root: root, Home: filepath.Join(base, "home"), Limits: plan.DefaultLimits,
+		Getenv: func(k string) string {
+			return map[string]string{"CLAUDE_PROJECT_DIR": project, "CLAUDE_PID": "4242"}[k]
+		},
+		CommandLine: func(int) ([]string, error) { return sdk, nil }}
+	for _, tc := range []struct {
+		tool  string
+		input map[string]any
+	}{
+		{"Skill", map[string]any{"skill": "fork"}},
+		{"Workflow", map[string]any{"name": "e2eflow"}},
+	} {
+		sp, err := Adapter{}.Spawn(context.Background(), map[string]any{"cwd": project, "tool_name": tc.tool, "tool_input": tc.input}, env)
+		if err != nil || sp == nil {
+			t.Fatalf("%s: %v, %v", tc.tool, sp, err)
+		}
+		problem, _ := sp.Children[0].Child["agent"].(map[string]any)["problem"].(string)
+		if !strings.Contains(problem, "from the program that drives it") {
+			t.Errorf("%s: %q", tc.tool, problem)
+		}
+	}
+}

@@ -37,6 +37,10 @@ type session struct {
 	// safe says the session runs in safe mode (--safe-mode,
 	// --restricted), where Claude Code loads no custom agents.
 	safe bool
+	// program, when set, says how the session takes agent definitions
+	// from the program that drives it (the Agent SDK's initialize
+	// request), which the hook cannot read.
+	program string
 	// started is when the session's process started, zero when not known.
 	started time.Time
 }
@@ -119,63 +123,59 @@ func commandLine(pid int) ([]string, error) {
 }
 
 // parse reads the flags of Claude Code's command line that change which
-// definitions a session resolves: --agents, --add-dir, --setting-sources.
-// Each takes its value as the next argument or after "="; --add-dir takes
-// every following argument up to the next flag.
+// definitions a session resolves, each as the part of Claude Code that
+// decides it reads it (cmdline.go): --agents, --add-dir,
+// --setting-sources, --safe-mode and --restricted, and those that bring
+// definitions the hook cannot read. A command line it cannot read with
+// certainty is an error.
 func (s *session) parse(args []string) error {
 	if len(args) > 0 {
 		args = args[1:] // the program
 	}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			return nil
+	fail := func(msg string) error {
+		return &plan.Error{Source: "Claude Code's command line", Msg: msg}
+	}
+	p := parseCommander(args)
+	if why := cannotRead(p, args); why != "" {
+		return fail("it cannot be read as Claude Code reads it: " + why + "; so which definitions the session runs cannot be known")
+	}
+	if v, ok := p.last("--agents"); ok {
+		s.agents = []agentsFlag{{v}}
+	}
+	s.addDirs = p.all("--add-dir")
+	s.safe = plainHas(args, "--safe-mode") || p.has("--restricted")
+	if v, ok := eagerValue(args, "--setting-sources"); ok {
+		s.sources = []string{}
+		for _, src := range strings.Split(v, ",") {
+			if src = strings.TrimSpace(src); src != "" {
+				s.sources = append(s.sources, src)
+			}
 		}
-		name, value, inline := strings.Cut(a, "=")
-		next := func() (string, error) {
-			if inline {
-				return value, nil
-			}
-			if i+1 >= len(args) {
-				return "", fmt.Errorf("%s has no value", name)
-			}
-			i++
-			return args[i], nil
+	}
+	if p.has("--project-config-root") {
+		// Claude Code then reads the project's settings and agents from
+		// another folder than the one the session started in, which the
+		// hook has not been taught to follow.
+		return fail("Claude Code was started with --project-config-root, which moves where it finds the project's agents: the hook cannot know which definitions it runs; start it without the flag")
+	}
+	if p.has("--managed-settings") || p.has("--managed-settings-in-initialize") {
+		// Settings of the managed tier, from whoever started the client:
+		// hooks there run beside spawngate's even with
+		// allowManagedHooksOnly, and one that rewrites a spawn's input
+		// after spawngate judged it starts another child.
+		return fail("Claude Code was started with --managed-settings, settings of the managed tier given on its command line, whose hooks run beside spawngate's and can rewrite a spawn after it is judged: start it without the flag")
+	}
+	for _, name := range []string{"--plugin-dir", "--plugin-dir-no-mcp", "--plugin-url"} {
+		if p.has(name) {
+			return fail(fmt.Sprintf("Claude Code was started with %s, whose plugin brings agents, skills and hooks the hook does not read: start it without the flag", name))
 		}
-		switch name {
-		case "--agents":
-			v, err := next()
-			if err != nil {
-				return &plan.Error{Source: "Claude Code's command line", Msg: err.Error()}
-			}
-			s.agents = append(s.agents, agentsFlag{v})
-		case "--add-dir":
-			if inline {
-				s.addDirs = append(s.addDirs, value)
-				continue
-			}
-			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
-				i++
-				s.addDirs = append(s.addDirs, args[i])
-			}
-		case "--safe-mode", "--restricted":
-			s.safe = true
-		case "--project-config-root":
-			// Claude Code then reads the project's settings and agents
-			// from another folder than the one the session started in,
-			// which the hook has not been taught to follow.
-			return &plan.Error{Source: "Claude Code's command line", Msg: "Claude Code was started with --project-config-root, which moves where it finds the project's agents: the hook cannot know which definitions it runs; start it without the flag"}
-		case "--setting-sources":
-			v, err := next()
-			if err != nil {
-				return &plan.Error{Source: "Claude Code's command line", Msg: err.Error()}
-			}
-			s.sources = []string{}
-			for _, src := range strings.Split(v, ",") {
-				if src = strings.TrimSpace(src); src != "" {
-					s.sources = append(s.sources, src)
-				}
-			}
+	}
+	if v, _ := p.last("--input-format"); v == "stream-json" {
+		s.program = "--input-format stream-json, as the Agent SDK drives Claude Code"
+	}
+	for _, name := range []string{"--sdk-url", "--await-initialize", "--initialize-fields"} {
+		if p.has(name) {
+			s.program = name + ", as the Agent SDK drives Claude Code"
 		}
 	}
 	return nil

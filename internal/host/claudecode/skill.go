@@ -251,6 +251,9 @@ func exists(c *agent.Catalog, name string) bool {
 	if name == "" {
 		return false
 	}
+	if programAt(c) >= 0 {
+		return true // the program may define it: never a fallback
+	}
 	if _, _, found := c.Find(name, func(*agent.Definition) bool { return false }); found {
 		return true
 	}

@@ -39,6 +39,11 @@ func workflowSpawn(_ context.Context, env host.Env, s session, c call, p *host.P
 			problem = fmt.Sprintf("workflow %q is not found in a .claude/workflows folder the gate reads, so what it runs cannot be known", name)
 		}
 	}
+	if s.program != "" {
+		// The agents a script names may be the program's, which the
+		// hook cannot read, and an allowed workflow trusts them all.
+		def, problem = nil, fmt.Sprintf("this session takes agent definitions from the program that drives it (%s), and the agents a workflow starts may be the program's, which the hook cannot read: no workflow is judged in such a session", s.program)
+	}
 	t, facts := agent.Start(c.Call, def, problem)
 	facts["launch"] = "workflow"
 	facts["workflow"] = nil
