@@ -54,6 +54,9 @@ type Folder struct {
 	// Dir names the place in messages.
 	Dir  string
 	Defs []*Definition
+	// Walked are the folders read for it: Dir and each subfolder (none
+	// when Dir does not exist).
+	Walked []string
 }
 
 // Catalog is every definition a host can see, by level of precedence,
@@ -73,11 +76,11 @@ type Reader func(ctx context.Context, file string, data []byte) *Definition
 func Load(ctx context.Context, dirs []string, suffix string, recursive bool, lim plan.Limits, read Reader) (*Catalog, error) {
 	c := &Catalog{}
 	for _, dir := range dirs {
-		files, err := Files(ctx, dir, suffix, recursive)
+		f := Folder{Dir: dir}
+		files, err := Files(ctx, dir, suffix, recursive, func(d string) { f.Walked = append(f.Walked, d) })
 		if err != nil {
 			return nil, err
 		}
-		f := Folder{Dir: dir}
 		for _, file := range files {
 			if err := ctx.Err(); err != nil {
 				return nil, err
@@ -120,8 +123,11 @@ func ReadFile(ctx context.Context, file string, lim plan.Limits, read Reader) *D
 // files, as the hosts follow them; a folder or file reached twice (two
 // links to one place, or a loop) is listed once. A dir that does not exist
 // holds none.
-func Files(ctx context.Context, dir, suffix string, recursive bool) ([]string, error) {
+func Files(ctx context.Context, dir, suffix string, recursive bool, visit ...func(dir string)) ([]string, error) {
 	w := plan.Walk{Noun: "agents folder", Recursive: recursive, Optional: true, Match: func(name string) bool { return strings.HasSuffix(name, suffix) }}
+	for _, v := range visit {
+		w.Visit = v
+	}
 	return w.Files(ctx, dir)
 }
 

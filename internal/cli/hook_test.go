@@ -293,6 +293,7 @@ func TestHookFindsDefinitionsWhereTheHostDoes(t *testing.T) {
 	t.Setenv("HOME", home)
 	t.Setenv("CLAUDE_PROJECT_DIR", sub)
 	t.Setenv("CLAUDE_PID", strconv.Itoa(sessionStartedIn(t, root, sub)))
+	started := time.Now()
 	payload := func(typ string) []byte {
 		// The shell has moved to the repository's root since the session
 		// started in sub.
@@ -328,19 +329,36 @@ func TestHookFindsDefinitionsWhereTheHostDoes(t *testing.T) {
 	}
 	// A definition rewritten after the session started is not the one
 	// Claude Code runs (it keeps what it loaded): refused, whatever it
-	// says now.
+	// says now, and even with its modification time set back (touch -r):
+	// the change time cannot be. The write must come later than the
+	// start by more than the start is known to, whose clock is waited for.
+	for time.Since(started) < time.Second {
+		time.Sleep(20 * time.Millisecond)
+	}
 	rewritten := filepath.Join(repo, ".claude", "agents", "only-repo.md")
 	write(rewritten, agent("lister", "Glob"))
-	// Later than the session's start by more than the second it is known
-	// to, without waiting for it.
-	later := time.Now().Add(time.Minute)
-	if err := os.Chtimes(rewritten, later, later); err != nil {
+	past := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(rewritten, past, past); err != nil {
 		t.Fatal(err)
 	}
 	a = runHookOn(t, []string{"hook", "claude-code", "--policy", policy}, payload("lister"))
 	checkHookProtocol(t, a)
 	if !strings.Contains(a.stdout, "changed at") || !strings.Contains(a.stdout, "after the session started") {
 		t.Fatalf("a definition changed after the session started was judged: %+v", a)
+	}
+	// A definition removed from a subfolder after the start: the hook
+	// would fall through to another of the name, which is not what runs.
+	if err := os.Remove(rewritten); err != nil {
+		t.Fatal(err)
+	}
+	write(filepath.Join(home, ".claude", "agents", "lister.md"), agent("lister", "Glob"))
+	if err := os.Chtimes(filepath.Join(home, ".claude", "agents", "lister.md"), past, past); err != nil {
+		t.Fatal(err)
+	}
+	a = runHookOn(t, []string{"hook", "claude-code", "--policy", policy}, payload("lister"))
+	checkHookProtocol(t, a)
+	if !strings.Contains(a.stdout, "after the session started") {
+		t.Fatalf("a definition removed after the session started left another judged: %+v", a)
 	}
 }
 

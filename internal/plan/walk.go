@@ -43,6 +43,8 @@ type Walk struct {
 	Optional bool
 	// Max bounds the entries looked at (MaxWalk when 0).
 	Max int
+	// Visit, when set, is told each folder walked, the one given first.
+	Visit func(dir string)
 }
 
 // Hidden tells whether a name starts with a dot (.git, .github): for
@@ -87,6 +89,9 @@ func (w Walk) Files(ctx context.Context, dir string) ([]string, error) {
 	walked := 0
 	var walk func(string) error
 	walk = func(d string) error {
+		if w.Visit != nil {
+			w.Visit(d)
+		}
 		entries, err := os.ReadDir(d)
 		if err != nil {
 			return &Error{Source: d, Msg: w.say("cannot be read: " + Reason(err))}

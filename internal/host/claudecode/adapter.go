@@ -112,7 +112,7 @@ func (Adapter) Spawn(ctx context.Context, payload map[string]any, env host.Env) 
 			sp.Brief = b
 		}
 	}
-	refuseStale(env, s, sp.Children)
+	refuseStale(catalog, s, sp.Children)
 	if c.Caller != "" {
 		var problem string
 		sp.Parent, problem = callerParent(c, callerType, catalog)
@@ -243,14 +243,21 @@ func (s session) folders(cwd string) []string {
 }
 
 // refuseStale refuses every child when a folder the session's definitions
-// come from, or a child's own definition, changed after the session
-// started: Claude Code runs the definition it loaded then, which the gate
-// can no longer read.
-func refuseStale(env host.Env, s session, children []agent.Translation) {
+// come from (or one of its subfolders, or the --agents file), or a
+// child's own definition, changed after the session started: Claude Code
+// runs the definition it loaded then, which the gate can no longer read.
+// A definition removed since, or one added above the one that ran,
+// changes its folder.
+func refuseStale(catalog *agent.Catalog, s session, children []agent.Translation) {
 	var paths []string
-	for _, d := range sources(env, s) {
-		if d != agentsLevel {
-			paths = append(paths, d)
+	for _, f := range catalog.Folders {
+		paths = append(paths, f.Walked...)
+		if f.Dir == agentsLevel {
+			for _, d := range f.Defs {
+				if d.File != agentsLevel && !slices.Contains(paths, d.File) {
+					paths = append(paths, d.File)
+				}
+			}
 		}
 	}
 	for _, t := range children {

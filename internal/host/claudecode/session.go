@@ -292,8 +292,8 @@ func changedSince(started time.Time, paths ...string) string {
 	}
 	for _, p := range paths {
 		for _, stat := range []func(string) (os.FileInfo, error){os.Lstat, os.Stat} {
-			if info, err := stat(p); err == nil && info.ModTime().After(started.Add(staleSlack)) {
-				return fmt.Sprintf("%s changed at %s, after the session started (%s)", p, info.ModTime().UTC().Format(time.RFC3339), started.UTC().Format(time.RFC3339))
+			if info, err := stat(p); err == nil && changed(info).After(started.Add(staleSlack)) {
+				return fmt.Sprintf("%s changed at %s, after the session started (%s)", p, changed(info).UTC().Format(time.RFC3339), started.UTC().Format(time.RFC3339))
 			}
 		}
 	}
