@@ -140,7 +140,8 @@ type gateHook struct {
 	timeoutRaw     uint64 // as written
 	async          bool
 	status         *string
-	key            string // the hook's name in [hooks.state]
+	contextLimit   *uint64 // additionalContextLimit, part of the trust hash
+	key            string  // the hook's name in [hooks.state]
 }
 
 func (h *gateHook) place() host.Place { return host.Place{File: h.doc.path, Pointer: h.ptr} }
@@ -820,6 +821,16 @@ func readHandler(raw any, ptr string) (*gateHook, *shapeError) {
 		}
 		h.async = b
 	}
+	for _, k := range []string{"additionalContextLimit", "additional_context_limit"} {
+		if v, ok := obj[k]; ok && v != nil {
+			n, ok := v.(json.Number)
+			u, err := strconv.ParseUint(string(n), 10, 64)
+			if !ok || err != nil {
+				return nil, &shapeError{ptr + "/" + k, "not a whole number"}
+			}
+			h.contextLimit = &u
+		}
+	}
 	if strings.TrimSpace(h.command) == "" {
 		return nil, nil // skipped with a warning
 	}
@@ -961,13 +972,17 @@ func (d *doctor) feature(def bool, names ...string) featureValue {
 // (hooks/list's currentHash): sha256 of the compact JSON, keys sorted, of
 // the hook's event label and its group holding only this handler, as
 // Codex normalises it (timeout set, async written, absent fields left
-// out). serde_json writes strings with fewer escapes than Go's encoder,
-// so they are written here.
-func trustHash(event string, matcher *string, command string, timeout int64, async bool, status *string) string {
+// out; additionalContextLimit counts too). serde_json writes strings
+// with fewer escapes than Go's encoder, so they are written here.
+func trustHash(event string, matcher *string, command string, timeout int64, async bool, status *string, contextLimit *uint64) string {
 	var b bytes.Buffer
 	b.WriteString(`{"event_name":`)
 	writeJSONString(&b, eventLabel(event))
-	b.WriteString(`,"hooks":[{"async":` + strconv.FormatBool(async) + `,"command":`)
+	b.WriteString(`,"hooks":[{`)
+	if contextLimit != nil {
+		b.WriteString(`"additionalContextLimit":` + strconv.FormatUint(*contextLimit, 10) + `,`)
+	}
+	b.WriteString(`"async":` + strconv.FormatBool(async) + `,"command":`)
 	writeJSONString(&b, command)
 	if status != nil {
 		b.WriteString(`,"statusMessage":`)
@@ -1018,7 +1033,7 @@ func writeJSONString(b *bytes.Buffer, s string) {
 }
 
 func (h *gateHook) hash() string {
-	return trustHash(h.event, h.matcher, h.command, h.timeout, h.async, h.status)
+	return trustHash(h.event, h.matcher, h.command, h.timeout, h.async, h.status, h.contextLimit)
 }
 
 // judge applies Codex's switches and checks every spawngate hook it

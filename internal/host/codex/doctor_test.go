@@ -785,9 +785,16 @@ func TestTrustHash(t *testing.T) {
 		{str("*"), nil, "/a", 1, true, "sha256:ab9f071eded91c46238a77c8fdb51442fc6cad557de42fab64f558fb32681174"},
 		{str(""), str(""), "x \"q\" \\ y\n\tz\x01\u2028é", 600, false, "sha256:846261c10ac84d44cb187955cab3b3c12c1e9f5b57c74d0bf581bce4f95e8b56"},
 	} {
-		if got := trustHash(preToolUse, tc.matcher, tc.command, tc.timeout, tc.async, tc.status); got != tc.want {
+		if got := trustHash(preToolUse, tc.matcher, tc.command, tc.timeout, tc.async, tc.status, nil); got != tc.want {
 			t.Errorf("trustHash(%q) = %s, want %s", tc.command, got, tc.want)
 		}
+	}
+	// additionalContextLimit is part of the hash (hooks/list, 0.171.0, for
+	// this hook with "additionalContextLimit": 4096).
+	limit := uint64(4096)
+	const want = "sha256:05878af6ec50e2a1d00ae241921826fb8a43f00af85915b44294502bc0126249"
+	if got := trustHash(preToolUse, str("^(Agent|.*spawn_agent|.*resume_agent)$"), "/usr/local/bin/spawngate hook codex --policy /etc/spawngate/codex.yaml --timeout 20s", 30, false, nil, &limit); got != want {
+		t.Errorf("with additionalContextLimit: %s, want %s", got, want)
 	}
 }
 
