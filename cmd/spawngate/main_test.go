@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,9 +37,19 @@ func TestScripts(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(env.WorkDir, "ws-policy.yaml"), []byte(policy), 0o644); err != nil {
 				return err
 			}
+			// $OWNER is the user the scripts' files belong to, for doctor's
+			// --owner: root in CI, the developer elsewhere.
+			env.Setenv("OWNER", strconv.Itoa(os.Geteuid()))
 			return os.CopyFS(filepath.Join(env.WorkDir, "examples"), os.DirFS(filepath.Join("..", "..", "examples")))
 		},
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){"exits": exits},
+		// [root]: the scripts run as root, who owns every file they write.
+		Condition: func(cond string) (bool, error) {
+			if cond == "root" {
+				return os.Geteuid() == 0, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 	})
 }
 

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/spawngate/spawngate/internal/host"
@@ -41,6 +43,7 @@ func doctorHostNames() []string {
 type doctorOptions struct {
 	host                string
 	project, home, root string
+	owner               string
 	format              doctorFormat
 }
 
@@ -78,8 +81,13 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return fail(err.Error(), " (see spawngate doctor -h)")
 	}
 	d, _ := doctorFor(opts.host)
+	uid, err := ownerUID(opts.owner)
+	if err != nil {
+		return fail(err.Error(), " (see spawngate doctor -h)")
+	}
 	diag, err := d.Doctor(ctx, host.DoctorOptions{
 		Project: opts.project, Home: opts.home, Root: opts.root, Getenv: os.Getenv, ReadHook: readHookLine,
+		Owners: &host.Owners{Trusted: []int{0, uid}, Session: -1},
 	})
 	if err != nil {
 		var de *host.DoctorError
@@ -153,8 +161,22 @@ func newDoctorCommand(opts *doctorOptions) *command {
 	c.fs.Var(fileFlag{&opts.project, "the folder sessions start in"}, "project", "the `DIR` sessions start in, whose project settings are read (default: the current folder)")
 	c.fs.Var(fileFlag{&opts.home, "the user's home folder"}, "home", "the home `DIR` of the user who runs the host, whose own settings are read (default: $HOME)")
 	c.fs.Var(fileFlag{&opts.root, "the folder standing in for /"}, "root", "the `DIR` that stands in for / in the machine-wide paths (/etc/claude-code/..., /etc/codex/...)")
+	c.fs.StringVar(&opts.owner, "owner", "root", "the `USER` (a name or a uid) who installs spawngate: its binary, its policy, checks and bundle, and every folder above them must be this user's or root's, and writable by their owner alone")
 	c.fs.Var(doctorFormatFlag{&opts.format}, "format", "output `format`: "+doctorFormatHelp())
 	return c
+}
+
+// ownerUID reads --owner: a uid, or a user's name looked up on this
+// machine.
+func ownerUID(owner string) (int, error) {
+	if n, err := strconv.Atoi(owner); err == nil && n >= 0 {
+		return n, nil
+	}
+	u, err := user.Lookup(owner)
+	if err != nil {
+		return 0, fmt.Errorf("--owner %q: no such user on this machine", owner)
+	}
+	return strconv.Atoi(u.Uid)
 }
 
 // readHookLine is host.DoctorOptions.ReadHook: a spawngate hook's command

@@ -74,7 +74,11 @@ func (o Owners) Check(path string) error {
 			}
 			for _, p := range []string{abs, final} {
 				if Within(p, d) || Within(p, resolved(d)) {
-					return &ChangeError{Path: path, Why: fmt.Sprintf("it lies in %s, a folder the session writes, and the session runs as %s, whom ownership cannot tell from the operator", d, o.sessionName())}
+					why := fmt.Sprintf("it lies in %s, a folder the session writes", d)
+					if o.Session >= 0 {
+						why += fmt.Sprintf(", and the session runs as %s, whom ownership cannot tell from the operator", o.sessionName())
+					}
+					return &ChangeError{Path: path, Why: why}
 				}
 			}
 		}
@@ -98,9 +102,6 @@ func (o Owners) sessionTrusted() bool {
 }
 
 func (o Owners) sessionName() string {
-	if o.Session < 0 {
-		return "a user doctor does not know (root, say)"
-	}
 	if o.Session == 0 {
 		return "root"
 	}

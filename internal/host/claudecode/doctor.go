@@ -56,11 +56,15 @@ var doctorPaths = struct{ managed, dropIns, user, project, local string }{
 const hostDefaultTimeout = 600 * time.Second
 
 // suggestedHook is the hook the fixes propose, as the README wires it.
-const suggestedHook = `{"matcher": "Agent|Task|Skill|Workflow", "hooks": [{"type": "command", "command": "/usr/local/bin/spawngate hook claude-code --policy /etc/spawngate/claude-code.yaml --timeout 20s", "timeout": 30}]}`
+const suggestedHook = `{"matcher": "Agent|Task|Skill|Workflow", "hooks": [` + suggestedHandler + `]}`
+
+// suggestedHandler is the README's handler: spawngate without a shell,
+// failing closed.
+const suggestedHandler = `{"type": "command", "command": "/usr/local/bin/spawngate", "args": ["hook", "claude-code", "--policy", "/etc/spawngate/claude-code.yaml", "--timeout", "20s"], "timeout": 30, "onFailure": "block"}`
 
 // suggestedExpansionHook is the same hook on UserPromptExpansion, which
 // takes no matcher.
-const suggestedExpansionHook = `{"hooks": [{"type": "command", "command": "/usr/local/bin/spawngate hook claude-code --policy /etc/spawngate/claude-code.yaml --timeout 20s", "timeout": 30}]}`
+const suggestedExpansionHook = `{"hooks": [` + suggestedHandler + `]}`
 
 // settingsLayer is one of Claude Code's layers of settings files.
 type settingsLayer int
@@ -105,7 +109,8 @@ type gateHook struct {
 	args       []string
 	exec       bool // args given: no shell
 	url        string
-	timeout    time.Duration // 0: not set
+	timeout    time.Duration  // 0: not set
+	obj        map[string]any // the handler as written
 }
 
 func (h *gateHook) place() host.Place { return host.Place{File: h.doc.path, Pointer: h.ptr} }
@@ -371,7 +376,7 @@ func (d *doctor) handler(doc *settingsDoc, ptr string, raw any) *gateHook {
 		d.shape(doc, ptr, "not an object", shapeFix)
 		return nil
 	}
-	h := &gateHook{doc: doc, ptr: ptr}
+	h := &gateHook{doc: doc, ptr: ptr, obj: obj}
 	h.kind, _ = obj["type"].(string)
 	if t, ok := obj["timeout"]; ok {
 		// A timeout Claude Code cannot read is left out: the hook is
@@ -691,8 +696,13 @@ func (d *doctor) checkCommand(ctx context.Context, h *gateHook) {
 	add := func(id, ptr, problem, fix string) {
 		d.findings = append(d.findings, host.Finding{ID: id, File: h.doc.path, Pointer: ptr, Problem: problem, Fix: fix})
 	}
-	const directly = `run spawngate directly, or without a shell: "command": "/usr/local/bin/spawngate", "args": ["hook", "claude-code", "--policy", FILE]`
+	const directly = `run spawngate directly, without a shell: "command": "/usr/local/bin/spawngate", "args": ["hook", "claude-code", "--policy", FILE]`
+	d.checkHandler(h, add)
 	var words []string
+	if !h.exec {
+		add("hook.command", cmdPtr, `the command runs through a shell: CLAUDE_CODE_SHELL_PREFIX in the user's settings "env" (~/.claude/settings.json, which a session can write) hands the whole command to another program, and BASH_ENV there runs a script first; either can end the hook before spawngate answers, and Claude Code then lets the spawn through`,
+			`give the program and its arguments apart, which runs no shell: `+directly)
+	}
 	if h.exec {
 		// Without a shell nothing is expanded but the project folder,
 		// which Claude Code fills in itself.
@@ -731,6 +741,69 @@ func (d *doctor) checkCommand(ctx context.Context, h *gateHook) {
 				fmt.Sprintf(`set "timeout" above %s (such as %s), or give spawngate a lower --timeout`, seconds(line.Timeout), seconds(line.Timeout+10*time.Second)))
 		}
 	}
+}
+
+// handlerKeys are the keys of a command handler Claude Code 2.1.332
+// reads (its settings schema, read off the client), and whether a value
+// can leave a spawn unjudged: "" for a key that never does, else what
+// doctor asks of it. A key the client does not read is dropped by this
+// version, and may be read by the next: it is a finding too.
+var handlerKeys = map[string]string{
+	"type": "", "command": "", "args": "", "timeout": "", "statusMessage": "",
+	// once acts on a skill's hooks only; holdsTools on one plugin's;
+	// cloud and the rewake texts on cloud sessions and asyncRewake.
+	"once": "", "holdsTools": "", "cloud": "", "rewakeMessage": "", "rewakeSummary": "",
+	"onFailure":   "block",
+	"async":       "false",
+	"asyncRewake": "false",
+	"if":          "none",
+	"shell":       "bash",
+}
+
+// checkHandler reports the keys of a spawngate command handler that let a
+// spawn through unjudged, or that this version of Claude Code does not
+// read.
+func (d *doctor) checkHandler(h *gateHook, add func(id, ptr, problem, fix string)) {
+	keys := make([]string, 0, len(h.obj))
+	for k := range h.obj {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v := h.obj[k]
+		ptr := h.ptr + "/" + k
+		want, known := handlerKeys[k]
+		switch {
+		case !known:
+			add("hook.handler", ptr, fmt.Sprintf("%q is not a key Claude Code 2.1.332 reads in a command hook: it drops it, and a later version may read it as something that weakens the hook", k),
+				"remove it")
+		case k == "async" && v != false, k == "asyncRewake" && v != false:
+			add("hook.handler", ptr, fmt.Sprintf(`"%s": %s makes Claude Code start the hook and not wait for it: the child starts while spawngate judges, and a refusal comes too late`, k, showJSON(v)),
+				"remove it")
+		case k == "if":
+			add("hook.handler", ptr, fmt.Sprintf(`"if": %s makes the hook run only for calls that match a permission rule, and Claude Code matches an Agent(...) rule against no call (the Agent tool has no input matcher): the spawns it leaves out, or all of them, start unjudged`, showJSON(v)),
+				"remove it")
+		case k == "shell" && v != "bash":
+			add("hook.handler", ptr, fmt.Sprintf(`"shell": %s runs the hook in another shell, which need not be installed: a hook that cannot start lets the spawn through`, showJSON(v)),
+				"remove it")
+		case k == "onFailure" && v != want:
+			add("hook.handler", ptr, fmt.Sprintf(`"onFailure": %s lets a spawn through when the hook cannot start (a missing binary), times out or crashes`, showJSON(v)),
+				`set "onFailure": "block"`)
+		}
+	}
+	if _, set := h.obj["onFailure"]; !set {
+		add("hook.handler", h.ptr, `the hook sets no "onFailure", and Claude Code's default, "continue", lets a spawn through when the hook cannot start (a missing binary), times out or crashes`,
+			`set "onFailure": "block"`)
+	}
+}
+
+// showJSON writes a setting's value as it is written in the file.
+func showJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }
 
 // seconds writes a duration as Claude Code's "timeout" counts it.

@@ -2,12 +2,14 @@ package claudecode
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -49,14 +51,40 @@ func withHook(top, matcher, handler string) string {
 `
 }
 
-// command is a command handler.
+// command is a command handler that fails closed ("onFailure": "block"):
+// given without a shell (command and args apart) when cmd is plain
+// words, as the README gives it; through a shell, as written, when cmd
+// uses the shell (doctor then also reports the shell).
 func command(cmd string, timeout string) string {
+	h := `{"type": "command", "command": ` + fmt.Sprintf("%q", cmd)
+	if plainWords.MatchString(cmd) {
+		words := strings.Fields(cmd)
+		args, _ := json.Marshal(words[1:])
+		h = `{"type": "command", "command": ` + fmt.Sprintf("%q", words[0]) + `, "args": ` + string(args)
+	}
+	if timeout != "" {
+		h += `, "timeout": ` + timeout
+	}
+	return h + `, "onFailure": "block"}`
+}
+
+// handlerWith is the README's handler with more keys.
+func handlerWith(keys string) string {
+	h := command(goodCommand, "30")
+	return strings.TrimSuffix(h, "}") + ", " + keys + "}"
+}
+
+// shellCommand is a command handler that runs through a shell.
+func shellCommand(cmd string, timeout string) string {
 	h := `{"type": "command", "command": ` + fmt.Sprintf("%q", cmd)
 	if timeout != "" {
 		h += `, "timeout": ` + timeout
 	}
-	return h + `}`
+	return h + `, "onFailure": "block"}`
 }
+
+// plainWords is a command with nothing a shell would read otherwise.
+var plainWords = regexp.MustCompile(`^[A-Za-z0-9_./{}:=, -]+$`)
 
 const only = `"allowManagedHooksOnly": true,`
 
@@ -217,8 +245,8 @@ func TestDoctor(t *testing.T) {
 		files   map[string]string
 		project string // the folder sessions start in, under the base; "" is proj
 		want    []string
-		// problem, when set, must be in the first finding's problem, and
-		// notProblem must not.
+		// problem, when set, must be in a finding's problem, and
+		// notProblem not in the first's.
 		problem, notProblem string
 	}{{
 		name:  "managed-holds",
@@ -413,17 +441,17 @@ func TestDoctor(t *testing.T) {
 	}, {
 		name:    "command-or-true",
 		files:   map[string]string{managedJSON: withHook(only, "*", command(goodCommand+" || true", "30"))},
-		want:    []string{"hook.command " + managedJSON + " " + h0 + "/command"},
+		want:    []string{"hook.command " + managedJSON + " " + h0 + "/command", "hook.command " + managedJSON + " " + h0 + "/command"},
 		problem: `(it holds "||")`,
 	}, {
 		name:    "command-through-a-variable",
 		files:   map[string]string{managedJSON: withHook(only, "*", command("$SPAWNGATE hook claude-code --policy {{POLICY}}", "30"))},
-		want:    []string{"hook.command " + managedJSON + " " + h0 + "/command"},
+		want:    []string{"hook.command " + managedJSON + " " + h0 + "/command", "hook.command " + managedJSON + " " + h0 + "/command"},
 		problem: "uses $SPAWNGATE, which doctor cannot know",
 	}, {
 		name:    "command-through-a-wrapper",
 		files:   map[string]string{managedJSON: withHook(only, "*", command("/bin/sh -c 'spawngate hook claude-code'", "30"))},
-		want:    []string{"hook.command " + managedJSON + " " + h0 + "/command"},
+		want:    []string{"hook.command " + managedJSON + " " + h0 + "/command", "hook.command " + managedJSON + " " + h0 + "/command"},
 		problem: `does not run it directly (it runs "/bin/sh")`,
 	}, {
 		name: "command-in-home-through-HOME-and-tilde",
@@ -431,23 +459,69 @@ func TestDoctor(t *testing.T) {
 			"home/bin/spawngate": "", "home/policy.yaml": "allowed_tools: [Read]\n"},
 		// The binary and the policy lie in the home folder, which the
 		// session writes.
-		want: []string{"hook.command " + managedJSON + " " + h0 + "/command", "hook.writable " + managedJSON + " " + h0 + "/command", "hook.writable " + managedJSON + " " + h0 + "/command"},
+		want: []string{"hook.command " + managedJSON + " " + h0 + "/command", "hook.command " + managedJSON + " " + h0 + "/command", "hook.writable " + managedJSON + " " + h0 + "/command", "hook.writable " + managedJSON + " " + h0 + "/command"},
 		// written without the executable bit by install
 		problem: "/home/bin/spawngate is not executable",
 	}, {
 		name: "command-exec-form",
 		files: map[string]string{managedJSON: withHook(only, "*",
-			`{"type": "command", "command": "{{BIN}}", "args": ["hook", "claude-code", "--policy", "{{POLICY}}", "--timeout", "20s"], "timeout": 30}`)},
+			`{"type": "command", "command": "{{BIN}}", "args": ["hook", "claude-code", "--policy", "{{POLICY}}", "--timeout", "20s"], "timeout": 30, "onFailure": "block"}`)},
+	}, {
+		// Each key of the handler that lets a spawn through unjudged, as
+		// Claude Code 2.1.332 reads it (seen on the client: the writer
+		// started under each).
+		name:    "handler-async",
+		files:   map[string]string{managedJSON: withHook(only, "*", handlerWith(`"async": true`))},
+		want:    []string{"hook.handler " + managedJSON + " " + h0 + "/async"},
+		problem: "not wait for it",
+	}, {
+		name:  "handler-async-false",
+		files: map[string]string{managedJSON: withHook(only, "*", handlerWith(`"async": false, "asyncRewake": false, "shell": "bash", "statusMessage": "judging"`))},
+	}, {
+		name:  "handler-async-rewake",
+		files: map[string]string{managedJSON: withHook(only, "*", handlerWith(`"asyncRewake": true`))},
+		want:  []string{"hook.handler " + managedJSON + " " + h0 + "/asyncRewake"},
+	}, {
+		name:    "handler-if",
+		files:   map[string]string{managedJSON: withHook(only, "*", handlerWith(`"if": "Agent(reader)"`))},
+		want:    []string{"hook.handler " + managedJSON + " " + h0 + "/if"},
+		problem: "matches an Agent(...) rule against no call",
+	}, {
+		name:    "handler-shell-powershell",
+		files:   map[string]string{managedJSON: withHook(only, "*", handlerWith(`"shell": "powershell"`))},
+		want:    []string{"hook.handler " + managedJSON + " " + h0 + "/shell"},
+		problem: "which need not be installed",
+	}, {
+		name:    "handler-on-failure-continue",
+		files:   map[string]string{managedJSON: withHook(only, "*", strings.Replace(command(goodCommand, "30"), `"block"`, `"continue"`, 1))},
+		want:    []string{"hook.handler " + managedJSON + " " + h0 + "/onFailure"},
+		problem: "lets a spawn through when the hook cannot start",
+	}, {
+		name:    "handler-no-on-failure",
+		files:   map[string]string{managedJSON: withHook(only, "*", strings.Replace(command(goodCommand, "30"), `, "onFailure": "block"`, "", 1))},
+		want:    []string{"hook.handler " + managedJSON + " " + h0},
+		problem: `Claude Code's default, "continue"`,
+	}, {
+		name:    "handler-key-unknown",
+		files:   map[string]string{managedJSON: withHook(only, "*", handlerWith(`"retry": 3`))},
+		want:    []string{"hook.handler " + managedJSON + " " + h0 + "/retry"},
+		problem: `"retry" is not a key Claude Code 2.1.332 reads`,
+	}, {
+		name:    "command-through-a-shell",
+		files:   map[string]string{managedJSON: withHook(only, "*", shellCommand(goodCommand, "30"))},
+		want:    []string{"hook.command " + managedJSON + " " + h0 + "/command"},
+		problem: "CLAUDE_CODE_SHELL_PREFIX",
 	}, {
 		name: "command-exec-form-not-a-hook",
 		files: map[string]string{managedJSON: withHook(only, "*",
-			`{"type": "command", "command": "{{BIN}}", "args": ["check", "--policy", "{{POLICY}}"], "timeout": 30}`)},
+			`{"type": "command", "command": "{{BIN}}", "args": ["check", "--policy", "{{POLICY}}"], "timeout": 30, "onFailure": "block"}`)},
 		want: []string{"hook.command " + managedJSON + " " + h0 + "/command"},
 	}, {
 		name: "command-inside-the-project",
 		files: map[string]string{managedJSON: withHook(only, "*", command("${CLAUDE_PROJECT_DIR}/tools/spawngate hook claude-code --policy {{POLICY}} --timeout 20s", "30")),
 			"proj/tools/spawngate": ""},
 		want: []string{
+			"hook.command " + managedJSON + " " + h0 + "/command",
 			"hook.command " + managedJSON + " " + h0 + "/command",
 			"hook.writable " + managedJSON + " " + h0 + "/command",
 		},
@@ -478,7 +552,7 @@ func TestDoctor(t *testing.T) {
 	}, {
 		name: "timeout-not-a-number",
 		files: map[string]string{managedJSON: withHook(only, "*",
-			`{"type": "command", "command": "{{BIN}} hook claude-code --policy {{POLICY}} --timeout 20s", "timeout": "30"}`)},
+			`{"type": "command", "command": "{{BIN}}", "args": ["hook", "claude-code", "--policy", "{{POLICY}}", "--timeout", "20s"], "timeout": "30", "onFailure": "block"}`)},
 		want: []string{"settings.invalid " + managedJSON + " " + h0 + "/timeout"},
 	}, {
 		name: "http-hook",
@@ -559,8 +633,8 @@ func TestDoctor(t *testing.T) {
 			if d.Holds() != (len(tc.want) == 0) {
 				t.Errorf("Holds() = %v with %d findings", d.Holds(), len(d.Findings))
 			}
-			if tc.problem != "" && !strings.Contains(d.Findings[0].Problem, tc.problem) {
-				t.Errorf("problem %q does not say %q", d.Findings[0].Problem, tc.problem)
+			if tc.problem != "" && !slices.ContainsFunc(d.Findings, func(f host.Finding) bool { return strings.Contains(f.Problem, tc.problem) }) {
+				t.Errorf("no finding says %q:\n%s", tc.problem, show(d))
 			}
 			if tc.notProblem != "" && strings.Contains(d.Findings[0].Problem, tc.notProblem) {
 				t.Errorf("problem %q says %q", d.Findings[0].Problem, tc.notProblem)
