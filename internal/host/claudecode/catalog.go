@@ -57,6 +57,9 @@ func sources(env host.Env, s session) []string {
 	if env.AgentsDirs != nil {
 		return append(dirs, env.AgentsDirs...)
 	}
+	if s.bare || env.Getenv != nil && truthy(env.Getenv("CLAUDE_CODE_SIMPLE")) {
+		return dirs
+	}
 	if s.loads("project") {
 		for _, d := range projectDirs(env, s) {
 			dirs = append(dirs, filepath.Join(d, Folder))
@@ -78,7 +81,7 @@ func sources(env host.Env, s session) []string {
 // safeByEnv tells whether CLAUDE_CODE_SAFE_MODE puts the session in safe
 // mode.
 func safeByEnv(env host.Env) bool {
-	return env.Getenv != nil && truthy(env.Getenv("CLAUDE_CODE_SAFE_MODE"))
+	return env.Getenv != nil && (truthy(env.Getenv("CLAUDE_CODE_SAFE_MODE")) || truthy(env.Getenv("CLAUDE_CODE_RESTRICTED")))
 }
 
 // userDir is the user's Claude Code folder: CLAUDE_CONFIG_DIR when set

@@ -643,3 +643,28 @@ func TestProgramDefinitions(t *testing.T) {
 		}
 	}
 }
+
+// TestBareSession: a bare session (--bare, found as the client finds it,
+// or CLAUDE_CODE_SIMPLE) loads no definition of the project's or the
+// user's; one of its names is not judged by their files.
+func TestBareSession(t *testing.T) {
+	base := outsideRepo(t)
+	writeTree(t, base, map[string]string{"p/.claude/agents/reader.md": "---\nname: reader\ndescription: d\ntools: Read\nmodel: sonnet\n---\n"})
+	project := filepath.Join(base, "p")
+	env := host.Env{Root: filepath.Join(base, "none"), Home: filepath.Join(base, "home")}
+	for _, args := range [][]string{{"claude", "--bare", "-p", "hi"}, {"claude", "--append-system-prompt", "--bare", "-p", "hi"}} {
+		if file, problem := sessionSpawn(t, env, project, args, "reader"); file != "" || !strings.Contains(problem, "is not defined") {
+			t.Errorf("%q: judged by %q (%q)", args, file, problem)
+		}
+	}
+	env.Getenv = func(k string) string {
+		return map[string]string{"CLAUDE_PROJECT_DIR": project, "CLAUDE_PID": "4242", "CLAUDE_CODE_SIMPLE": "1"}[k]
+	}
+	if file, problem := sessionSpawn(t, env, project, []string{"claude", "-p", "hi"}, "reader"); file != "" || !strings.Contains(problem, "is not defined") {
+		t.Errorf("CLAUDE_CODE_SIMPLE: judged by %q (%q)", file, problem)
+	}
+	env.Getenv = nil
+	if file, problem := sessionSpawn(t, env, project, []string{"claude", "-p", "hi"}, "reader"); problem != "" || file == "" {
+		t.Errorf("not bare: %q (%q)", file, problem)
+	}
+}

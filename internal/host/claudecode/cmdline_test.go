@@ -19,6 +19,7 @@ func TestCommandLineAsClaudeCodeReadsIt(t *testing.T) {
 		agents  string   // the --agents value read, "" for none
 		addDirs []string // the --add-dir folders read
 		safe    bool
+		bare    bool
 		sources []string
 		program bool   // definitions from the driving program
 		err     string // the error, "" for none
@@ -54,7 +55,8 @@ func TestCommandLineAsClaudeCodeReadsIt(t *testing.T) {
 		{name: "subcommand-name-as-a-prompt", args: []string{"-p", "mcp"}},
 		// The eager scan reads --settings here; the parser a name.
 		{name: "readers-disagree", args: []string{"-pn", "--settings", `{"x":1}`, "hi"}, err: "reads --settings one way before its option parser"},
-		{name: "managed-settings", args: []string{"--managed-settings", `{}`, "-p", "hi"}, err: "--managed-settings"},
+		{name: "managed-settings", args: []string{"--managed-settings", `{}`, "-p", "hi"}},
+		{name: "bare", args: []string{"--append-system-prompt", "--bare", "--agents", defs, "-p", "hi"}, agents: defs, bare: true},
 		{name: "plugin-dir", args: []string{"--plugin-dir", "/p", "-p", "hi"}, err: "--plugin-dir"},
 		{name: "project-config-root", args: []string{"--project-config-root", "/x", "-p", "hi"}, err: "--project-config-root"},
 	} {
@@ -74,7 +76,7 @@ func TestCommandLineAsClaudeCodeReadsIt(t *testing.T) {
 			if len(s.agents) > 0 {
 				agents = s.agents[len(s.agents)-1].value
 			}
-			if agents != tc.agents || !slices.Equal(s.addDirs, tc.addDirs) || s.safe != tc.safe || !slices.Equal(s.sources, tc.sources) || (s.program != "") != tc.program {
+			if agents != tc.agents || !slices.Equal(s.addDirs, tc.addDirs) || s.safe != tc.safe || s.bare != tc.bare || !slices.Equal(s.sources, tc.sources) || (s.program != "") != tc.program {
 				t.Fatalf("read agents %q, add-dir %q, safe %v, sources %q, program %q", agents, s.addDirs, s.safe, s.sources, s.program)
 			}
 		})

@@ -37,6 +37,9 @@ type session struct {
 	// safe says the session runs in safe mode (--safe-mode,
 	// --restricted), where Claude Code loads no custom agents.
 	safe bool
+	// bare says the session runs bare (--bare, CLAUDE_CODE_SIMPLE): it
+	// loads --agents, and no definition of the project's or the user's.
+	bare bool
 	// program, when set, says how the session takes agent definitions
 	// from the program that drives it (the Agent SDK's initialize
 	// request), which the hook cannot read.
@@ -144,6 +147,8 @@ func (s *session) parse(args []string) error {
 	}
 	s.addDirs = p.all("--add-dir")
 	s.safe = plainHas(args, "--safe-mode") || p.has("--restricted")
+	// --bare is found by the plain search or the parser, either one.
+	s.bare = plainHas(args, "--bare") || p.has("--bare")
 	if v, ok := eagerValue(args, "--setting-sources"); ok {
 		s.sources = []string{}
 		for _, src := range strings.Split(v, ",") {
@@ -157,13 +162,6 @@ func (s *session) parse(args []string) error {
 		// another folder than the one the session started in, which the
 		// hook has not been taught to follow.
 		return fail("Claude Code was started with --project-config-root, which moves where it finds the project's agents: the hook cannot know which definitions it runs; start it without the flag")
-	}
-	if p.has("--managed-settings") || p.has("--managed-settings-in-initialize") {
-		// Settings of the managed tier, from whoever started the client:
-		// hooks there run beside spawngate's even with
-		// allowManagedHooksOnly, and one that rewrites a spawn's input
-		// after spawngate judged it starts another child.
-		return fail("Claude Code was started with --managed-settings, settings of the managed tier given on its command line, whose hooks run beside spawngate's and can rewrite a spawn after it is judged: start it without the flag")
 	}
 	for _, name := range []string{"--plugin-dir", "--plugin-dir-no-mcp", "--plugin-url"} {
 		if p.has(name) {
