@@ -47,7 +47,7 @@ func TestAdversarial(t *testing.T) {
 // scenario that does not exist; it needs no client.
 func TestAdversarialOpenNamesScenarios(t *testing.T) {
 	names := map[string]bool{}
-	for _, c := range append(append(gateCases(), findingCases()...), adversarialCases()...) {
+	for _, c := range append(append(append(gateCases(), findingCases()...), adversarialCases()...), hostTruthCases()...) {
 		if names[c.name] {
 			t.Errorf("two scenarios are named %s", c.name)
 		}

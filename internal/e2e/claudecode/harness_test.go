@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -91,6 +92,14 @@ type scenario struct {
 	// NoPolicy the file is not written at all.
 	Policy   string
 	NoPolicy bool
+	// PolicyAt is where the policy file goes, named like Files ("~/..."
+	// under HOME); empty is beside the repository, where the session
+	// cannot write.
+	PolicyAt string
+	// Stream, when set, drives the client as the Agent SDK does: the
+	// prompt comes on standard input after these lines (--input-format
+	// stream-json), the first of them the SDK's initialize request.
+	Stream []map[string]any
 	// Args come after `-p PROMPT --output-format stream-json --verbose`.
 	Args []string
 	// Dir is the folder, relative to the repository, the client starts in.
@@ -111,6 +120,9 @@ type scenario struct {
 	// the scenario unless it passes. {{SPAWNGATE}} in the settings is the
 	// absolute path of the hook's executable.
 	Doctor bool
+	// DoctorFails, with Doctor, is the finding doctor must fail the
+	// installation with, instead of passing it.
+	DoctorFails string
 	// Serve, when set, starts what the settings' hooks call (an HTTP hook's
 	// server): it runs once the policy file is written and before any
 	// other file, and what it returns fills {{SERVER}} in every file's text.
@@ -160,15 +172,19 @@ func (sc scenario) run(t *testing.T) *outcome {
 	for _, d := range []string{root, home, bin, capture} {
 		must(t, os.MkdirAll(d, 0o755))
 	}
-	policy := filepath.Join(base, "policy.yaml")
-	vars := []string{"{{ROOT}}", root, "{{HOME}}", home, "{{POLICY}}", policy, "{{SPAWNGATE}}", filepath.Join(bin, "spawngate")}
-	subst := strings.NewReplacer(vars...)
 	where := func(name string) string {
 		if rest, ok := strings.CutPrefix(name, "~/"); ok {
 			return filepath.Join(home, rest)
 		}
 		return filepath.Join(root, name)
 	}
+	policy := filepath.Join(base, "policy.yaml")
+	if sc.PolicyAt != "" {
+		policy = where(sc.PolicyAt)
+		must(t, os.MkdirAll(filepath.Dir(policy), 0o755))
+	}
+	vars := []string{"{{ROOT}}", root, "{{HOME}}", home, "{{POLICY}}", policy, "{{SPAWNGATE}}", filepath.Join(bin, "spawngate")}
+	subst := strings.NewReplacer(vars...)
 
 	gitInit(t, root)
 	if !sc.NoPolicy {
@@ -224,6 +240,15 @@ func (sc scenario) run(t *testing.T) *outcome {
 		prompt = "Run the e2e task."
 	}
 	args := append([]string{"-p", prompt, "--output-format", "stream-json", "--verbose"}, sc.Args...)
+	var stdin bytes.Buffer
+	if sc.Stream != nil {
+		args = append([]string{"-p", "--output-format", "stream-json", "--verbose", "--input-format", "stream-json"}, sc.Args...)
+		enc := json.NewEncoder(&stdin)
+		for _, line := range sc.Stream {
+			must(t, enc.Encode(line))
+		}
+		must(t, enc.Encode(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": prompt}}))
+	}
 	for i := range args {
 		args[i] = subst.Replace(args[i])
 	}
@@ -237,7 +262,7 @@ func (sc scenario) run(t *testing.T) *outcome {
 	defer cancel()
 	argv := append(append(append([]string(nil), sc.Launch...), client), args...)
 	if sc.Doctor {
-		runDoctor(t, base, subst.Replace(sc.Managed), root, home)
+		runDoctor(t, base, subst.Replace(sc.Managed), root, home, sc.DoctorFails)
 	}
 	if sc.Managed != "" {
 		argv = withManagedSettings(t, base, subst.Replace(sc.Managed), argv)
@@ -261,6 +286,9 @@ func (sc scenario) run(t *testing.T) *outcome {
 	cmd.WaitDelay = 5 * time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if sc.Stream != nil {
+		cmd.Stdin = &stdin
+	}
 	err := cmd.Run()
 	if ctx.Err() != nil {
 		err = fmt.Errorf("the client did not finish within %v: %w", runTimeout, ctx.Err())
@@ -283,16 +311,36 @@ func (sc scenario) run(t *testing.T) *outcome {
 // runDoctor runs spawngate doctor claude-code on the installation the
 // client is about to run with: managed settings text (under a root of its
 // own standing in for /), the repository and HOME. It fails the test
-// unless doctor passes.
-func runDoctor(t *testing.T, base, managed, root, home string) {
+// unless doctor passes, or, with fails set, unless doctor fails the
+// installation with that finding.
+func runDoctor(t *testing.T, base, managed, root, home, fails string) {
 	t.Helper()
 	fake := filepath.Join(base, "doctor-root")
 	must(t, os.MkdirAll(filepath.Join(fake, "etc", "claude-code"), 0o755))
 	must(t, os.WriteFile(filepath.Join(fake, "etc", "claude-code", "managed-settings.json"), []byte(managed), 0o644))
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, spawngateBin, "doctor", "claude-code", "--project", root, "--home", home, "--root", fake)
+	args := []string{"doctor", "claude-code", "--project", root, "--home", home, "--root", fake}
+	if fails != "" {
+		args = append(args, "--format", "json")
+	}
+	cmd := exec.CommandContext(ctx, spawngateBin, args...)
 	out, err := cmd.CombinedOutput()
+	if fails != "" {
+		var ee *exec.ExitError
+		var diag struct{ Findings []struct{ ID string } }
+		found := false
+		if json.Unmarshal(out, &diag) == nil {
+			for _, f := range diag.Findings {
+				found = found || f.ID == fails
+			}
+		}
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 || !found {
+			t.Fatalf("spawngate doctor claude-code does not fail the installation with %s: %v\n%s", fails, err, out)
+		}
+		t.Logf("doctor fails it, as it must: %s", bytes.TrimSpace(out))
+		return
+	}
 	if err != nil {
 		t.Fatalf("spawngate doctor claude-code does not pass the installation: %v\n%s", err, out)
 	}

@@ -5,11 +5,20 @@ import (
 )
 
 // doctorManaged is the README's enforcing installation: managed settings
-// with allowManagedHooksOnly, spawngate by its absolute path on both
-// events, a hook timeout above spawngate's --timeout. Its --timeout 19s
-// tells its calls apart (hookSources).
+// with allowManagedHooksOnly, spawngate by its absolute path, without a
+// shell, failing closed, on both events, a hook timeout above
+// spawngate's --timeout. Its --timeout 19s tells its calls apart
+// (hookSources).
 func doctorManaged() string {
-	handler := `{"type": "command", "command": "{{SPAWNGATE}} hook claude-code --policy {{POLICY}} --timeout 19s", "timeout": 30}`
+	return managedWith(managedHandler)
+}
+
+// managedHandler is the README's handler, with {{SPAWNGATE}} and
+// {{POLICY}} to fill in.
+const managedHandler = `{"type": "command", "command": "{{SPAWNGATE}}", "args": ["hook", "claude-code", "--policy", "{{POLICY}}", "--timeout", "19s"], "timeout": 30, "onFailure": "block"}`
+
+// managedWith is doctorManaged with another handler on both events.
+func managedWith(handler string) string {
 	return `{"allowManagedHooksOnly": true, "hooks": {` +
 		`"PreToolUse": [{"matcher": "` + readmeMatcher + `", "hooks": [` + handler + `]}], ` +
 		`"UserPromptExpansion": [{"hooks": [` + handler + `]}]}}`
