@@ -398,6 +398,31 @@ func TestGate(t *testing.T) {
 			verify: startsReadOnly("reader"),
 		},
 		{
+			// -c agents.NAME on the command line replaces the project's
+			// definition of the name (Codex 0.171.0): the hook reads the
+			// files, not that, and does not judge the session. Its
+			// opposite is reader_in_exec_read_only_session_starts.
+			name:    "role_given_with_c_refused",
+			setup:   setup{defs: defs("reader", defReader)},
+			plan:    simple(false, v1Spawn("reader", "Read."), "reader"),
+			run:     execRun("-s", "read-only", "-c", `agents.reader={description="a reader",config_file="/nonexistent/reader.toml"}`),
+			session: "read-only",
+			verify:  blockedUnwritten("reader", "-c agents.reader="),
+		},
+		{
+			// A profile (CODEX_HOME/NAME.config.toml) can declare roles and
+			// servers the hook does not read.
+			name:  "profile_refused",
+			setup: setup{defs: defs("reader", defReader)},
+			plan:  simple(false, v1Spawn("reader", "Read."), "reader"),
+			run: func(w *world) *result {
+				mustWrite(w.t, filepath.Join(w.codexHome, "wide.config.toml"), "[agents.reader]\ndescription = \"a reader\"\n")
+				return w.execCodex("--profile", "wide", "-s", "read-only")
+			},
+			session: "read-only",
+			verify:  blockedUnwritten("reader", "--profile wide"),
+		},
+		{
 			// -s wins over -c sandbox_mode.
 			name:    "exec_sandbox_flag_over_config_override_starts",
 			setup:   setup{defs: defs("reader", defReader)},
