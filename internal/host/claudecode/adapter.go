@@ -72,7 +72,7 @@ func (Adapter) Spawn(ctx context.Context, payload map[string]any, env host.Env) 
 		return nil, err
 	}
 	c.Paths = sessionPaths(s, cwd)
-	sp.Folders, sp.ByHand = s.folders(cwd), !s.read
+	sp.Folders, sp.ByHand = s.folders(), !s.read
 	if env.Getenv != nil {
 		c.EnvModel = env.Getenv("CLAUDE_CODE_SUBAGENT_MODEL")
 		c.EnvForce = truthy(env.Getenv("CLAUDE_CODE_SUBAGENT_MODEL_FORCE"))
@@ -229,10 +229,11 @@ func sessionPaths(s session, cwd string) []string {
 	return paths
 }
 
-// folders are the folders the session works in: where it started, its
-// shell's current one, and those --add-dir gives it.
-func (s session) folders(cwd string) []string {
-	dirs := sessionPaths(s, cwd)
+// folders are the folders the session writes as a matter of course:
+// where it started, and those --add-dir gives it. (Its shell's current
+// folder follows cd, to / as readily as anywhere: not one of them.)
+func (s session) folders() []string {
+	dirs := []string{s.project}
 	for _, d := range s.addDirs {
 		if !filepath.IsAbs(d) {
 			d = filepath.Join(s.project, d)

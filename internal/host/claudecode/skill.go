@@ -236,7 +236,7 @@ func expansionSpawn(ctx context.Context, p *host.Payload, env host.Env) (*host.S
 		return nil, nil
 	}
 	refuseStale(catalog, s, children)
-	sp := &host.Spawn{Event: Expansion, Session: p.String("session_id"), Children: children, Folders: s.folders(cwd), ByHand: !s.read}
+	sp := &host.Spawn{Event: Expansion, Session: p.String("session_id"), Children: children, Folders: s.folders(), ByHand: !s.read}
 	for _, t := range children {
 		if b, ok := t.Child["brief"].(string); ok && sp.Brief == "" {
 			sp.Brief = b
