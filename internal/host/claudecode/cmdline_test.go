@@ -57,7 +57,10 @@ func TestCommandLineAsClaudeCodeReadsIt(t *testing.T) {
 		{name: "readers-disagree", args: []string{"-pn", "--settings", `{"x":1}`, "hi"}, err: "reads --settings one way before its option parser"},
 		{name: "managed-settings", args: []string{"--managed-settings", `{}`, "-p", "hi"}},
 		{name: "bare", args: []string{"--append-system-prompt", "--bare", "--agents", defs, "-p", "hi"}, agents: defs, bare: true},
-		{name: "plugin-dir", args: []string{"--plugin-dir", "/p", "-p", "hi"}, err: "--plugin-dir"},
+		// A plugin's agents and skills are named plugin:NAME, which no
+		// definition the hook reads shadows; its hooks do not run beside a
+		// managed installation's (allowManagedHooksOnly).
+		{name: "plugin-dir", args: []string{"--plugin-dir", "/p", "-p", "hi"}},
 		{name: "project-config-root", args: []string{"--project-config-root", "/x", "-p", "hi"}, err: "--project-config-root"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

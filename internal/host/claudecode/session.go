@@ -163,11 +163,6 @@ func (s *session) parse(args []string) error {
 		// hook has not been taught to follow.
 		return fail("Claude Code was started with --project-config-root, which moves where it finds the project's agents: the hook cannot know which definitions it runs; start it without the flag")
 	}
-	for _, name := range []string{"--plugin-dir", "--plugin-dir-no-mcp", "--plugin-url"} {
-		if p.has(name) {
-			return fail(fmt.Sprintf("Claude Code was started with %s, whose plugin brings agents, skills and hooks the hook does not read: start it without the flag", name))
-		}
-	}
 	if v, _ := p.last("--input-format"); v == "stream-json" {
 		s.program = "--input-format stream-json, as the Agent SDK drives Claude Code"
 	}
