@@ -40,7 +40,8 @@ const (
 	ErrInternal
 	// ErrOption: New or Hook was given an option it cannot build or judge
 	// with (a timeout that is not positive, a second policy, a nil
-	// option); Error.Source names the option.
+	// option), and Error.Source names the option; or a function was given
+	// a nil context, and Error.Source names the function ("Check").
 	ErrOption
 )
 

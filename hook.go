@@ -77,8 +77,11 @@ func WithBudget(tokens int64) HookOption {
 // refuse it (a command hook exits 2 with the error on stderr; an HTTP
 // hook answers the deny JSON: a non-2xx answer lets Claude Code spawn).
 // A host other than ClaudeCode and Codex, spelt exactly so, is an error,
-// never HookIgnore.
+// never HookIgnore; so is a nil ctx (Kind ErrOption).
 func (g *Gate) Hook(ctx context.Context, host Host, payload []byte, opts ...HookOption) (HookAnswer, error) {
+	if ctx == nil {
+		return hookFailed(nil, nilContext("Hook"))
+	}
 	adapter, ok := hosts.Lookup(string(host))
 	if !ok {
 		// An unknown host is never "not a spawn": the caller would let it

@@ -145,8 +145,11 @@ type Policy struct {
 // it describes and judged as one, by the same reader, schemas and checks
 // as any other, so a plan in Go and the same plan in a file get the same
 // answer. As with Check, an error comes with a Result whose verdict is
-// NotJudged.
+// NotJudged, and a nil ctx is an error of Kind ErrOption.
 func (g *Gate) CheckPlan(ctx context.Context, p Plan) (Result, error) {
+	if ctx == nil {
+		return notJudged("plan.json", nilContext("CheckPlan"))
+	}
 	doc, err := p.Document()
 	if err != nil {
 		return notJudged("plan.json", &Error{Kind: ErrDocument, Source: "plan.json", Msg: err.Error()})

@@ -231,8 +231,12 @@ func WithMaxListed(n int) Option { return func(s *settings) { s.maxListed = n } 
 // build with (a second policy or bundle, a timeout that is not positive,
 // limits no document could be read under, a negative WithMaxListed, a
 // WithToday that is no date, a nil Option) is an error of Kind ErrOption
-// naming the option, never taken in silence. Every error is an *Error.
+// naming the option, never taken in silence; so is a nil ctx (Source
+// "New"). Every error is an *Error.
 func New(ctx context.Context, opts ...Option) (*Gate, error) {
+	if ctx == nil {
+		return nil, nilContext("New")
+	}
 	s := settings{opts: judge.DefaultOptions(), maxListed: report.DefaultMaxListed}
 	for i, o := range opts {
 		if o == nil {
@@ -304,10 +308,14 @@ func optionError(option, format string, args ...any) *Error {
 // Check judges a plan document (YAML or JSON, by the extension of name,
 // or by its first character when name has none). An error is an *Error:
 // the plan was not judged, and the Result beside it has the verdict
-// NotJudged and the error's line.
+// NotJudged and the error's line. A nil ctx is an error of Kind
+// ErrOption.
 func (g *Gate) Check(ctx context.Context, name string, doc []byte) (Result, error) {
 	if name == "" {
 		name = "plan"
+	}
+	if ctx == nil {
+		return notJudged(name, nilContext("Check"))
 	}
 	if g == nil || g.g == nil {
 		return notJudged(name, notBuilt(name))
@@ -324,6 +332,13 @@ func (g *Gate) Check(ctx context.Context, name string, doc []byte) (Result, erro
 func notJudged(source string, err error) (Result, error) {
 	e := errorOf(source, err)
 	return Result{Source: source, Verdict: NotJudged, Error: e.Error(), Children: []Child{}}, e
+}
+
+// nilContext is the error of a function given a nil context, which the
+// pipeline would panic on in the caller's goroutine: a caller's slip, of
+// Kind ErrOption like a nil Option, with Source the function.
+func nilContext(function string) *Error {
+	return &Error{Kind: ErrOption, Source: function, Msg: "the context (ctx) is nil: pass context.Background() when nothing is to cancel the call"}
 }
 
 // notBuilt is the error of a Gate that New did not build (a nil or zero
