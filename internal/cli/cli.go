@@ -22,6 +22,15 @@ import (
 func Main() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// A write to a closed pipe is an error the command reports (exit 2,
+	// one line on stderr), and a server counts and keeps serving: unless
+	// SIGPIPE is handled, Go's runtime lets it end the process, with no
+	// word and no exit code, at a failed write to stdout or stderr.
+	// Notify, not Ignore: an ignored signal stays ignored in whatever the
+	// process would start.
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	defer signal.Stop(pipe)
 	if len(os.Args) > 1 && os.Args[1] == "serve" {
 		// A server stops gracefully on the first signal, within its own
 		// --shutdown-timeout, and collects garbage as any long-lived
@@ -126,6 +135,24 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprint(stderr, usage)
 		return exitError
 	}
+	if args[0] == "serve" {
+		// Its standard output carries the decision log alone, if anything,
+		// whose failures the server counts and logs as they come.
+		return runServe(ctx, args[1:], stdout, stderr)
+	}
+	out := &output{w: stdout}
+	code = runCommand(ctx, args, stdin, out, stderr)
+	if err := out.failed(); err != nil && code != exitError {
+		// The command did not look: its output is lost all the same, and
+		// an answer that did not arrive is no verdict.
+		fmt.Fprintf(stderr, "spawngate: writing to standard output: %s\n", oneLine(err.Error()))
+		code = exitError
+	}
+	return code
+}
+
+// runCommand runs one command but serve.
+func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "check":
 		return check(ctx, args[1:], stdin, stdout, stderr)
@@ -135,8 +162,6 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runHook(ctx, args[1:], stdin, stdout, stderr)
 	case "agents":
 		return runAgents(ctx, args[1:], stdout, stderr)
-	case "serve":
-		return runServe(ctx, args[1:], stdout, stderr)
 	case "verify":
 		return runVerify(ctx, args[1:], stdout, stderr)
 	case "doctor":
@@ -152,6 +177,34 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	fmt.Fprintf(stderr, "spawngate: unknown command %q (see spawngate help)\n", args[0])
 	return exitError
+}
+
+// output is a command's standard output, which remembers the first write
+// that failed: whatever a command does with the error, the run that lost
+// its output exits 2 (Run).
+type output struct {
+	w   io.Writer
+	mu  sync.Mutex
+	err error
+}
+
+func (o *output) Write(p []byte) (int, error) {
+	n, err := o.w.Write(p)
+	if err != nil {
+		o.mu.Lock()
+		if o.err == nil {
+			o.err = err
+		}
+		o.mu.Unlock()
+	}
+	return n, err
+}
+
+// failed is the first write error, or nil.
+func (o *output) failed() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.err
 }
 
 // commands are the command names, for a slip's suggestion.

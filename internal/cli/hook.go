@@ -181,6 +181,9 @@ func namesStdout(name string, stdout io.Writer) bool {
 	case "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1", "/proc/thread-self/fd/1":
 		return true
 	}
+	if o, ok := stdout.(*output); ok {
+		stdout = o.w
+	}
 	f, ok := stdout.(*os.File)
 	if !ok {
 		return false

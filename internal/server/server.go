@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"net/url"
+	"path"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -297,22 +299,23 @@ func (s *Server) PolicyDigest() string { return s.state.Load().digest }
 // ready, while those in flight finish.
 func (s *Server) Drain() { s.draining.Store(true) }
 
-// Handler is the server's routes.
+// Handler is the server's routes. A request is routed by its path exactly
+// as it was sent, never cleaned: http.ServeMux answers a path it would
+// clean (/v1/hooks//codex, /v1/hooks/./codex, /v1/hooks/x/../codex) with
+// a redirect, and no host reads a redirect as a refusal. A path that is
+// not exactly an endpoint's is answered as unknown: refused as a hook
+// when it is, or would be once decoded or cleaned, /v1/hooks or a path
+// below it (hookPath), and 404 otherwise.
 func (s *Server) Handler() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("/v1/check", s.check)
+	routes := map[string]http.HandlerFunc{"/v1/check": s.check}
 	for _, a := range hosts.All {
-		mux.HandleFunc("/v1/hooks/"+a.Name(), s.hook(a))
+		routes["/v1/hooks/"+a.Name()] = s.hook(a)
 	}
-	// Any other path under /v1/hooks/ (a typo, a trailing slash, another
-	// case) is still answered as a hook: refused. A 404 would let Claude
-	// Code's HTTP hook spawn the child.
-	mux.HandleFunc("/v1/hooks/", s.unknownHook)
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+	routes["/healthz"] = func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		io.WriteString(w, "ok\n")
-	})
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+	}
+	routes["/readyz"] = func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		if s.draining.Load() || s.state.Load() == nil {
 			w.WriteHeader(http.StatusServiceUnavailable)
@@ -320,17 +323,43 @@ func (s *Server) Handler() http.Handler {
 			return
 		}
 		io.WriteString(w, "ready\n")
-	})
+	}
 	metrics := s.metrics.handler()
-	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
+	routes["/metrics"] = func(w http.ResponseWriter, r *http.Request) {
 		if s.cfg.MetricsAuth && !s.authorized(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="spawngate"`)
 			http.Error(w, "a bearer token is required", http.StatusUnauthorized)
 			return
 		}
 		metrics.ServeHTTP(w, r)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if serve, ok := routes[r.URL.EscapedPath()]; ok {
+			serve(w, r)
+			return
+		}
+		if hookPath(r.URL) {
+			// A typo, a trailing slash, another case, a path a client
+			// or proxy may clean into a hook's: still answered as a
+			// hook, refused. A 404 would let Claude Code's HTTP hook
+			// spawn the child.
+			s.unknownHook(w, r)
+			return
+		}
+		http.NotFound(w, r)
 	})
-	return mux
+}
+
+// hookPath tells whether a path is /v1/hooks or below it as sent, once
+// decoded, or once decoded and cleaned: a client or a proxy on the way
+// might send any of them for a hook's.
+func hookPath(u *url.URL) bool {
+	for _, p := range []string{u.EscapedPath(), u.Path, path.Clean(u.Path)} {
+		if p == "/v1/hooks" || strings.HasPrefix(p, "/v1/hooks/") {
+			return true
+		}
+	}
+	return false
 }
 
 // authorized tells whether a request carries the token, compared in
@@ -649,10 +678,15 @@ func sessionEnv(r *http.Request) func(string) string {
 // server knows: refused, in the form every host reads as a refusal on
 // every event (the event is not known: a UserPromptExpansion hook does
 // not block on PreToolUse's deny).
+//
+// The path is named as it was sent, escaped: it is what the operator
+// wrote in the hook's settings, and it carries no byte of the client's
+// into the reason unescaped.
 func (s *Server) unknownHook(w http.ResponseWriter, r *http.Request) {
-	reason := fmt.Sprintf("spawngate could not judge this sub-agent, so it is refused: no hook is served at %s (the hooks are %s)", r.URL.Path, "/v1/hooks/"+strings.Join(hosts.Names(), ", /v1/hooks/"))
+	sent := r.URL.EscapedPath()
+	reason := fmt.Sprintf("spawngate could not judge this sub-agent, so it is refused: no hook is served at %s (the hooks are %s)", sent, "/v1/hooks/"+strings.Join(hosts.Names(), ", /v1/hooks/"))
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(host.DenyAnyEvent(reason))
 	s.metrics.observe(string(report.NotJudged), "usage", nil, 0)
-	s.logDecision(decision{path: r.URL.Path, requestedBy: r.RemoteAddr, err: reason, verdict: report.NotJudged, policy: s.state.Load().digest, checks: s.state.Load().checks}, 0)
+	s.logDecision(decision{path: sent, requestedBy: r.RemoteAddr, err: reason, verdict: report.NotJudged, policy: s.state.Load().digest, checks: s.state.Load().checks}, 0)
 }
