@@ -34,22 +34,24 @@ var Builtin = []string{"claude", "Explore", "general-purpose", "Plan", "statusli
 const DefaultType = "general-purpose"
 
 // sources lists the places Claude Code takes definitions from, highest
-// precedence first: the managed folder, --agents on the command line, the
-// project's folders (projectDirs), the --add-dir folders (the one given
-// last first), the user's folder (userDir). A level named "--agents"
-// holds the command line's definitions. In safe mode (--safe-mode,
-// --restricted, CLAUDE_CODE_SAFE_MODE) Claude Code loads none but the
-// managed ones.
+// precedence first (read off the client's own merge, and tried on it):
+// the managed folder, the program's (programLevel), --agents on the
+// command line, the project's folders (projectDirs), the --add-dir
+// folders (the one given last first), the user's folder (userDir). A
+// level named "--agents" holds the command line's definitions. In safe
+// mode (--safe-mode, --restricted, CLAUDE_CODE_SAFE_MODE) Claude Code
+// loads none but the managed ones and the program's, which it takes in
+// every mode.
 func sources(env host.Env, s session) []string {
 	var dirs []string
 	if env.AgentsDirs == nil {
 		dirs = append(dirs, filepath.Join(rootOf(env), managedAgents))
 	}
-	if s.safe || env.AgentsDirs == nil && safeByEnv(env) {
-		return dirs
-	}
 	if s.program != "" {
 		dirs = append(dirs, programLevel)
+	}
+	if s.safe || env.AgentsDirs == nil && safeByEnv(env) {
+		return dirs
 	}
 	if len(s.agents) > 0 {
 		dirs = append(dirs, agentsLevel)

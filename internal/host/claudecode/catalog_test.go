@@ -617,6 +617,11 @@ func TestProgramDefinitions(t *testing.T) {
 	if file, problem := sessionSpawn(t, host.Env{Root: root, Home: filepath.Join(base, "home")}, project, sdk, "guard"); problem != "" || !strings.HasSuffix(file, "guard.md") {
 		t.Errorf("a managed definition: %q (%q)", file, problem)
 	}
+	// The client takes the program's definitions in safe mode too, which
+	// drops the project's: still refused, not "not defined".
+	if file, problem := sessionSpawn(t, host.Env{Root: root, Home: filepath.Join(base, "home")}, project, append(slices.Clone(sdk), "--safe-mode"), "reader"); file != "" || !strings.Contains(problem, "takes agent definitions from the program that drives it") {
+		t.Errorf("safe mode: judged by %q (%q)", file, problem)
+	}
 	// Without the program, the project's reader is the one.
 	if file, problem := sessionSpawn(t, host.Env{Root: root, Home: filepath.Join(base, "home")}, project, []string{"claude", "-p", "hi"}, "reader"); problem != "" || !strings.HasSuffix(file, "reader.md") {
 		t.Errorf("no program: %q (%q)", file, problem)
