@@ -225,6 +225,15 @@ func reportRules(g *judge.Gate) []report.Rule {
 // and a gate with no operator policy names the command that needs one.
 // read, when set, is also given every document read.
 func newGate(ctx context.Context, command string, opts judge.Options, policy string, read ...func(string, []byte)) (*judge.Gate, error) {
+	// The operator's policy (or the bundle that carries it) is a document
+	// too, read before any plan: a large one must switch the collector as
+	// a large plan does, or reading it under the ceiling collects without
+	// pause (a 3.3 MB policy of 300,000 unknown keys: 8.5 s of CPU, not 2.1).
+	for _, f := range []string{policy, opts.Bundle} {
+		if info, err := os.Stat(f); f != "" && err == nil && info.Size() > largeDocument {
+			largeDocumentSeen()
+		}
+	}
 	opts.OnRead = func(source string, data []byte) {
 		if len(data) > largeDocument {
 			largeDocumentSeen()

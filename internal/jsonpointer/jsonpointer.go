@@ -110,6 +110,12 @@ func nextSegment(ptr string) (seg, rest string) {
 	return ptr[1:], ""
 }
 
+// CompareSegments orders two escaped segments as Compare orders two
+// pointers that differ only in their last segment, those two: a caller
+// that chooses among the keys of one object need not build a pointer for
+// each.
+func CompareSegments(a, b string) int { return compareSegments(a, b) }
+
 // compareSegments puts array indexes first, by value, then every other
 // segment by its text. Mixing the two orders (9 < 10 by value, 10 < 1a < 9
 // by text) would make a cycle, and a sort that depends on its input order.

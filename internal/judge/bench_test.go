@@ -2,9 +2,11 @@ package judge_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -89,4 +91,44 @@ func BenchmarkDecision(b *testing.B) {
 			}
 		})
 	})
+}
+
+// BenchmarkUnknownKeys is a plan of n top-level keys the schema does not
+// know, judged as check and serve judge it: refused as a document, each
+// key a problem placed on its line. Placing them read every key once per
+// problem, which made the whole quadratic in n (12,500 YAML keys 0.6 s,
+// 50,000 keys 7.4 s); it is linear now, in YAML and JSON alike.
+func BenchmarkUnknownKeys(b *testing.B) {
+	g, err := judge.New(context.Background(), judge.DefaultOptions(), filepath.Join("..", "..", "examples", "policy.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, syntax := range []string{"yaml", "json"} {
+		for _, n := range []int{12500, 25000, 50000} {
+			var doc strings.Builder
+			for i := range n {
+				switch {
+				case syntax == "yaml":
+					fmt.Fprintf(&doc, "k%06d: x\n", i)
+				case i == 0:
+					fmt.Fprintf(&doc, "{\"k%06d\": \"x\"\n", i)
+				default:
+					fmt.Fprintf(&doc, ",\"k%06d\": \"x\"\n", i)
+				}
+			}
+			if syntax == "json" {
+				doc.WriteString("}")
+			}
+			data := []byte(doc.String())
+			b.Run(fmt.Sprintf("%s/keys=%d", syntax, n), func(b *testing.B) {
+				b.SetBytes(int64(len(data)))
+				for b.Loop() {
+					_, err := g.JudgeBytes(context.Background(), "plan."+syntax, data, report.DefaultMaxListed)
+					if e := (*judge.Error)(nil); !errors.As(err, &e) || e.Kind != judge.Document {
+						b.Fatalf("%v, want the document refused", err)
+					}
+				}
+			})
+		}
+	}
 }

@@ -79,6 +79,23 @@ func TestReadingStopsWhenTheContextEnds(t *testing.T) {
 			return err
 		},
 		"validating": func(ctx context.Context) error { return validateAll(ctx, l, jsonDoc) },
+		// Placing problems reads the document again: it stops too, and a
+		// document refused after its context ended is not an answer.
+		"placing json": func(ctx context.Context) error {
+			_, err := Locate(ctx, "p.json", jsonDoc, DefaultLimits, []string{"/plan/0/role"})
+			return err
+		},
+		"placing yaml": func(ctx context.Context) error {
+			_, err := Locate(ctx, "p.yaml", yamlDoc, DefaultLimits, []string{"/plan/0/role"})
+			return err
+		},
+		"placing a document's problems": func(ctx context.Context) error {
+			err := documentError(ctx, "p.yaml", yamlDoc, DefaultLimits, []schemaError{{"/plan/0/role", "bad"}, {"/plan/1/x", "unknown key"}})
+			if e := (*Error)(nil); errors.As(err, &e) {
+				return nil // the document's own error: what a context that did not end gives
+			}
+			return err
+		},
 	} {
 		if err := run(context.Background()); err != nil {
 			t.Fatalf("%s: %v", name, err)

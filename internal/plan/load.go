@@ -256,7 +256,7 @@ func (l *Loader) Policy(ctx context.Context, source string, data []byte) (Policy
 	if err != nil {
 		return nil, err
 	}
-	if problems := l.schemas.validate(l.schemas.policy, doc); len(problems) > 0 {
+	if problems := l.schemas.validate(l.schemas.policy, doc, nil); len(problems) > 0 {
 		return nil, documentError(ctx, source, data, l.limits, problems)
 	}
 	if err := refusePending(source, "", doc); err != nil {
@@ -322,13 +322,19 @@ func describeValue(v any) string {
 
 // documentError reports every problem of a document that breaks its
 // schema: the first, with the others in More, each at the line and
-// column of the value it points at when the document has one there.
-func documentError(ctx context.Context, source string, data []byte, lim Limits, problems []schemaError) *Error {
+// column of the value it points at when the document has one there. When
+// ctx ends first, it returns ctx.Err(): a document refused after its
+// deadline was not judged in time, and placing its problems is work that
+// must stop when the caller has gone.
+func documentError(ctx context.Context, source string, data []byte, lim Limits, problems []schemaError) error {
 	pointers := make([]string, len(problems))
 	for i, p := range problems {
 		pointers[i] = p.pointer
 	}
 	at, _ := Locate(ctx, source, data, lim, pointers) // a place is a help, not a need
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	errs := make([]*Error, len(problems))
 	for i, p := range problems {
 		errs[i] = &Error{Source: source, Pointer: p.pointer, Msg: p.msg}

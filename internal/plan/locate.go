@@ -29,7 +29,9 @@ type Position struct {
 // pointer to nothing (a key that is missing) gets the place of the nearest
 // value above it that exists; a value reached through a YAML alias gets the
 // alias's place where the pointer ends there, and the anchored value's
-// place inside it.
+// place inside it. It costs time linear in the document and the pointers
+// (one problem per key of a mapping of 50,000 keys reads each key once),
+// and when ctx ends first it stops and returns ctx.Err().
 func Locate(ctx context.Context, source string, data []byte, lim Limits, pointers []string) (map[string]Position, error) {
 	if len(pointers) == 0 {
 		return nil, nil
@@ -45,9 +47,18 @@ func Locate(ctx context.Context, source string, data []byte, lim Limits, pointer
 		}
 	}
 	if syntax == JSON {
-		return locateJSON(source, data, pointers)
+		at, err := locateJSON(source, data, pointers)
+		if err != nil {
+			return nil, err
+		}
+		// The skim is one pass, a few milliseconds a megabyte: it looks
+		// at its context once, when it is done.
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return at, nil
 	}
-	return locateYAML(data, pointers)
+	return locateYAML(ctx, data, pointers)
 }
 
 // A trie of the wanted pointers, by segment.
@@ -352,13 +363,40 @@ func (s *skimmer) skip() {
 	}
 }
 
-func locateYAML(data []byte, pointers []string) (map[string]Position, error) {
+func locateYAML(ctx context.Context, data []byte, pointers []string) (map[string]Position, error) {
+	return (&yamlPlacer{ctx: ctx}).locate(data, pointers)
+}
+
+// yamlPlacer finds pointers in a YAML node tree. A pointer is followed
+// segment by segment; a key is looked for by reading a small mapping's keys
+// in turn and a large mapping's from an index of its keys, built the first
+// time a pointer goes into it, so that placing one problem per key of a
+// mapping of 50,000 keys reads each key once, not once per problem.
+type yamlPlacer struct {
+	ctx   context.Context
+	index map[*yaml.Node]map[string]*yaml.Node // by mapping, its keys' values
+	// steps counts the keys looked at, so that a test can hold placing to
+	// the size of the document and the pointers.
+	steps int
+}
+
+// smallMapping is how many keys a mapping may have and still be searched
+// in turn: a child's few keys cost less to read than to index.
+const smallMapping = 16
+
+func (p *yamlPlacer) locate(data []byte, pointers []string) (map[string]Position, error) {
+	if err := p.ctx.Err(); err != nil {
+		return nil, err
+	}
 	var doc yaml.Node
 	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil || len(doc.Content) == 0 {
 		return nil, fmt.Errorf("the document no longer reads as it did")
 	}
 	out := make(map[string]Position, len(pointers))
-	for _, ptr := range pointers {
+	for k, ptr := range pointers {
+		if err := ctxErr(p.ctx, k); err != nil {
+			return nil, err
+		}
 		n := doc.Content[0]
 		at := n
 		for seg := range segmentsOf(ptr) {
@@ -368,12 +406,7 @@ func locateYAML(data []byte, pointers []string) (map[string]Position, error) {
 			var next *yaml.Node
 			switch n.Kind {
 			case yaml.MappingNode:
-				for i := 0; i+1 < len(n.Content); i += 2 {
-					if n.Content[i].Value == seg {
-						next = n.Content[i+1]
-						break
-					}
-				}
+				next = p.member(n, seg)
 			case yaml.SequenceNode:
 				if i, err := strconv.Atoi(seg); err == nil && i >= 0 && i < len(n.Content) && strconv.Itoa(i) == seg {
 					next = n.Content[i]
@@ -386,5 +419,38 @@ func locateYAML(data []byte, pointers []string) (map[string]Position, error) {
 		}
 		out[ptr] = Position{at.Line, at.Column}
 	}
+	if err := p.ctx.Err(); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// member is the value of a mapping's key, or nil. The loader has refused
+// duplicate keys; were there any, the first would win, as it always has.
+func (p *yamlPlacer) member(m *yaml.Node, key string) *yaml.Node {
+	if len(m.Content) <= 2*smallMapping {
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			p.steps++
+			if m.Content[i].Value == key {
+				return m.Content[i+1]
+			}
+		}
+		return nil
+	}
+	keys, ok := p.index[m]
+	if !ok {
+		keys = make(map[string]*yaml.Node, len(m.Content)/2)
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			p.steps++
+			if _, dup := keys[m.Content[i].Value]; !dup {
+				keys[m.Content[i].Value] = m.Content[i+1]
+			}
+		}
+		if p.index == nil {
+			p.index = map[*yaml.Node]map[string]*yaml.Node{}
+		}
+		p.index[m] = keys
+	}
+	p.steps++
+	return keys[key]
 }

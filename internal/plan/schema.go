@@ -143,14 +143,14 @@ func (s *schemaSet) validatePlan(ctx context.Context, doc map[string]any, reps [
 		shell["plan"] = reps[:alone]
 		one := func(k int) {
 			if !seen.On() {
-				repProblems[k] = s.validate(s.child, reps[k])
+				repProblems[k] = s.validate(s.child, reps[k], nil)
 				return
 			}
 			if ps, ok := seen.Get(keys[k]); ok {
 				repProblems[k] = ps
 				return
 			}
-			repProblems[k] = s.validate(s.child, reps[k])
+			repProblems[k] = s.validate(s.child, reps[k], nil)
 			seen.Put(keys[k], repProblems[k])
 		}
 		if err := onEveryCore(ctx, alone, len(reps), one); err != nil {
@@ -174,7 +174,11 @@ func (s *schemaSet) validatePlan(ctx context.Context, doc map[string]any, reps [
 	}
 	problems, known := shellMemo.Get(shellKey)
 	if !known {
-		problems = s.validate(s.plan, shell)
+		var region func(string) string
+		if isList {
+			region = childRegion
+		}
+		problems = s.validate(s.plan, shell, region)
 		shellMemo.Put(shellKey, problems)
 	}
 	for _, pr := range problems {
@@ -209,8 +213,11 @@ type schemaError struct {
 	msg     string
 }
 
-// validate checks doc against sch and returns every violation, sorted.
-func (s *schemaSet) validate(sch *jsonschema.Schema, doc any) []schemaError {
+// validate checks doc against sch and returns its violations, sorted: at
+// most MaxSchemaProblems, after one problem for each region (the document,
+// or a child: see region; nil for a document that is one region) that
+// has more, which counts them.
+func (s *schemaSet) validate(sch *jsonschema.Schema, doc any, region func(string) string) []schemaError {
 	err := sch.Validate(doc)
 	if err == nil {
 		return nil
@@ -219,11 +226,11 @@ func (s *schemaSet) validate(sch *jsonschema.Schema, doc any) []schemaError {
 	if !errors.As(err, &ve) {
 		return []schemaError{{msg: err.Error()}}
 	}
-	var out []schemaError
+	found := newProblems(MaxSchemaProblems, region)
 	var walk func(*jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
 		if len(e.Causes) == 0 {
-			out = append(out, s.explain(e, doc)...)
+			s.explain(e, doc, found)
 			return
 		}
 		for _, c := range e.Causes {
@@ -231,8 +238,30 @@ func (s *schemaSet) validate(sch *jsonschema.Schema, doc any) []schemaError {
 		}
 	}
 	walk(ve)
-	sortSchemaErrors(out)
-	return dedupe(out)
+	return found.list()
+}
+
+// childRegion is the region of a pointer in a plan document: the child it
+// lies in (/plan/3), or "" for the rest of the document. It is asked of
+// every problem the validator finds, so it reads the pointer itself.
+func childRegion(ptr string) string {
+	rest, ok := strings.CutPrefix(ptr, "/plan/")
+	if !ok {
+		return ""
+	}
+	n := strings.IndexByte(rest, '/')
+	if n < 0 {
+		n = len(rest)
+	}
+	if n == 0 || (n > 1 && rest[0] == '0') {
+		return ""
+	}
+	for _, c := range rest[:n] {
+		if c < '0' || c > '9' {
+			return ""
+		}
+	}
+	return ptr[:len("/plan/")+n]
 }
 
 var (
@@ -243,28 +272,39 @@ var (
 )
 
 // explain turns one leaf of the validator's error tree into problems a
-// person can act on.
-func (s *schemaSet) explain(e *jsonschema.ValidationError, doc any) []schemaError {
+// person can act on, and offers them to found. A leaf whose problems
+// cannot be listed is only counted.
+func (s *schemaSet) explain(e *jsonschema.ValidationError, doc any, found *problems) {
 	at := e.InstanceLocation
 	keyword := e.KeywordLocation[strings.LastIndexByte(e.KeywordLocation, '/')+1:]
 	schemaAt := strings.TrimSuffix(e.AbsoluteKeywordLocation, "/"+keyword)
+	if found.skip(at) && keyword != "additionalProperties" && keyword != "required" {
+		found.count(at, 1) // one problem, at the value or below it
+		return
+	}
 	value, _ := jsonpointer.Lookup(doc, at)
 	if i := strings.LastIndexByte(at, '/'); i >= 0 && s.forbiddenKeys(at[:i])[at[i+1:]] && keyword == at[i+1:] {
-		return []schemaError{{at, fmt.Sprintf("%s is the operator's to set: a plan's own policy cannot set it", quote(at[i+1:]))}}
+		found.offer(at, func() string {
+			return fmt.Sprintf("%s is the operator's to set: a plan's own policy cannot set it", quote(at[i+1:]))
+		})
+		return
 	}
 	if m := dependentRequired.FindStringSubmatch(e.KeywordLocation); m != nil {
 		// dependentRequired/KEY/N: KEY is set and the key it needs is not.
 		if names := quotedName.FindAllStringSubmatch(e.Message, -1); len(names) == 2 {
-			return []schemaError{{jsonpointer.Join(at, names[0][1]), fmt.Sprintf("required key %s is missing: %s is set, and needs it beside it", quote(names[0][1]), quote(names[1][1]))}}
+			found.offer(jsonpointer.Join(at, names[0][1]), func() string {
+				return fmt.Sprintf("required key %s is missing: %s is set, and needs it beside it", quote(names[0][1]), quote(names[1][1]))
+			})
+			return
 		}
 	}
+	one := func(msg string) { found.offer(at, func() string { return msg }) }
 	switch keyword {
 	case "required":
-		var out []schemaError
 		for _, m := range quotedName.FindAllStringSubmatch(e.Message, -1) {
-			out = append(out, schemaError{jsonpointer.Join(at, m[1]), fmt.Sprintf("required key %s is missing", quote(m[1]))})
+			found.offer(jsonpointer.Join(at, m[1]), func() string { return fmt.Sprintf("required key %s is missing", quote(m[1])) })
 		}
-		return out
+		return
 	case "additionalProperties":
 		obj, _ := value.(map[string]any)
 		sch := s.subSchema(schemaAt)
@@ -279,30 +319,37 @@ func (s *schemaSet) explain(e *jsonschema.ValidationError, doc any) []schemaErro
 			}
 		}
 		sort.Strings(allowed)
-		var out []schemaError
-		for k := range obj {
-			if _, ok := sch.Properties[k]; !ok {
-				out = append(out, schemaError{jsonpointer.Join(at, k), fmt.Sprintf("unknown key %s (allowed: %s)", quote(k), strings.Join(allowed, ", "))})
-			}
+		list := strings.Join(allowed, ", ")
+		// Only the first keys can be listed: the others are counted, not
+		// given a pointer and a message each.
+		first, n := firstKeys(obj, sch.Properties, found.max)
+		for _, k := range first {
+			found.offer(jsonpointer.Join(at, k), func() string { return fmt.Sprintf("unknown key %s (allowed: %s)", quote(k), list) })
 		}
-		return out
+		found.count(at, n-len(first))
+		return
 	case "type":
 		if m := expectedType.FindStringSubmatch(e.Message); m != nil {
-			return []schemaError{{at, fmt.Sprintf("must be %s, not %s", typeNames(m[1]), typeName(m[2]))}}
+			one(fmt.Sprintf("must be %s, not %s", typeNames(m[1]), typeName(m[2])))
+			return
 		}
 	case "minItems":
 		if strings.HasPrefix(e.Message, "minimum 1 items") {
-			return []schemaError{{at, "must not be empty"}}
+			one("must not be empty")
+			return
 		}
 	case "minLength":
-		return []schemaError{{at, "must not be empty"}}
+		one("must not be empty")
+		return
 	case "maxLength":
 		if sch := s.subSchema(schemaAt); sch != nil && sch.MaxLength >= 0 {
-			return []schemaError{{at, fmt.Sprintf("must be at most %d characters long", sch.MaxLength)}}
+			one(fmt.Sprintf("must be at most %d characters long", sch.MaxLength))
+			return
 		}
 	case "pattern", "format", "not":
 		if sch := s.subSchema(schemaAt); sch != nil && sch.Title != "" {
-			return []schemaError{{at, fmt.Sprintf("must be %s, not %s", sch.Title, show(value))}}
+			one(fmt.Sprintf("must be %s, not %s", sch.Title, show(value)))
+			return
 		}
 	case "minimum", "maximum":
 		if m := bound.FindStringSubmatch(e.Message); m != nil {
@@ -321,10 +368,11 @@ func (s *schemaSet) explain(e *jsonschema.ValidationError, doc any) []schemaErro
 					limit = r.RatString()
 				}
 			}
-			return []schemaError{{at, fmt.Sprintf("must be %s %s, not %s", word, limit, show(value))}}
+			one(fmt.Sprintf("must be %s %s, not %s", word, limit, show(value)))
+			return
 		}
 	}
-	return []schemaError{{at, e.Message}}
+	one(e.Message)
 }
 
 // forbiddenKeys are the keys the plan schema forbids at a place (the

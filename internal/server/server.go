@@ -559,9 +559,20 @@ func (s *Server) check(w http.ResponseWriter, r *http.Request) {
 		fail(why.status, why.kind, why.msg)
 		return
 	}
-	defer done() // after the answer: the body is held until it is written
 	d.input = body
-	res, err := st.gate.JudgeBytes(ctx, source, body, s.cfg.MaxListed)
+	type judged struct {
+		res report.Result
+		err error
+	}
+	out, inTime, free := onTime(ctx, done, func() judged {
+		res, err := st.gate.JudgeBytes(ctx, source, body, s.cfg.MaxListed)
+		return judged{res, err}
+	}, func(p any) judged { return judged{err: internalError(p)} })
+	defer free() // after the answer: the body is held until it is written
+	if !inTime {
+		out.err = s.lateError(ctx, source)
+	}
+	res, err := out.res, out.err
 	if err != nil {
 		var e *judge.Error
 		kind, status := "internal", http.StatusInternalServerError
@@ -629,14 +640,19 @@ func (s *Server) hook(adapter host.Adapter) http.HandlerFunc {
 			cannot(why.kind, why.msg)
 			return
 		}
-		defer done()
 		d.input = body
 		store := s.cfg.Ledger
 		if store == nil {
 			store = noLedger{}
 		}
 		cfg := hook.Config{Host: adapter, AgentsDirs: s.cfg.AgentsDirs, Home: s.cfg.Home, Budget: s.cfg.Budget, Getenv: sessionEnv(r), Ledger: store}
-		dec := hook.Decide(ctx, st.gate, cfg, body)
+		dec, inTime, free := onTime(ctx, done, func() hook.Decision {
+			return hook.Decide(ctx, st.gate, cfg, body)
+		}, func(p any) hook.Decision { return hook.Decision{Kind: hook.Fail, Err: internalError(p)} })
+		defer free()
+		if !inTime {
+			dec = hook.Decision{Kind: hook.Fail, Err: s.lateError(ctx, host.PayloadSource)}
+		}
 		event = dec.Event
 		if dec.Plan != nil {
 			d.report = &report.Report{Results: []report.Result{dec.Result}}
@@ -661,6 +677,68 @@ func (s *Server) hook(adapter host.Adapter) http.HandlerFunc {
 			cannot(kind, s.cfg.Wording.Line(dec.Err))
 		}
 	}
+}
+
+// answerGrace is how long past a request's deadline the server waits for
+// the work to say itself that it ran out of time (every step looks at its
+// context, and most stop at once) before it answers for it.
+const answerGrace = 100 * time.Millisecond
+
+// onTime runs work on a goroutine of its own, which holds the request's
+// turn (release) until it returns, and waits for it until ctx ends and
+// answerGrace after. inTime is false when the work did not return by
+// then: the request is answered on time all the same, never dropped, and
+// the work goes on to its end on its own, still holding its turn, so no
+// more work runs at once than --max-concurrent allows (a step that cannot
+// be interrupted, such as the schema validator on a huge document, ends
+// when it ends). free, called once the answer is written, lets the turn
+// go when the work has returned; panicked turns a panic in the work into
+// its result.
+func onTime[T any](ctx context.Context, release func(), work func() T, panicked func(any) T) (v T, inTime bool, free func()) {
+	var once sync.Once
+	let := func() { once.Do(release) }
+	results := make(chan T, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				results <- panicked(p)
+			}
+		}()
+		results <- work()
+	}()
+	select {
+	case v = <-results:
+		return v, true, let
+	case <-ctx.Done():
+	}
+	grace := time.NewTimer(answerGrace)
+	defer grace.Stop()
+	select {
+	case v = <-results:
+		return v, true, let
+	case <-grace.C:
+		go func() {
+			<-results
+			let()
+		}()
+		return v, false, func() {}
+	}
+}
+
+// lateError is why a request whose work outran its context is answered
+// without it: the gate's own timeout, as the gate words it, or the
+// request's end (the client gone, the server stopping).
+func (s *Server) lateError(ctx context.Context, source string) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return &judge.Error{Kind: judge.Timeout, Source: source, Msg: fmt.Sprintf("timed out after %s", s.cfg.Gate.Timeout), Limit: "timeout"}
+	}
+	return &judge.Error{Kind: judge.Interrupted, Source: source, Msg: "the request ended before it was judged"}
+}
+
+// internalError is a panic in a request's work, as the error the answer
+// gives.
+func internalError(p any) error {
+	return &judge.Error{Kind: judge.Internal, Msg: fmt.Sprintf("internal error: %v", p)}
 }
 
 // EnvHeader is the prefix of the headers that carry the session's
