@@ -130,3 +130,26 @@ func TestALongLivedEngineJudgesPlansWithoutKeys(t *testing.T) {
 		}
 	}
 }
+
+// A policy built by hand may hold values the loader never gives (an int,
+// a []string), which no key writes: each is judged on its own. Loaded, a
+// cap of 10 and a cap of 1 are two keys; built by hand, they must still be
+// two answers.
+func TestALongLivedEngineJudgesPoliciesBuiltByHand(t *testing.T) {
+	e := builtin(t)
+	for _, tc := range []struct {
+		tool string
+		cap  int
+		want report.Verdict
+	}{{"fs.read", 10, report.Pass}, {"fs.read", 1, report.Block}, {"fs.read", 10, report.Pass}, {"fs.write", 10, report.Block}} {
+		p := mustPlan(t, `{"plan": [{"role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 5}]}`)
+		p.Policy = plan.Policy{"allowed_tools": []string{tc.tool}, "workspace_root": "/repo", "budget_cap_tokens": tc.cap}
+		res, err := e.Evaluate(context.Background(), nil, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Verdict != tc.want {
+			t.Errorf("%s, cap %d: %s, want %s", tc.tool, tc.cap, res.Verdict, tc.want)
+		}
+	}
+}

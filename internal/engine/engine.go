@@ -18,6 +18,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/topdown"
 
 	"github.com/spawngate/spawngate/internal/jsonpointer"
+	"github.com/spawngate/spawngate/internal/memo"
 	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
 	"github.com/spawngate/spawngate/policy"
@@ -52,6 +53,8 @@ type settings struct {
 	custom       []policy.Module // the operator's own modules (Custom), compiled by New
 	everyModule  bool
 	expect       map[string]any // see Expect
+	memoless     bool           // see noMemos
+	unshared     bool           // see noSharedValues
 	opts         []Option
 }
 
@@ -63,12 +66,9 @@ func (e *Engine) planQueryFor(policies map[string]any) (*query, error) {
 		return nil, nil
 	}
 	var apply []Check
-	var ids strings.Builder
 	for _, chk := range e.planChecks {
 		if applies(chk, policies) {
 			apply = append(apply, chk)
-			ids.WriteString(chk.ID)
-			ids.WriteByte(0)
 		}
 	}
 	switch len(apply) {
@@ -77,14 +77,15 @@ func (e *Engine) planQueryFor(policies map[string]any) (*query, error) {
 	case len(e.planChecks):
 		return e.planQuery, nil
 	}
-	if q, ok := e.planQueries.Load(ids.String()); ok {
-		return q.(*query), nil
+	queries, key := e.planQueries.For("", 1, nil), checksKey(apply)
+	if q, ok := queries.Get(key); ok {
+		return q, nil
 	}
 	q, err := prepare(e.compiler, apply)
 	if err != nil {
 		return nil, err
 	}
-	e.planQueries.Store(ids.String(), q)
+	queries.Put(key, q)
 	return q, nil
 }
 
@@ -200,6 +201,9 @@ func New(modules []policy.Module, opts ...Option) (*Engine, error) {
 	for _, opt := range opts {
 		opt(e)
 	}
+	if e.memoless {
+		e.caches = caches{}
+	}
 	e.opts = opts
 	parsed, err := parseModules(modules)
 	if err != nil {
@@ -304,7 +308,9 @@ func New(modules []policy.Module, opts ...Option) (*Engine, error) {
 		}
 	}
 	e.compiler, e.checks, e.abstracted, e.custom = compiler, checks, abstracted, nil
-	e.shared = newSharing(compiler)
+	if !e.unshared {
+		e.shared = newSharing(compiler)
+	}
 	var byScope [2][]Check
 	for _, chk := range checks {
 		if chk.Scope == ScopePlan {
@@ -485,6 +491,7 @@ type evaluation struct {
 	keep        map[string]bool // the keys that grant nothing a check that applies reads
 	in          *inputs
 	exc         *excepter // nil without exceptions
+	pkey        string    // the policies, as a key holds them (keyPolicies)
 	mem         memories
 	f           *resultBuilder
 	// The representatives as the checks see them, built only for those a
@@ -517,8 +524,9 @@ func (e *Engine) begin(ctx context.Context, operator plan.Policy, p *plan.Plan, 
 		}
 		ev.reps, ev.group, ev.keys, groupIssues = split(ev.reps, ev.group, ev.keys, groupIssues, alone)
 	}
-	pkey := plan.Key(policies)
-	if ev.in, err = e.newInputs(ctx, policies, pkey, names, p); err != nil {
+	var lacks []string
+	ev.pkey, lacks = keyPolicies(policies)
+	if ev.in, err = e.newInputs(ctx, policies, e.policyValues.For("", 1, lacks), ev.pkey, names, p); err != nil {
 		return nil, err
 	}
 	ev.exc = newExcepter(e, operator, ev.in, o.today, o.strictExceptions)
@@ -533,7 +541,7 @@ func (e *Engine) begin(ctx context.Context, operator plan.Policy, p *plan.Plan, 
 	// What the checks found for children judged before under the same
 	// policies is remembered, as long as the keys hold all they read
 	// (cache.go).
-	ev.mem = e.memoriesFor(pkey, len(ev.reps), e.unkeyed(ev.keys, ev.reps, ev.keep))
+	ev.mem = e.memoriesFor(len(ev.reps), append(lacks, e.unkeyed(ev.keys, ev.reps, ev.keep)...))
 	return ev, nil
 }
 
@@ -580,7 +588,7 @@ func (ev *evaluation) planChecks(ctx context.Context) error {
 	}
 	var key string
 	if ev.mem.plan.On() {
-		key = planKey(ev.pq.checks, ev.keys, members, pointers)
+		key = planKey(ev.pkey, ev.keys, members, pointers)
 	}
 	pf, ok := ev.mem.plan.Get(key)
 	if !ok {
@@ -613,7 +621,7 @@ func (ev *evaluation) childChecks(ctx context.Context) error {
 	var need []int
 	for k := range ev.reps {
 		if ev.mem.child.On() {
-			if vs, ok := ev.mem.child.Get(ev.keys[k]); ok {
+			if vs, ok := ev.mem.child.Get(childKey(ev.pkey, ev.keys[k])); ok {
 				cached[k] = vs
 				continue
 			}
@@ -651,7 +659,7 @@ func (ev *evaluation) childChecks(ctx context.Context) error {
 				return err
 			}
 			if ev.mem.child.On() {
-				ev.mem.child.Put(ev.keys[k], slices.Clone(found[j]))
+				ev.mem.child.Put(childKey(ev.pkey, ev.keys[k]), slices.Clone(found[j]))
 			}
 			if err := ev.f.fold(ctx, k, all[j]); err != nil {
 				return err
@@ -740,16 +748,18 @@ type inputs struct {
 	planRoot string         // the root relative paths are read against
 }
 
-func (e *Engine) newInputs(ctx context.Context, policies map[string]any, key string, names []string, p *plan.Plan) (*inputs, error) {
-	// The policies in OPA's form are remembered by their key: a gate
-	// judging plan after plan under one policy converts it once.
-	pv, ok := e.policyValues.Get(key)
+// newInputs builds the inputs of one plan. The policies in OPA's form are
+// remembered (values) by their key (policyValuesKey): a gate judging plan
+// after plan under one policy converts it once.
+func (e *Engine) newInputs(ctx context.Context, policies map[string]any, values memo.View[ast.Value], pkey string, names []string, p *plan.Plan) (*inputs, error) {
+	key := policyValuesKey(pkey)
+	pv, ok := values.Get(key)
 	if !ok {
 		var err error
 		if pv, err = ast.InterfaceToValue(policies); err != nil {
 			return nil, fmt.Errorf("building the policy input: %w", err)
 		}
-		e.policyValues.Put(key, pv)
+		values.Put(key, pv)
 	}
 	in := &inputs{policies: pv}
 	if p.Parents != nil {

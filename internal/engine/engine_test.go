@@ -374,26 +374,47 @@ func TestEvaluateHonoursCancellation(t *testing.T) {
 }
 
 // TestEvaluateIsDeterministic runs the same plan many times: the report
-// must not depend on map order or on anything but the input.
+// must not depend on map order or on anything but the input. Without
+// memos, every run evaluates the checks; with them, the first does and the
+// rest are found again, and must come out as the first did.
 func TestEvaluateIsDeterministic(t *testing.T) {
-	e := builtin(t)
-	pol := mustPolicy(t, operatorPolicy)
-	doc := `{"plan": [{"role": "a", "tools": ["x", "y", "fs:*", 1], "paths": ["~", "/etc", "a b", "..", 2], "budget_tokens": 5e9, "z": 1, "y": 2}]}`
-	first, err := e.Evaluate(context.Background(), pol, mustPlan(t, doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(first.Children[0].Violations) < 8 {
-		t.Fatalf("only %d violations: the plan should be refused many ways", len(first.Children[0].Violations))
-	}
-	for range 20 {
-		again, err := e.Evaluate(context.Background(), pol, mustPlan(t, doc))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(again, first) {
-			t.Fatalf("runs differ:\n%+v\n%+v", again, first)
-		}
+	const runs = 21
+	for _, tc := range []struct {
+		name  string
+		opts  []engine.Option
+		evals int64 // how many times the checks are evaluated, when counted (shared values)
+	}{
+		{"without memos", []engine.Option{engine.NoMemos()}, runs},
+		{"without memos or shared values", []engine.Option{engine.NoMemos(), engine.NoSharedValues()}, 0},
+		{"with memos", nil, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := engine.New(builtinModules(t), tc.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pol := mustPolicy(t, operatorPolicy)
+			doc := `{"plan": [{"role": "a", "tools": ["x", "y", "fs:*", 1], "paths": ["~", "/etc", "a b", "..", 2], "budget_tokens": 5e9, "z": 1, "y": 2}]}`
+			first, err := e.Evaluate(context.Background(), pol, mustPlan(t, doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(first.Children[0].Violations) < 8 {
+				t.Fatalf("only %d violations: the plan should be refused many ways", len(first.Children[0].Violations))
+			}
+			for range runs - 1 {
+				again, err := e.Evaluate(context.Background(), pol, mustPlan(t, doc))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(again, first) {
+					t.Fatalf("runs differ:\n%+v\n%+v", again, first)
+				}
+			}
+			if n := engine.Evaluations(e); n != tc.evals {
+				t.Errorf("the checks were evaluated %d times in %d runs, want %d", n, runs, tc.evals)
+			}
+		})
 	}
 }
 

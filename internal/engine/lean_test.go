@@ -16,16 +16,18 @@ import (
 	"github.com/spawngate/spawngate/policy"
 )
 
-func engines(t *testing.T) (lean, full *Engine) {
+// engines are a lean engine of the built-in checks and one of every
+// module, both built with opts.
+func engines(t *testing.T, opts ...Option) (lean, full *Engine) {
 	t.Helper()
 	mods, err := policy.Modules()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lean, err = New(mods); err != nil {
+	if lean, err = New(mods, opts...); err != nil {
 		t.Fatal(err)
 	}
-	if full, err = New(mods, EveryModule()); err != nil {
+	if full, err = New(mods, append(slices.Clone(opts), EveryModule())...); err != nil {
 		t.Fatal(err)
 	}
 	if lean.full == nil || full.full != nil {

@@ -80,7 +80,7 @@ func (s *sharing) cacheFor(input ast.Value) *layered {
 // their text, not by value: Rego calls 1e3 and 1000 equal, but sprintf
 // writes them differently, and a message must never come from the other.
 func (s *sharing) valuesFor(policies ast.Value) *sharedValues {
-	key := policies.String() // keys sorted: equal objects, equal text
+	key := sharedKey(policies) // keys sorted: equal objects, equal text
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if v, ok := s.sets[key]; ok {

@@ -236,9 +236,18 @@ func TestSharedValuesChangeNoResult(t *testing.T) {
 }
 
 // Evaluations on every core share values under two sets of policies, and
-// each answers as one alone would (run with -race).
+// each answers as one alone would (run with -race). Without memos, each of
+// the 400 evaluations runs the checks; with them, a few dozen do, and the
+// rest ask the memos at once.
 func TestSharedValuesConcurrently(t *testing.T) {
-	lean, _ := engines(t)
+	t.Run("without memos", func(t *testing.T) { sharedValuesConcurrently(t, true, noMemos()) })
+	t.Run("with memos", func(t *testing.T) { sharedValuesConcurrently(t, false) })
+}
+
+// sharedValuesConcurrently is TestSharedValuesConcurrently on engines built
+// with opts; every says each evaluation must run the checks.
+func sharedValuesConcurrently(t *testing.T, every bool, opts ...Option) {
+	lean, _ := engines(t, opts...)
 	l, err := plan.NewLoader(plan.DefaultLimits)
 	if err != nil {
 		t.Fatal(err)
@@ -275,8 +284,7 @@ func TestSharedValuesConcurrently(t *testing.T) {
 		return answer{string(res.Verdict), strings.Join(rules, "\n")}, nil
 	}
 	want := map[[2]int]answer{}
-	alone, _ := engines(t)
-	alone.shared = nil
+	alone, _ := engines(t, noMemos(), noSharedValues())
 	for pi := range policies {
 		for n := range 20 {
 			if want[[2]int{pi, n}], err = judge(alone, pi, n); err != nil {
@@ -305,6 +313,9 @@ func TestSharedValuesConcurrently(t *testing.T) {
 	close(errs)
 	for e := range errs {
 		t.Error(e)
+	}
+	if n := lean.shared.evals.Load(); every && n < 400 {
+		t.Errorf("%d evaluations of the checks for 400 plans, without memos", n)
 	}
 }
 
