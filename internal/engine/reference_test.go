@@ -27,6 +27,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/spawngate/spawngate/internal/engine"
+	"github.com/spawngate/spawngate/internal/longtests"
 	"github.com/spawngate/spawngate/internal/plan"
 )
 
@@ -3855,7 +3856,7 @@ func TestGateAgreesWithTheReferenceModelOnLargePlans(t *testing.T) {
 	c := newComparer(t)
 	r := rand.New(rand.NewPCG(*refSeed, 0xb16))
 	for n := 0; n < 4; n++ {
-		if testing.Short() && (n == 1 || n == 2) {
+		if !longtests.On() && (n == 1 || n == 2) {
 			continue // one random large plan and the hygiene one still run
 		}
 		var pc planCase

@@ -1,14 +1,17 @@
 package engine
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/spawngate/spawngate/internal/longtests"
+)
 
 // LongProperty skips a property test that judges thousands of plans on one
-// goroutine when go test runs with -short: the race detector run in
-// .ci/run passes -short, because such a test finds no race there and takes
-// ten times as long; go test ./... runs it in full.
+// goroutine unless the long tests run (SPAWNGATE_LONG=1, package
+// longtests): go test ./... stays quick without it, and the race detector
+// run in .ci/run passes -short, where such a test finds no race and takes
+// ten times as long.
 func LongProperty(t *testing.T) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("a long single-goroutine property test: run without -short")
-	}
+	longtests.Need(t, "a property test judging thousands of plans")
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spawngate/spawngate/internal/e2e/spawngatebin"
+	"github.com/spawngate/spawngate/internal/longtests"
 )
 
 // Environment the suite reads.
@@ -40,8 +41,9 @@ func testMain(m *testing.M) int {
 	if log := os.Getenv(envMCPServer); log != "" {
 		return serveMCP(log)
 	}
-	if os.Getenv(envClient) == "" {
-		// Nothing to drive: the tests skip or fail by themselves.
+	if os.Getenv(envClient) == "" || !longtests.On() {
+		// Nothing to drive, or the long tests are off: the tests skip
+		// (or fail) by themselves.
 		return m.Run()
 	}
 	if os.Getenv(envInNetns) != "" {
@@ -131,6 +133,7 @@ func reexecIn(unshare []string) int {
 // failure when the suite is required.
 func clientPath(t *testing.T) string {
 	t.Helper()
+	longtests.Need(t, "the real Claude Code client's suite")
 	p := os.Getenv(envClient)
 	if p == "" {
 		if os.Getenv(envRequire) == "require" {

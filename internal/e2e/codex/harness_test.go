@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/spawngate/spawngate/internal/e2e/spawngatebin"
+	"github.com/spawngate/spawngate/internal/longtests"
 )
 
 // The environment the suite reads. SPAWNGATE_E2E_CODEX is the native codex
@@ -58,6 +59,9 @@ func TestMain(m *testing.M) {
 
 func mainRun(m *testing.M) int {
 	codexBin = os.Getenv(envCodex)
+	if !longtests.On() {
+		codexBin = "" // the long tests are off: every test skips (needCodex)
+	}
 	if codexBin == "" {
 		// Every test skips (or fails under SPAWNGATE_E2E=require) through
 		// needCodex; there is nothing to build for them.
@@ -143,6 +147,7 @@ func reexecInNetns() (code int, ok bool) {
 // client is configured.
 func needCodex(t *testing.T) {
 	t.Helper()
+	longtests.Need(t, "the real Codex client's suite")
 	if codexBin != "" {
 		if _, err := os.Stat(codexBin); err != nil {
 			t.Fatalf("%s=%s: %v", envCodex, codexBin, err)
