@@ -8,6 +8,7 @@
 package longtests
 
 import (
+	"flag"
 	"os"
 	"testing"
 )
@@ -15,8 +16,12 @@ import (
 // Env is the switch: SPAWNGATE_LONG=1.
 const Env = "SPAWNGATE_LONG"
 
-// On tells whether the long tests run.
-func On() bool { return os.Getenv(Env) == "1" && !testing.Short() }
+// On tells whether the long tests run. Before go test has read its flags
+// (a TestMain before m.Run) only the switch is known; each test asks
+// again, -short included, when it runs.
+func On() bool {
+	return os.Getenv(Env) == "1" && !(flag.Parsed() && testing.Short())
+}
 
 // Need skips t unless the long tests run, saying what it is and how to
 // run it.
