@@ -451,6 +451,44 @@ func TestHookRefusesWhatTheSessionCanChange(t *testing.T) {
 	}
 }
 
+// An Agent SDK program's own PreToolUse callback hands the hook its
+// definitions (spawngate_program): no CLAUDE_PID, no CLAUDE_PROJECT_DIR,
+// and the program's reader passes and its writer is refused, as the
+// client would run them.
+func TestHookJudgesAProgramsOwnAgents(t *testing.T) {
+	root := t.TempDir()
+	repo := filepath.Join(root, "repo")
+	if err := os.MkdirAll(filepath.Join(repo, ".claude", "agents"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	policy := filepath.Join(root, "policy.yaml")
+	if err := os.WriteFile(policy, []byte("allowed_tools: [Read, Grep]\nworkspace_root: "+repo+"\nbudget_cap_tokens: 1000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", filepath.Join(root, "home"))
+	t.Setenv("CLAUDE_PID", "")
+	t.Setenv("CLAUDE_PROJECT_DIR", "")
+	payload := func(typ string) []byte {
+		return []byte(fmt.Sprintf(`{"session_id": "s", "cwd": %q, "hook_event_name": "PreToolUse", "tool_name": "Agent", "tool_input": {"subagent_type": %q, "prompt": "p"}, "tool_use_id": "toolu_1",
+			"spawngate_program": {"project": %q, "agents": {"sdkreader": {"description": "d", "prompt": "p", "tools": ["Read", "Grep"], "model": "sonnet"}, "sdkwriter": {"description": "d", "prompt": "p", "tools": ["Read", "Write"], "model": "sonnet"}}}}`, repo, typ, repo))
+	}
+	args := []string{"hook", "claude-code", "--policy", policy}
+	if a := runHookOn(t, args, payload("sdkreader")); a.code != exitPass || a.stdout != "" || a.stderr != "" {
+		t.Fatalf("the program's reader: %+v", a)
+	}
+	a := runHookOn(t, args, payload("sdkwriter"))
+	checkHookProtocol(t, a)
+	if reason := denyReason(t, a.stdout); !strings.Contains(reason, "sdkwriter") || !strings.Contains(reason, `tool "Write"`) {
+		t.Fatalf("the program's writer: %q", reason)
+	}
+	// Without the field, the same payload names agents no file defines,
+	// and needs the session the environment would tell.
+	a = runHookOn(t, args, []byte(fmt.Sprintf(`{"cwd": %q, "hook_event_name": "PreToolUse", "tool_name": "Agent", "tool_input": {"subagent_type": "sdkreader"}}`, repo)))
+	if a.code != exitError || !strings.Contains(a.stderr, "CLAUDE_PROJECT_DIR is not set") {
+		t.Fatalf("without the program's field: %+v", a)
+	}
+}
+
 // A prompt's /command on a skill with context: fork starts its agent
 // with no tool call: the hook on UserPromptExpansion judges it, and
 // refuses in that event's protocol ({"decision": "block"} on exit 0).

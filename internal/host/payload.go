@@ -21,6 +21,12 @@ type Payload struct {
 // Read starts reading a decoded payload.
 func Read(obj map[string]any) *Payload { return &Payload{obj: obj} }
 
+// Field is a top-level field as it is, and whether it is present.
+func (p *Payload) Field(key string) (any, bool) {
+	v, ok := p.obj[key]
+	return v, ok
+}
+
 // Bad is a payload error at a JSON pointer.
 func Bad(pointer, format string, args ...any) error {
 	return &plan.Error{Source: PayloadSource, Pointer: pointer, Msg: fmt.Sprintf(format, args...)}

@@ -391,3 +391,20 @@ func TestUnknownHookRefuses(t *testing.T) {
 		}
 	}
 }
+
+// An Agent SDK program's callback reaches the server's hook endpoint with
+// its own definitions in the payload (spawngate_program): they are judged
+// as the client would run them, with no session environment at all.
+func TestHookEndpointJudgesAProgramsOwnAgents(t *testing.T) {
+	_, ts, _ := newServer(t, func(c *Config) { c.AgentsDirs = nil; c.Home = t.TempDir() })
+	payload := func(typ string) string {
+		return `{"session_id": "s", "cwd": "/home/dev/project", "hook_event_name": "PreToolUse", "tool_name": "Agent", "tool_input": {"subagent_type": "` + typ + `", "prompt": "p"}, "tool_use_id": "toolu_1",
+			"spawngate_program": {"project": "/home/dev/project", "agents": {"sdkreader": {"description": "d", "prompt": "p", "tools": ["Read", "Grep"]}, "sdkwriter": {"description": "d", "prompt": "p", "tools": ["Read", "Write"]}}}}`
+	}
+	if status, body := post(t, ts.URL+"/v1/hooks/claude-code", "application/json", payload("sdkreader")); status != 200 || body != "" {
+		t.Fatalf("the program's reader: %d %s", status, body)
+	}
+	if status, body := post(t, ts.URL+"/v1/hooks/claude-code", "application/json", payload("sdkwriter")); status != 200 || !strings.Contains(body, `"permissionDecision":"deny"`) || !strings.Contains(body, `Write`) {
+		t.Fatalf("the program's writer: %d %s", status, body)
+	}
+}

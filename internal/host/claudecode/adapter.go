@@ -67,7 +67,7 @@ func (Adapter) Spawn(ctx context.Context, payload map[string]any, env host.Env) 
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	s, err := readSession(env, cwd, env.AgentsDirs != nil)
+	s, err := sessionOf(p, env, cwd)
 	if err != nil {
 		return nil, err
 	}
@@ -123,6 +123,16 @@ func (Adapter) Spawn(ctx context.Context, payload map[string]any, env host.Env) 
 		}
 	}
 	return sp, nil
+}
+
+// sessionOf is the session a payload comes from: the one a program
+// describes in it (ProgramField), else the one the hook's environment
+// and Claude Code's command line tell.
+func sessionOf(p *host.Payload, env host.Env, cwd string) (session, error) {
+	if raw, given := p.Field(ProgramField); given {
+		return programSession(raw, cwd)
+	}
+	return readSession(env, cwd, env.AgentsDirs != nil)
 }
 
 // callerParent is the plan's parent block for a spawn whose caller is

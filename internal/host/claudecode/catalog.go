@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -47,7 +48,10 @@ func sources(env host.Env, s session) []string {
 	if env.AgentsDirs == nil {
 		dirs = append(dirs, filepath.Join(rootOf(env), managedAgents))
 	}
-	if s.program != "" {
+	switch {
+	case s.programDefs != nil:
+		dirs = append(dirs, programDefsLevel)
+	case s.program != "":
 		dirs = append(dirs, programLevel)
 	}
 	if s.safe || env.AgentsDirs == nil && safeByEnv(env) {
@@ -169,6 +173,10 @@ const agentsLevel = "--agents on Claude Code's command line"
 // they may define or replace any name below the managed ones.
 const programLevel = "the definitions of the program that drives the session"
 
+// programDefsLevel names the definitions a program handed the hook
+// itself (ProgramField), which it reads at the program's place.
+const programDefsLevel = "the agents the program gave (" + ProgramField + ")"
+
 // programAt is the index of the program's level in a catalog, -1 for
 // none.
 func programAt(c *agent.Catalog) int {
@@ -189,6 +197,10 @@ func load(ctx context.Context, env host.Env, s session) (*agent.Catalog, error) 
 	for _, dir := range sources(env, s) {
 		if dir == programLevel {
 			c.Folders = append(c.Folders, agent.Folder{Dir: programLevel + " (" + s.program + ")"})
+			continue
+		}
+		if dir == programDefsLevel {
+			c.Folders = append(c.Folders, definitionsFolder(programDefsLevel, programDefsLevel, s.programDefs))
 			continue
 		}
 		if dir == agentsLevel {
@@ -217,7 +229,6 @@ func load(ctx context.Context, env host.Env, s session) (*agent.Catalog, error) 
 // a later value replaces an earlier one).
 func commandLineAgents(s session) (agent.Folder, error) {
 	f := agent.Folder{Dir: agentsLevel}
-	byName := map[string]*agent.Definition{}
 	last := s.agents
 	if len(last) > 1 {
 		last = last[len(last)-1:]
@@ -241,27 +252,34 @@ func commandLineAgents(s session) (agent.Folder, error) {
 		if err := dec.Decode(&defs); err != nil {
 			return f, &plan.Error{Source: source, Msg: "the --agents definitions of Claude Code's command line are not a JSON object: " + plan.OneLine(err.Error())}
 		}
-		for name, v := range defs {
-			fields, ok := v.(map[string]any)
-			d := &agent.Definition{File: source, Name: name, Lines: map[string]int{}}
-			if !ok {
-				d.Err = &plan.Error{Source: source, Pointer: "/" + name, Msg: "a definition given with --agents is not an object"}
-			} else {
-				fields["name"] = name
-				d.Fields = fields
-			}
-			byName[name] = d
-		}
+		f = definitionsFolder(agentsLevel, source, defs)
 	}
-	names := make([]string, 0, len(byName))
-	for n := range byName {
+	return f, nil
+}
+
+// definitionsFolder reads definitions given as JSON, an object of them by
+// name (--agents, a program's agents option), each with a definition
+// file's settings and its prompt; source names them in messages.
+func definitionsFolder(dir, source string, defs map[string]any) agent.Folder {
+	f := agent.Folder{Dir: dir}
+	names := make([]string, 0, len(defs))
+	for n := range defs {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	for _, n := range names {
-		f.Defs = append(f.Defs, byName[n])
+	for _, name := range names {
+		d := &agent.Definition{File: source, Name: name, Lines: map[string]int{}}
+		fields, ok := defs[name].(map[string]any)
+		if !ok {
+			d.Err = &plan.Error{Source: source, Pointer: "/" + name, Msg: "a definition given as JSON (with --agents, or by a program) is not an object"}
+		} else {
+			fields = maps.Clone(fields)
+			fields["name"] = name
+			d.Fields = fields
+		}
+		f.Defs = append(f.Defs, d)
 	}
-	return f, nil
+	return f
 }
 
 // resolve finds the definition an agent type names as Claude Code does:

@@ -2,6 +2,7 @@ package claudecode
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -571,7 +572,7 @@ func TestCommandLineAgents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, _ := sp.Children[0].Child["agent"].(map[string]any)["problem"].(string); !strings.Contains(p, "a definition given with --agents is not an object") {
+	if p, _ := sp.Children[0].Child["agent"].(map[string]any)["problem"].(string); !strings.Contains(p, "a definition given as JSON (with --agents, or by a program) is not an object") {
 		t.Errorf("a definition that is not an object: %q", p)
 	}
 	for _, args := range [][]string{{"--agents", "[1]"}, {"--agents", "missing.json"}, {"--agents"}} {
@@ -671,5 +672,82 @@ func TestBareSession(t *testing.T) {
 	env.Getenv = nil
 	if file, problem := sessionSpawn(t, env, project, []string{"claude", "-p", "hi"}, "reader"); problem != "" || file == "" {
 		t.Errorf("not bare: %q (%q)", file, problem)
+	}
+}
+
+// TestProgramHandsItsDefinitions: a program that hands the hook its own
+// agents (ProgramField, from its PreToolUse callback) is judged by them,
+// at the client's precedence: below the managed definitions, above the
+// project's and the user's; a name it does not define is the files'.
+func TestProgramHandsItsDefinitions(t *testing.T) {
+	base := outsideRepo(t)
+	root := filepath.Join(base, "root")
+	writeTree(t, base, map[string]string{
+		"p/.claude/agents/reader.md":                   "---\nname: reader\ndescription: d\ntools: Read\nmodel: sonnet\n---\n",
+		"p/.claude/agents/lister.md":                   "---\nname: lister\ndescription: d\ntools: Glob\nmodel: sonnet\n---\n",
+		"p/.claude/skills/fork/SKILL.md":               "---\ndescription: d\ncontext: fork\nagent: sdkwriter\n---\nDo it.\n",
+		"root/etc/claude-code/.claude/agents/guard.md": "---\nname: guard\ndescription: d\ntools: Read\nmodel: sonnet\n---\n",
+	})
+	project := filepath.Join(base, "p")
+	program := map[string]any{"project": project, "agents": map[string]any{
+		"reader":    map[string]any{"description": "d", "prompt": "p", "tools": []any{"Read", "Write"}, "model": "sonnet"},
+		"sdkwriter": map[string]any{"description": "d", "prompt": "p", "tools": []any{"Read", "Edit"}, "model": "sonnet"},
+		"guard":     map[string]any{"description": "d", "prompt": "p", "tools": []any{"Bash"}, "model": "sonnet"},
+	}}
+	// No CLAUDE_PID, no CLAUDE_PROJECT_DIR: the program says what they would.
+	env := host.Env{Root: root, Home: filepath.Join(base, "home"), Limits: plan.DefaultLimits}
+	spawn := func(tool string, input map[string]any, field any) (*host.Spawn, error) {
+		payload := map[string]any{"cwd": project, "hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": input, ProgramField: field}
+		return Adapter{}.Spawn(context.Background(), payload, env)
+	}
+	judged := func(sp *host.Spawn) (file, tools string) {
+		t.Helper()
+		facts := sp.Children[0].Child["agent"].(map[string]any)
+		file, _ = facts["definition"].(string)
+		if p, _ := facts["problem"].(string); p != "" {
+			return "problem: " + p, ""
+		}
+		return file, canonical(t, sp.Children[0].Child["tools"])
+	}
+	for _, tc := range []struct{ typ, file, tools string }{
+		{"reader", programDefsLevel, `["Read","Write"]`},                                                  // the program's shadows the project's
+		{"sdkwriter", programDefsLevel, `["Read","Edit"]`},                                                // the program's own
+		{"guard", filepath.Join(root, "etc", "claude-code", ".claude", "agents", "guard.md"), `["Read"]`}, // managed wins
+		{"lister", filepath.Join(project, ".claude", "agents", "lister.md"), `["Glob"]`},                  // the files', where it defines none
+	} {
+		sp, err := spawn("Agent", map[string]any{"subagent_type": tc.typ, "prompt": "p"}, program)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.typ, err)
+		}
+		if file, tools := judged(sp); file != tc.file || tools != tc.tools {
+			t.Errorf("%s: judged by %q with %s; want %q with %s", tc.typ, file, tools, tc.file, tc.tools)
+		}
+		if sp.ByHand || !slices.Contains(sp.Folders, project) {
+			t.Errorf("%s: by hand %v, folders %q: a program's session is a live one", tc.typ, sp.ByHand, sp.Folders)
+		}
+	}
+	// A fork skill's agent: the program's, never the general-purpose
+	// fallback.
+	sp, err := spawn("Skill", map[string]any{"skill": "fork"}, program)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if file, tools := judged(sp); file != programDefsLevel || tools != `["Read","Edit"]` {
+		t.Errorf("fork skill: judged by %q with %s", file, tools)
+	}
+	// The program's setting sources are the client's.
+	withSources := maps.Clone(program)
+	withSources["setting_sources"] = []any{"user"}
+	sp, err = spawn("Agent", map[string]any{"subagent_type": "lister"}, withSources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if file, _ := judged(sp); !strings.Contains(file, "is not defined") {
+		t.Errorf("lister without the project's settings: %q", file)
+	}
+	for _, bad := range []any{"x", map[string]any{"agents": []any{}}, map[string]any{"project": "rel"}, map[string]any{"projects": "/x"}, map[string]any{"setting_sources": "user"}} {
+		if _, err := spawn("Agent", map[string]any{"subagent_type": "reader"}, bad); err == nil || !strings.Contains(err.Error(), ProgramField) {
+			t.Errorf("%v: %v", bad, err)
+		}
 	}
 }

@@ -44,6 +44,10 @@ type session struct {
 	// from the program that drives it (the Agent SDK's initialize
 	// request), which the hook cannot read.
 	program string
+	// programDefs are those definitions, when the program itself hands
+	// them to the hook (ProgramField): then the hook reads them at their
+	// place in the client's precedence, and program is "".
+	programDefs map[string]any
 	// started is when the session's process started, zero when not known.
 	started time.Time
 }
@@ -51,6 +55,80 @@ type session struct {
 // agentsFlag is one --agents value: JSON, or the name of a file of JSON.
 type agentsFlag struct {
 	value string
+}
+
+// ProgramField is the payload's field through which a program that drives
+// Claude Code (an Agent SDK program, from its own PreToolUse callback)
+// hands the hook what it gave the client: {"agents": the program's agents
+// option as given, "project": the session's folder (its cwd option),
+// absolute, "setting_sources" and "additional_directories": those
+// options, when it gives them}. Only the program sets it: Claude Code never writes such a
+// field into a hook's payload, and a model cannot make it. A payload
+// that has it is judged as the program's session: its definitions stand
+// at their place in the client's precedence (below the managed ones,
+// above the project's), and no command line is read.
+const ProgramField = "spawngate_program"
+
+// programSession reads ProgramField: the session a program describes.
+func programSession(raw any, cwd string) (session, error) {
+	var s session
+	obj, ok := raw.(map[string]any)
+	if !ok {
+		return s, host.Bad("/"+ProgramField, "%s is not an object: give {\"agents\": {...}, \"project\": \"/abs/dir\"}", ProgramField)
+	}
+	for k := range obj {
+		switch k {
+		case "agents", "project", "setting_sources", "additional_directories":
+		default:
+			return s, host.Bad("/"+ProgramField+"/"+k, "%s has no field %q: it holds agents, project, setting_sources and additional_directories", ProgramField, k)
+		}
+	}
+	strs := func(key string) ([]string, error) {
+		v, given := obj[key]
+		if !given {
+			return nil, nil
+		}
+		list, ok := v.([]any)
+		if !ok {
+			return nil, host.Bad("/"+ProgramField+"/"+key, "%s is not a list of strings", key)
+		}
+		out := []string{}
+		for _, e := range list {
+			str, ok := e.(string)
+			if !ok {
+				return nil, host.Bad("/"+ProgramField+"/"+key, "%s is not a list of strings", key)
+			}
+			out = append(out, str)
+		}
+		return out, nil
+	}
+	var err error
+	if s.sources, err = strs("setting_sources"); err != nil {
+		return s, err
+	}
+	if s.addDirs, err = strs("additional_directories"); err != nil {
+		return s, err
+	}
+	defs, ok := obj["agents"].(map[string]any)
+	if _, given := obj["agents"]; given && !ok {
+		return s, host.Bad("/"+ProgramField+"/agents", "the program's agents are not an object of definitions by name")
+	}
+	if defs == nil {
+		defs = map[string]any{}
+	}
+	s.project = cwd
+	if v, given := obj["project"]; given {
+		dir, ok := v.(string)
+		if !ok || !filepath.IsAbs(dir) {
+			return s, host.Bad("/"+ProgramField+"/project", "the program's project is not an absolute path: give the session's folder, the cwd option")
+		}
+		s.project = filepath.Clean(dir)
+	}
+	if s.project == "" {
+		return s, host.Bad("/cwd", "the payload names no cwd, and the program no project: the folder the session works in is not known")
+	}
+	s.programDefs, s.read = defs, true
+	return s, nil
 }
 
 // readSession finds the session's project folder and reads the command

@@ -208,7 +208,7 @@ func expansionSpawn(ctx context.Context, p *host.Payload, env host.Env) (*host.S
 	default:
 		return nil, host.Bad("/expansion_type", "expansion_type %s is not one the gate knows (slash_command, mcp_prompt), so what it starts cannot be known", host.Show(kind))
 	}
-	s, err := readSession(env, cwd, env.AgentsDirs != nil)
+	s, err := sessionOf(p, env, cwd)
 	if err != nil {
 		return nil, err
 	}
