@@ -19,6 +19,7 @@ const (
 	envClient  = "SPAWNGATE_E2E_CLAUDE" // path of the installed client binary
 	envRequire = "SPAWNGATE_E2E"        // "require": a missing client fails the suite
 	envKeep    = "SPAWNGATE_E2E_KEEP"   // a folder to copy every scenario's evidence into
+	envSDK     = "SPAWNGATE_E2E_SDK"    // the folder install-sdk.sh prints: the Agent SDK's node_modules
 	// A spawngate binary to test instead of building one from this module
 	// (a release, say); TestMain also hands its build to its re-run this way.
 	envSpawngate = "SPAWNGATE_E2E_SPAWNGATE"
@@ -41,7 +42,7 @@ func testMain(m *testing.M) int {
 	if log := os.Getenv(envMCPServer); log != "" {
 		return serveMCP(log)
 	}
-	if os.Getenv(envClient) == "" || !longtests.On() {
+	if os.Getenv(envClient) == "" && os.Getenv(envSDK) == "" || !longtests.On() {
 		// Nothing to drive, or the long tests are off: the tests skip
 		// (or fail) by themselves.
 		return m.Run()
