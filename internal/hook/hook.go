@@ -314,10 +314,29 @@ func record(ctx context.Context, led ledger.Session, nonce *regexp.Regexp, brief
 	return led.Commit(ctx)
 }
 
-// ledgerError is a ledger's error as the gate reports it (see
-// judge.AsErrorAfter).
+// ledgerError is a session ledger's error as the gate reports it: its
+// file and the place in it, and which limit when one was reached; any
+// other error as judge.AsError says it. (The ledger sits beside the
+// hosts, above the pipeline: the hook, which uses both, translates.)
 func ledgerError(err error, timeout time.Duration) error {
-	return judge.AsErrorAfter("session ledger", err, timeout)
+	var le *ledger.Error
+	if !errors.As(err, &le) {
+		return judge.AsError("session ledger", err)
+	}
+	e := &judge.Error{Kind: judge.Document, Source: le.File, Line: le.Line, Column: le.Column, Pointer: le.Pointer, Msg: le.Msg}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		e.Kind, e.Limit = judge.Timeout, "timeout"
+		e.Msg = le.Msg + ": timed out waiting for it"
+		if timeout > 0 {
+			e.Msg = fmt.Sprintf("%s: timed out after %s waiting for it", le.Msg, timeout)
+		}
+	case errors.Is(err, context.Canceled):
+		e.Kind = judge.Interrupted
+	case errors.Is(err, ledger.ErrTooLarge):
+		e.Kind, e.Limit = judge.Limit, "max-bytes"
+	}
+	return e
 }
 
 // spawnSource names a translated spawn in results and messages.

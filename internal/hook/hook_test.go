@@ -233,6 +233,7 @@ func TestLedgerErrors(t *testing.T) {
 	}{
 		{&ledger.Error{File: "/s/x.json", Pointer: "/nonces_sha256/1", Msg: "the ledger is corrupt: not a SHA-256"}, judge.Document, "/s/x.json: /nonces_sha256/1: the ledger is corrupt: not a SHA-256", ""},
 		{&ledger.Error{File: "/s/x.json", Line: 1, Column: 4, Msg: "the ledger is corrupt: bad"}, judge.Document, "/s/x.json:1:4: the ledger is corrupt: bad", ""},
+		{fmt.Errorf("opening: %w", &ledger.Error{File: "/s/x.json", Line: 1, Column: 4, Msg: "the ledger is corrupt: bad"}), judge.Document, "/s/x.json:1:4: the ledger is corrupt: bad", ""},
 		{&ledger.Error{File: "/s/x.lock", Msg: "the ledger is locked by another hook", Err: context.DeadlineExceeded}, judge.Timeout, "/s/x.lock: the ledger is locked by another hook: timed out after 2s waiting for it (limit timeout)", "timeout"},
 		{&ledger.Error{File: "/s/x.lock", Msg: "locked", Err: context.Canceled}, judge.Interrupted, "/s/x.lock: locked", ""},
 		{&ledger.Error{File: "/s/x.json", Msg: "the ledger is larger than 9 bytes", Err: ledger.ErrTooLarge}, judge.Limit, "/s/x.json: the ledger is larger than 9 bytes (limit max-bytes)", "max-bytes"},

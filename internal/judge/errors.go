@@ -3,11 +3,8 @@ package judge
 import (
 	"context"
 	"errors"
-	"fmt"
-	"time"
 
 	"github.com/spawngate/spawngate/internal/engine"
-	"github.com/spawngate/spawngate/internal/ledger"
 	"github.com/spawngate/spawngate/internal/plan"
 )
 
@@ -87,21 +84,12 @@ func (e *Error) Error() string { return e.Where() + Wording{}.message(e) }
 func (e *Error) Where() string { return plan.Where(e.Source, e.Line, e.Column, e.Pointer) }
 
 // AsError turns whatever stopped a front end's work into an *Error about
-// source: a reading error keeps its parts (a session ledger's too), a
-// deadline or cancellation is a Timeout or Interrupted, anything unknown
-// is Internal.
-func AsError(source string, err error) *Error { return AsErrorAfter(source, err, 0) }
-
-// AsErrorAfter is AsError for work that was given timeout: a wait for a
-// session ledger that ran out says how long it waited.
-func AsErrorAfter(source string, err error, timeout time.Duration) *Error {
+// source: a reading error keeps its parts, a deadline or cancellation is a
+// Timeout or Interrupted, anything unknown is Internal.
+func AsError(source string, err error) *Error {
 	var je *Error
 	if errors.As(err, &je) {
 		return je
-	}
-	var le *ledger.Error
-	if errors.As(err, &le) {
-		return ledgerError(le, err, timeout)
 	}
 	var pe *plan.Error
 	if errors.As(err, &pe) {
@@ -132,23 +120,4 @@ func AsErrorAfter(source string, err error, timeout time.Duration) *Error {
 		return &Error{Kind: Document, Source: source, Msg: plan.OneLine(re.Error())}
 	}
 	return &Error{Kind: Internal, Source: source, Msg: "internal error: " + plan.OneLine(err.Error())}
-}
-
-// ledgerError is a session ledger's error: its file and the place in it,
-// and which limit when one was reached.
-func ledgerError(le *ledger.Error, err error, timeout time.Duration) *Error {
-	e := &Error{Kind: Document, Source: le.File, Line: le.Line, Column: le.Column, Pointer: le.Pointer, Msg: le.Msg}
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		e.Kind, e.Limit = Timeout, "timeout"
-		e.Msg = le.Msg + ": timed out waiting for it"
-		if timeout > 0 {
-			e.Msg = fmt.Sprintf("%s: timed out after %s waiting for it", le.Msg, timeout)
-		}
-	case errors.Is(err, context.Canceled):
-		e.Kind = Interrupted
-	case errors.Is(err, ledger.ErrTooLarge):
-		e.Kind, e.Limit = Limit, "max-bytes"
-	}
-	return e
 }

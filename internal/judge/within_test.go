@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"testing"
 	"time"
 
 	"github.com/spawngate/spawngate/internal/judge"
-	"github.com/spawngate/spawngate/internal/ledger"
 )
 
 // A step that ignores its deadline and reports success after it is still
@@ -84,24 +82,6 @@ func TestBudgetOfASpawn(t *testing.T) {
 		}
 		if got := g.Budget(json.Number(tc.given)); string(got) != tc.want {
 			t.Errorf("policy %q, given %q: budget %q, want %q", tc.policy, tc.given, got, tc.want)
-		}
-	}
-}
-
-// A session ledger's error keeps its file, place and limit whichever
-// front end meets it: AsError maps it, not each caller.
-func TestAsErrorKeepsALedgersPlace(t *testing.T) {
-	for _, tc := range []struct {
-		err  error
-		kind judge.ErrorKind
-		line string
-	}{
-		{fmt.Errorf("opening: %w", &ledger.Error{File: "/s/x.json", Line: 1, Column: 4, Msg: "the ledger is corrupt: bad"}), judge.Document, "/s/x.json:1:4: the ledger is corrupt: bad"},
-		{&ledger.Error{File: "/s/x.json", Msg: "the ledger is larger than 9 bytes", Err: ledger.ErrTooLarge}, judge.Limit, "/s/x.json: the ledger is larger than 9 bytes (limit max-bytes)"},
-		{&ledger.Error{File: "/s/x.lock", Msg: "locked", Err: context.DeadlineExceeded}, judge.Timeout, "/s/x.lock: locked: timed out waiting for it (limit timeout)"},
-	} {
-		if e := judge.AsError("session ledger", tc.err); e.Kind != tc.kind || e.Error() != tc.line {
-			t.Errorf("%v: %v %q, want %v %q", tc.err, e.Kind, e.Error(), tc.kind, tc.line)
 		}
 	}
 }
