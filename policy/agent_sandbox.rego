@@ -10,7 +10,9 @@
 #   sandbox. The sandbox is the tool sandbox:<mode>, which the tool checks
 #   judge: workspace-write and danger-full-access write, and
 #   danger-full-access must be allowed by an exact entry. A child with no
-#   definition at all is agent.definition's.
+#   definition at all is agent.definition's. The check names no host: it
+#   judges every agent block that carries a sandbox_mode, which the Codex
+#   adapter always gives (null when the definition sets none).
 # custom:
 #   id: agent.sandbox
 #   severity: high
@@ -22,10 +24,15 @@ modes := {"read-only", "workspace-write", "danger-full-access"}
 
 deny contains lib.violation(i, field(agent), explain(agent)) if {
 	some i, agent in lib.agents
-	agent.host == "codex"
+	runs_in_a_sandbox(agent)
 	is_string(agent.definition) # without one, agent.definition refuses the child
 	not sandboxed(agent)
 }
+
+# A host whose children run in a sandbox mode says so by giving the
+# agent block a sandbox_mode, null when the definition sets none (the
+# Codex adapter does); no check names a host.
+runs_in_a_sandbox(agent) if "sandbox_mode" in object.keys(agent)
 
 # (A helper: "not x.sandbox_mode in modes" is undefined, not true, when the
 # key is missing.)

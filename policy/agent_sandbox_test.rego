@@ -16,7 +16,16 @@ test_sandbox_modes_allowed[mode] if {
 
 test_unset_sandbox_denied if {
 	judge(codex(null)) == {{"child": 0, "field": "", "message": "sandbox_mode is not set, so the child inherits the parent session's sandbox, which the hook cannot see: set sandbox_mode in its definition"}}
-	count(judge(object.remove(codex(null), ["sandbox_mode"]))) == 1
+}
+
+# A block without sandbox_mode claims no sandbox, whatever its host: no
+# check names a host, and the child is judged by its tools.
+test_no_sandbox_key_claims_no_sandbox_allowed if {
+	count(judge(object.remove(codex(null), ["sandbox_mode"]))) == 0
+}
+
+test_any_host_with_a_sandbox_key_denied if {
+	count(judge({"host": "claude-code", "type": "r", "definition": "r.md", "sandbox_mode": null})) == 1
 }
 
 test_unknown_sandbox_denied if {

@@ -32,10 +32,13 @@ explained(child) if {
 # key is missing.)
 defined(agent) if is_string(agent.definition)
 
-# A Codex agent's tools are its sandbox and its MCP servers; without a
-# sandbox, agent.sandbox says what to set.
+# A sandboxed agent's tools are its sandbox and its MCP servers (a host
+# whose children run in a sandbox mode gives the agent block a
+# sandbox_mode, null when none is set); without a sandbox, agent.sandbox
+# says what to set.
 explained(child) if {
-	child.agent.host == "codex"
+	is_object(child.agent)
+	"sandbox_mode" in object.keys(child.agent)
 	not sandboxed(child.agent)
 }
 

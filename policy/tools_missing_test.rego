@@ -40,8 +40,12 @@ test_missing_tools_an_agent_check_explains_allowed if {
 		object.union(fixtures.child_without("tools"), {"agent": undefined}),
 		object.union(fixtures.child_without("tools"), {"agent": object.remove(undefined, ["definition"])}),
 		object.union(fixtures.child({"tools": []}), {"agent": unsandboxed}),
-		object.union(fixtures.child({"tools": []}), {"agent": object.remove(unsandboxed, ["sandbox_mode"])}),
 	])
+}
+
+test_missing_tools_of_a_block_claiming_no_sandbox_denied if {
+	unsandboxed := {"host": "codex", "type": "r", "definition": "r.toml"}
+	count(tools_missing.deny) == 1 with input as fixtures.plan([object.union(fixtures.child({"tools": []}), {"agent": unsandboxed})])
 }
 
 test_missing_tools_of_a_defined_agent_denied if {

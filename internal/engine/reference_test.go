@@ -105,12 +105,15 @@ var (
 		"EnterWorktree": true, "ExitWorktree": true, "sandbox:workspace-write": true, "sandbox:danger-full-access": true,
 	}
 	// Tools only an exact allowed_tools entry allows, never a pattern.
-	refExactOnly        = map[string]bool{"sandbox:danger-full-access": true}
-	refDefaultWrite     = []string{"fs.write", "fs.delete", "shell.run", "wallet.transfer"}
-	refDefaultSpawn     = []string{"Agent", "Task", "Skill", "Workflow", "spawn_agent", "collaboration.spawn_agent", "collaborationspawn_agent"}
-	refApprovingModes   = map[string]bool{"bypassPermissions": true, "auto": true}
-	refSandboxModes     = map[string]bool{"read-only": true, "workspace-write": true, "danger-full-access": true}
-	refAgentHosts       = map[string]bool{"claude-code": true, "codex": true}
+	refExactOnly      = map[string]bool{"sandbox:danger-full-access": true}
+	refDefaultWrite   = []string{"fs.write", "fs.delete", "shell.run", "wallet.transfer"}
+	refDefaultSpawn   = []string{"Agent", "Task", "Skill", "Workflow", "spawn_agent", "collaboration.spawn_agent", "collaborationspawn_agent"}
+	refApprovingModes = map[string]bool{"bypassPermissions": true, "auto": true}
+	refSandboxModes   = map[string]bool{"read-only": true, "workspace-write": true, "danger-full-access": true}
+	refAgentHosts     = map[string]bool{"claude-code": true, "codex": true}
+	// refSandboxed tells a sandboxed agent: one whose block has the key
+	// sandbox_mode (null when its definition sets none), whatever its host.
+	refSandboxed        = func(agent map[string]any) bool { _, ok := agent["sandbox_mode"]; return ok }
 	globCache           = map[string]*regexp.Regexp{}
 	toolGlob, modelGlob = byte('.'), byte('/')
 )
@@ -434,14 +437,15 @@ func refJudgeTree(policies []refPolicy, children []any, tree *refTree) [][]findi
 		// tools: a child with no tools gets tools.missing, unless its agent
 		// block says why: it inherits every tool (agent.tools), it has no
 		// definition and no tools key at all (agent.definition), or it is a
-		// Codex agent, whose tools are its sandbox, without a sandbox
-		// (agent.sandbox, or agent.definition when it has no definition).
+		// sandboxed agent (the block has sandbox_mode: Codex's), whose
+		// tools are its sandbox, without a sandbox (agent.sandbox, or
+		// agent.definition when it has no definition).
 		agent, isAgent := obj["agent"].(map[string]any)
 		_, hasTools := obj["tools"]
 		sandbox, _ := agent["sandbox_mode"].(string)
 		explained := isAgent && (agent["inherits_tools"] == true ||
 			(!isString(agent["definition"]) && !hasTools) ||
-			(agent["host"] == "codex" && !refSandboxModes[sandbox]))
+			(refSandboxed(agent) && !refSandboxModes[sandbox]))
 		if tools, ok := obj["tools"].([]any); !ok || len(tools) == 0 {
 			bad("/tools")
 			if !explained {
@@ -614,10 +618,12 @@ func refJudgeTree(policies []refPolicy, children []any, tree *refTree) [][]findi
 				if mode, _ := agent["permission_mode"].(string); refApprovingModes[mode] {
 					add("agent.permissions", "/agent/permission_mode")
 				}
-				// A Codex agent needs a sandbox. One that is set but unknown is
-				// refused where it is written; without one nothing about the
-				// child's powers is known, and the refusal is of the child.
-				if agent["host"] == "codex" && defined && !refSandboxModes[sandbox] {
+				// A sandboxed agent (one whose block has sandbox_mode, which
+				// the Codex adapter always gives) needs a sandbox. One that is
+				// set but unknown is refused where it is written; without one
+				// nothing about the child's powers is known, and the refusal is
+				// of the child.
+				if refSandboxed(agent) && defined && !refSandboxModes[sandbox] {
 					if isString(agent["sandbox_mode"]) {
 						add("agent.sandbox", "/agent/sandbox_mode")
 					} else {
@@ -1729,7 +1735,7 @@ var (
 	cleanAgents = []map[string]any{
 		{"host": "claude-code", "type": "reviewer", "definition": ".claude/agents/reviewer.md"},
 		{"host": "claude-code", "type": "reviewer", "definition": ".claude/agents/reviewer.md", "permission_mode": "plan", "inherits_tools": false, "caller": "lead"},
-		{"host": "claude-code", "type": "Explore", "definition": ".claude/agents/explore.md", "permission_mode": "acceptEdits", "sandbox_mode": nil},
+		{"host": "claude-code", "type": "Explore", "definition": ".claude/agents/explore.md", "permission_mode": "acceptEdits"},
 		{"host": "claude-code", "type": "general-purpose", "definition": ".claude/agents/gp.md", "permission_mode": "dontAsk", "problem": ""},
 		{"host": "claude-code", "type": "fixer", "definition": ".claude/agents/fixer.md", "launch": "skill", "skill": "fixit", "isolation": "worktree"},
 		{"host": "codex", "type": "worker", "definition": ".codex/agents/worker.toml", "sandbox_mode": "read-only"},
@@ -3946,7 +3952,10 @@ func TestReferenceModelSeesTheExamples(t *testing.T) {
 		{map[string]any{"host": "codex", "type": "w", "definition": "w.toml", "sandbox_mode": lit("2")}, []finding{{"agent.sandbox", "", ""}}},
 		{map[string]any{"host": "codex", "type": "w", "definition": "w.toml", "sandbox_mode": nil, "caller": true}, []finding{{"agent.sandbox", "", ""}}},
 		{map[string]any{"host": "claude-code", "type": "r", "definition": "r.md", "sandbox_mode": lit("2"), "permission_mode": "auto", "inherits_tools": true},
-			[]finding{{"schema", "/agent/sandbox_mode", ""}, {"agent.permissions", "/agent/permission_mode", ""}, {"agent.tools", "/tools", ""}}},
+			[]finding{{"agent.sandbox", "", ""}, {"agent.permissions", "/agent/permission_mode", ""}, {"agent.tools", "/tools", ""}}},
+		// No host is named by a check: a block with sandbox_mode is
+		// sandboxed whatever its host says.
+		{map[string]any{"host": "claude-code", "type": "r", "definition": "r.md", "sandbox_mode": "yolo"}, []finding{{"agent.sandbox", "/agent/sandbox_mode", ""}}},
 		{map[string]any{"type": "r", "definition": "r.md", "extra": true, "permission_mode": lit("1")},
 			[]finding{{"schema", "/agent/host", ""}, {"schema", "/agent/extra", ""}, {"schema", "/agent/permission_mode", ""}}},
 		{[]any{}, []finding{{"schema", "/agent", ""}}},
@@ -3969,12 +3978,16 @@ func TestReferenceModelSeesTheExamples(t *testing.T) {
 		// undefined, not true, when the key is missing.)
 		{absent, map[string]any{"host": "claude-code", "type": "r"}, []finding{{"agent.definition", "", ""}}},
 		{[]any{}, map[string]any{"host": "claude-code", "type": "w", "definition": nil}, []finding{{"agent.definition", "", ""}, {"tools.missing", "/tools", ""}}},
-		{[]any{}, map[string]any{"host": "codex", "type": "w", "definition": nil}, []finding{{"agent.definition", "", ""}}},
+		{[]any{}, map[string]any{"host": "codex", "type": "w", "definition": nil}, []finding{{"agent.definition", "", ""}, {"tools.missing", "/tools", ""}}},
+		{[]any{}, map[string]any{"host": "codex", "type": "w", "definition": nil, "sandbox_mode": nil}, []finding{{"agent.definition", "", ""}}},
 		{absent, map[string]any{"host": "claude-code", "type": "r", "definition": "r.md", "inherits_tools": true}, []finding{{"agent.tools", "/tools", ""}}},
 		{"fs.read", map[string]any{"host": "claude-code", "type": "r", "definition": "r.md", "inherits_tools": true}, []finding{{"agent.tools", "/tools", ""}}},
 		{absent, map[string]any{"host": "claude-code", "type": "r", "definition": "r.md", "inherits_tools": false}, []finding{{"tools.missing", "/tools", ""}}},
 		{absent, "reviewer", []finding{{"tools.missing", "/tools", ""}, {"schema", "/agent", ""}}},
-		{[]any{}, map[string]any{"host": "codex", "type": "w", "definition": "w.toml"}, []finding{{"agent.sandbox", "", ""}}},
+		// A block without sandbox_mode claims no sandbox, whatever its
+		// host: the child is judged by its tools.
+		{[]any{}, map[string]any{"host": "codex", "type": "w", "definition": "w.toml"}, []finding{{"tools.missing", "/tools", ""}}},
+		{[]any{}, map[string]any{"host": "codex", "type": "w", "definition": "w.toml", "sandbox_mode": nil}, []finding{{"agent.sandbox", "", ""}}},
 		{[]any{}, map[string]any{"host": "codex", "type": "w", "definition": "w.toml", "sandbox_mode": "yolo"}, []finding{{"agent.sandbox", "/agent/sandbox_mode", ""}, {"schema", "/tools", ""}}},
 		{"fs.read", map[string]any{"host": "codex", "type": "w", "definition": "w.toml", "sandbox_mode": "yolo"}, []finding{{"agent.sandbox", "/agent/sandbox_mode", ""}, {"schema", "/tools", ""}}},
 		{[]any{}, map[string]any{"host": "codex", "type": "w", "definition": "w.toml", "sandbox_mode": "read-only"}, []finding{{"tools.missing", "/tools", ""}}},
