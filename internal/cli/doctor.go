@@ -14,17 +14,18 @@ import (
 	"strings"
 
 	"github.com/spawngate/spawngate/internal/host"
+	"github.com/spawngate/spawngate/internal/host/doctor"
 	"github.com/spawngate/spawngate/internal/hosts"
 	"github.com/spawngate/spawngate/internal/report"
 )
 
 // doctorFor is the doctor of the host named, when that host has one.
-func doctorFor(name string) (host.Doctor, bool) {
+func doctorFor(name string) (doctor.Doctor, bool) {
 	a, ok := hosts.Lookup(name)
 	if !ok {
 		return nil, false
 	}
-	d, ok := a.(host.Doctor)
+	d, ok := a.(doctor.Doctor)
 	return d, ok
 }
 
@@ -32,7 +33,7 @@ func doctorFor(name string) (host.Doctor, bool) {
 func doctorHostNames() []string {
 	var names []string
 	for _, a := range hosts.All {
-		if _, ok := a.(host.Doctor); ok {
+		if _, ok := a.(doctor.Doctor); ok {
 			names = append(names, a.Name())
 		}
 	}
@@ -51,7 +52,7 @@ type doctorOptions struct {
 // same; the exit code comes from the diagnosis, never from the format.
 type doctorFormat struct {
 	Name, Help string
-	Render     func(w io.Writer, hostName string, d *host.Diagnosis)
+	Render     func(w io.Writer, hostName string, d *doctor.Diagnosis)
 }
 
 // doctorFormats are doctor's formats, the first the default; the table
@@ -85,12 +86,12 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return fail(err.Error(), " (see spawngate doctor -h)")
 	}
-	diag, err := d.Doctor(ctx, host.DoctorOptions{
+	diag, err := d.Doctor(ctx, doctor.Options{
 		Project: opts.project, Home: opts.home, Root: opts.root, Getenv: os.Getenv, ReadHook: readHookLine,
 		Owners: &host.Owners{Trusted: []int{0, uid}, Session: -1},
 	})
 	if err != nil {
-		var de *host.DoctorError
+		var de *doctor.Error
 		if !errors.As(err, &de) {
 			return fail("internal error: "+err.Error(), "")
 		}
@@ -179,22 +180,22 @@ func ownerUID(owner string) (int, error) {
 	return strconv.Atoi(u.Uid)
 }
 
-// readHookLine is host.DoctorOptions.ReadHook: a spawngate hook's command
+// readHookLine is doctor.Options.ReadHook: a spawngate hook's command
 // line read by the hook's own flag parser, and its gate built by the
 // reader check and the hook use, relative files read against dir.
-func readHookLine(ctx context.Context, hostName string, args []string, dir string) (host.HookLine, error) {
+func readHookLine(ctx context.Context, hostName string, args []string, dir string) (doctor.HookLine, error) {
 	adapter, ok := hosts.Lookup(hostName)
 	if !ok {
-		return host.HookLine{}, fmt.Errorf("spawngate hook has no host %q", hostName)
+		return doctor.HookLine{}, fmt.Errorf("spawngate hook has no host %q", hostName)
 	}
 	opts, err := parseHook(adapter, args, io.Discard)
 	if errors.Is(err, flag.ErrHelp) {
-		return host.HookLine{}, errors.New("-h: the hook prints its help and exits 2")
+		return doctor.HookLine{}, errors.New("-h: the hook prints its help and exits 2")
 	}
 	if err != nil {
-		return host.HookLine{}, err
+		return doctor.HookLine{}, err
 	}
-	line := host.HookLine{Timeout: opts.gate.Timeout, Policy: opts.policy}
+	line := doctor.HookLine{Timeout: opts.gate.Timeout, Policy: opts.policy}
 	if len(opts.agentDirs) > 0 {
 		line.ByHand = append(line.ByHand, "--agents-dir")
 	}
@@ -224,7 +225,7 @@ func readHookLine(ctx context.Context, hostName string, args []string, dir strin
 
 // writeDoctorText writes one line per finding, the file first, then the
 // verdict; an installation that holds is one line naming its hooks.
-func writeDoctorText(w io.Writer, hostName string, d *host.Diagnosis) {
+func writeDoctorText(w io.Writer, hostName string, d *doctor.Diagnosis) {
 	if d.Holds() {
 		var gates []string
 		for _, g := range d.Gates {
@@ -250,16 +251,16 @@ func filePlace(file string, line int) string {
 }
 
 type doctorJSON struct {
-	Host     string         `json:"host"`
-	Verdict  string         `json:"verdict"`
-	Error    string         `json:"error,omitempty"`
-	Findings []host.Finding `json:"findings"`
-	Gates    []host.Place   `json:"gates"`
+	Host     string           `json:"host"`
+	Verdict  string           `json:"verdict"`
+	Error    string           `json:"error,omitempty"`
+	Findings []doctor.Finding `json:"findings"`
+	Gates    []doctor.Place   `json:"gates"`
 }
 
 // writeDoctorJSON writes doctor's one JSON document: the verdict (pass,
 // fail), the findings and the hooks that gate.
-func writeDoctorJSON(w io.Writer, hostName string, d *host.Diagnosis) {
+func writeDoctorJSON(w io.Writer, hostName string, d *doctor.Diagnosis) {
 	doc := doctorJSON{Host: hostName, Verdict: "fail", Findings: d.Findings, Gates: d.Gates}
 	if d.Holds() {
 		doc.Verdict = "pass"
@@ -273,10 +274,10 @@ func writeDoctorJSONError(w io.Writer, hostName, msg string) {
 
 func encodeDoctorJSON(w io.Writer, doc doctorJSON) {
 	if doc.Findings == nil {
-		doc.Findings = []host.Finding{}
+		doc.Findings = []doctor.Finding{}
 	}
 	if doc.Gates == nil {
-		doc.Gates = []host.Place{}
+		doc.Gates = []doctor.Place{}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -12,11 +12,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spawngate/spawngate/internal/host"
+	"github.com/spawngate/spawngate/internal/host/doctor"
 	"github.com/spawngate/spawngate/internal/plan"
 )
 
@@ -82,12 +82,10 @@ func (l settingsLayer) String() string {
 
 // settingsDoc is one settings file as Claude Code reads it.
 type settingsDoc struct {
-	path  string
-	layer settingsLayer
-	data  []byte
-	obj   map[string]any // nil when the file is absent or ignored
+	*doctor.File // Tree nil when the file is ignored
+	layer        settingsLayer
 	// shapes are settings written in a shape Claude Code does not read.
-	shapes []host.Finding
+	shapes []doctor.Finding
 }
 
 // hookSwitch is a boolean setting that turns hooks off, and the file
@@ -99,48 +97,43 @@ type hookSwitch struct {
 
 // gateHook is a PreToolUse handler that runs spawngate (or means to).
 type gateHook struct {
-	event      string // PreToolUse or UserPromptExpansion
-	doc        *settingsDoc
-	ptr        string // the handler
-	matcherPtr string // the group's matcher, or the group when it has none
-	matcher    string
-	kind       string // command or http
-	command    string
-	args       []string
-	exec       bool // args given: no shell
-	url        string
-	timeout    time.Duration  // 0: not set
-	obj        map[string]any // the handler as written
+	doctor.Entry // Event is PreToolUse or UserPromptExpansion
+	doc          *settingsDoc
+	kind         string // command or http
+	url          string
 }
 
-func (h *gateHook) place() host.Place { return host.Place{File: h.doc.path, Pointer: h.ptr} }
+// matcher is the handler's matcher, "" for none (which selects every
+// call, as "*" does).
+func (h *gateHook) matcher() string { return matcherOf(&h.Entry) }
 
-var _ host.Doctor = Adapter{}
+func matcherOf(e *doctor.Entry) string {
+	if e.Matcher == nil {
+		return ""
+	}
+	return *e.Matcher
+}
+
+var _ doctor.Doctor = Adapter{}
 
 // doctor is one run: what it read and what it found.
-type doctor struct {
-	o        host.DoctorOptions
-	project  string // absolute: what CLAUDE_PROJECT_DIR is to a hook
-	home     string // absolute: what HOME and ~ are to a hook; "" for none
-	docs     []*settingsDoc
-	findings []host.Finding
-	hooks    []*gateHook // every spawngate handler, running or not
+type checkup struct {
+	doctor.Run
+	project string // absolute: what CLAUDE_PROJECT_DIR is to a hook
+	home    string // absolute: what HOME and ~ are to a hook; "" for none
+	docs    []*settingsDoc
+	hooks   []*gateHook // every spawngate handler, running or not
 }
 
-// Doctor implements host.Doctor: it reads Claude Code's settings layers
+// Doctor implements doctor.Doctor: it reads Claude Code's settings layers
 // exactly as Claude Code does and reports every way the installation lets
 // a spawn through. An error is a file it must read and cannot.
-func (Adapter) Doctor(ctx context.Context, o host.DoctorOptions) (*host.Diagnosis, error) {
-	project, err := filepath.Abs(o.Project)
+func (Adapter) Doctor(ctx context.Context, o doctor.Options) (*doctor.Diagnosis, error) {
+	project, home, err := o.Dirs()
 	if err != nil {
-		return nil, &host.DoctorError{File: o.Project, Msg: err.Error()}
+		return nil, err
 	}
-	d := &doctor{o: o, project: project}
-	if o.Home != "" {
-		if d.home, err = filepath.Abs(o.Home); err != nil {
-			return nil, &host.DoctorError{File: o.Home, Msg: err.Error()}
-		}
-	}
+	d := &checkup{Run: doctor.Run{Options: o}, project: project, home: home}
 	if err := d.read(); err != nil {
 		return nil, err
 	}
@@ -148,34 +141,25 @@ func (Adapter) Doctor(ctx context.Context, o host.DoctorOptions) (*host.Diagnosi
 		d.collect(doc)
 	}
 	diag := d.judge(ctx)
-	d.locate(diag)
-	diag.Sort()
+	d.Finish(diag)
 	return diag, nil
 }
 
-func (d *doctor) rootPath(rel string) string {
-	root := d.o.Root
-	if root == "" {
-		root = string(filepath.Separator)
-	}
-	return filepath.Join(root, rel)
-}
-
-func (d *doctor) managedPath() string { return d.rootPath(doctorPaths.managed) }
-func (d *doctor) localPath() string   { return filepath.Join(d.o.Project, doctorPaths.local) }
+func (d *checkup) managedPath() string { return d.Options.Path(doctorPaths.managed) }
+func (d *checkup) localPath() string   { return filepath.Join(d.Options.Project, doctorPaths.local) }
 
 // read reads every layer in the order Claude Code merges them, the
 // managed drop-ins after the managed file, in name order.
-func (d *doctor) read() error {
+func (d *checkup) read() error {
 	type layerFile struct {
 		path  string
 		layer settingsLayer
 	}
 	files := []layerFile{{d.managedPath(), managedLayer}}
-	dropIns := d.rootPath(doctorPaths.dropIns)
+	dropIns := d.Options.Path(doctorPaths.dropIns)
 	entries, err := os.ReadDir(dropIns)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return &host.DoctorError{File: dropIns, Msg: "cannot be read: " + host.Cause(err)}
+		return &doctor.Error{File: dropIns, Msg: "cannot be read: " + host.Cause(err)}
 	}
 	for _, e := range entries { // ReadDir sorts by name
 		p := filepath.Join(dropIns, e.Name())
@@ -183,10 +167,10 @@ func (d *doctor) read() error {
 			files = append(files, layerFile{p, managedLayer})
 		}
 	}
-	if d.o.Home != "" {
-		files = append(files, layerFile{filepath.Join(d.o.Home, doctorPaths.user), userLayer})
+	if d.Options.Home != "" {
+		files = append(files, layerFile{filepath.Join(d.Options.Home, doctorPaths.user), userLayer})
 	}
-	files = append(files, layerFile{filepath.Join(d.o.Project, doctorPaths.project), projectLayer}, layerFile{d.localPath(), localLayer})
+	files = append(files, layerFile{filepath.Join(d.Options.Project, doctorPaths.project), projectLayer}, layerFile{d.localPath(), localLayer})
 	for _, f := range files {
 		doc, err := d.readDoc(f.path, f.layer)
 		if err != nil {
@@ -202,38 +186,32 @@ func (d *doctor) read() error {
 // readDoc reads one settings file: nil for one that does not exist, a
 // finding (and no settings) for one that does not parse, which Claude
 // Code ignores whole.
-func (d *doctor) readDoc(path string, layer settingsLayer) (*settingsDoc, error) {
-	data, found, err := host.ReadConfig(path)
+func (d *checkup) readDoc(path string, layer settingsLayer) (*settingsDoc, error) {
+	data, found, err := doctor.ReadConfig(path)
 	if !found || err != nil {
 		return nil, err
 	}
-	doc := &settingsDoc{path: path, layer: layer, data: data}
+	doc := &settingsDoc{File: &doctor.File{Path: path, Data: data}, layer: layer}
+	d.Files = append(d.Files, doc.File)
 	if len(bytes.TrimSpace(data)) == 0 {
-		doc.obj = map[string]any{}
+		doc.Tree = map[string]any{}
 		return doc, nil
 	}
-	var v any
-	if err := json.Unmarshal(data, &v); err != nil {
-		f := host.Finding{ID: "settings.invalid", File: path,
-			Problem: "does not parse as JSON (" + plan.OneLine(err.Error()) + "): Claude Code ignores the whole file" + lostWith(layer),
-			Fix:     "make it valid JSON"}
-		var syn *json.SyntaxError
-		if errors.As(err, &syn) {
-			line, col := lineCol(data, syn.Offset)
-			f.Line = line
-			f.Problem = fmt.Sprintf("does not parse as JSON (line %d, column %d: %s): Claude Code ignores the whole file%s", line, col, plan.OneLine(err.Error()), lostWith(layer))
-		}
-		d.findings = append(d.findings, f)
+	v, line, problem := doctor.DecodeJSON(data)
+	if problem != "" {
+		d.Findings = append(d.Findings, doctor.Finding{ID: "settings.invalid", File: path, Line: line,
+			Problem: "does not parse as JSON (" + problem + "): Claude Code ignores the whole file" + lostWith(layer),
+			Fix:     "make it valid JSON"})
 		return doc, nil
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
-		d.findings = append(d.findings, host.Finding{ID: "settings.invalid", File: path, Line: 1,
+		d.Findings = append(d.Findings, doctor.Finding{ID: "settings.invalid", File: path, Line: 1,
 			Problem: "is not a JSON object: Claude Code ignores the whole file" + lostWith(layer),
 			Fix:     "make the file one JSON object: {\"hooks\": {...}}"})
 		return doc, nil
 	}
-	doc.obj = obj
+	doc.Tree = obj
 	return doc, nil
 }
 
@@ -245,25 +223,10 @@ func lostWith(l settingsLayer) string {
 	return ""
 }
 
-// lineCol turns a byte offset into a 1-based line and column (in
-// characters).
-func lineCol(data []byte, offset int64) (int, int) {
-	if offset > int64(len(data)) {
-		offset = int64(len(data))
-	}
-	before := data[:offset]
-	line := bytes.Count(before, []byte{'\n'}) + 1
-	col := len([]rune(string(before[bytes.LastIndexByte(before, '\n')+1:])))
-	if col == 0 {
-		col = 1
-	}
-	return line, col
-}
-
 // shape notes a setting written in a shape Claude Code does not read.
-func (d *doctor) shape(doc *settingsDoc, ptr, what, fix string) {
-	doc.shapes = append(doc.shapes, host.Finding{ID: "settings.invalid", File: doc.path, Pointer: ptr,
-		Problem: fmt.Sprintf("%s is %s, which Claude Code does not read: it may ignore this setting, or the whole file", settingName(ptr), what),
+func (d *checkup) shape(doc *settingsDoc, ptr, what, fix string) {
+	doc.shapes = append(doc.shapes, doctor.Finding{ID: "settings.invalid", File: doc.Path, Pointer: ptr,
+		Problem: fmt.Sprintf("%s is %s, which Claude Code does not read: it may ignore this setting, or the whole file", doctor.SettingName(ptr), what),
 		Fix:     fix})
 }
 
@@ -271,47 +234,30 @@ func (d *doctor) shape(doc *settingsDoc, ptr, what, fix string) {
 // read.
 const shapeFix = "write the hook as Claude Code reads it: " + suggestedHook + " in hooks.PreToolUse"
 
-// settingName writes a pointer as a person names the setting:
-// /hooks/PreToolUse/0/matcher is hooks.PreToolUse[0].matcher.
-func settingName(ptr string) string {
-	var b strings.Builder
-	for _, seg := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
-		if _, err := strconv.Atoi(seg); err == nil {
-			b.WriteString("[" + seg + "]")
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte('.')
-		}
-		b.WriteString(seg)
-	}
-	return b.String()
-}
-
 // collect reads a file's PreToolUse handlers that run spawngate. What
 // is written in a shape Claude Code does not read is reported when it
 // could cost the file a spawngate hook (the file names spawngate) or
 // managed settings their allowManagedHooksOnly: Claude Code may ignore
 // the whole file for it.
-func (d *doctor) collect(doc *settingsDoc) {
-	if doc.obj == nil {
+func (d *checkup) collect(doc *settingsDoc) {
+	if doc.Tree == nil {
 		return
 	}
 	d.collectHooks(doc)
 	for _, key := range []string{"disableAllHooks", "allowManagedHooksOnly"} {
-		if v, ok := doc.obj[key]; ok {
+		if v, ok := doc.Tree[key]; ok {
 			if _, ok := v.(bool); !ok {
 				d.shape(doc, "/"+key, "not true or false", "write true or false")
 			}
 		}
 	}
-	if bytes.Contains(bytes.ToLower(doc.data), []byte("spawngate")) || doc.layer == managedLayer && doc.obj["allowManagedHooksOnly"] == true {
-		d.findings = append(d.findings, doc.shapes...)
+	if bytes.Contains(bytes.ToLower(doc.Data), []byte("spawngate")) || doc.layer == managedLayer && doc.Tree["allowManagedHooksOnly"] == true {
+		d.Findings = append(d.Findings, doc.shapes...)
 	}
 }
 
-func (d *doctor) collectHooks(doc *settingsDoc) {
-	raw, ok := doc.obj["hooks"]
+func (d *checkup) collectHooks(doc *settingsDoc) {
+	raw, ok := doc.Tree["hooks"]
 	if !ok {
 		return
 	}
@@ -326,7 +272,7 @@ func (d *doctor) collectHooks(doc *settingsDoc) {
 }
 
 // collectEvent reads the handlers of one hook event that run spawngate.
-func (d *doctor) collectEvent(doc *settingsDoc, hooks map[string]any, event string) {
+func (d *checkup) collectEvent(doc *settingsDoc, hooks map[string]any, event string) {
 	raw, ok := hooks[event]
 	if !ok {
 		return
@@ -343,14 +289,15 @@ func (d *doctor) collectEvent(doc *settingsDoc, hooks map[string]any, event stri
 			d.shape(doc, gptr, "not an object", shapeFix)
 			continue
 		}
-		matcher, matcherPtr := "", gptr
+		var matcher *string
+		matcherPtr := gptr
 		if m, ok := group["matcher"]; ok {
 			s, ok := m.(string)
 			if !ok {
 				d.shape(doc, gptr+"/matcher", "not a string", shapeFix)
 				continue
 			}
-			matcher, matcherPtr = s, gptr+"/matcher"
+			matcher, matcherPtr = &s, gptr+"/matcher"
 		}
 		handlers, ok := group["hooks"].([]any)
 		if !ok {
@@ -360,7 +307,7 @@ func (d *doctor) collectEvent(doc *settingsDoc, hooks map[string]any, event stri
 		for j, raw := range handlers {
 			hptr := fmt.Sprintf("%s/hooks/%d", gptr, j)
 			if h := d.handler(doc, hptr, raw); h != nil {
-				h.event, h.matcher, h.matcherPtr = event, matcher, matcherPtr
+				h.Event, h.Matcher, h.MatcherPointer = event, matcher, matcherPtr
 				d.hooks = append(d.hooks, h)
 			}
 		}
@@ -370,19 +317,20 @@ func (d *doctor) collectEvent(doc *settingsDoc, hooks map[string]any, event stri
 // handler reads one handler, and keeps it when it runs spawngate or
 // means to: a command that names spawngate, an http hook whose address is
 // spawngate serve's.
-func (d *doctor) handler(doc *settingsDoc, ptr string, raw any) *gateHook {
+func (d *checkup) handler(doc *settingsDoc, ptr string, raw any) *gateHook {
 	obj, ok := raw.(map[string]any)
 	if !ok {
 		d.shape(doc, ptr, "not an object", shapeFix)
 		return nil
 	}
-	h := &gateHook{doc: doc, ptr: ptr, obj: obj}
+	h := &gateHook{doc: doc, Entry: doctor.Entry{File: doc.File, Pointer: ptr, Layer: doc.layer.String(), Managed: doc.layer == managedLayer,
+		CommandKey: "command", Timeout: hostDefaultTimeout, Keys: obj}}
 	h.kind, _ = obj["type"].(string)
 	if t, ok := obj["timeout"]; ok {
 		// A timeout Claude Code cannot read is left out: the hook is
 		// judged as waited for as long as when none is set.
-		if n, ok := t.(float64); ok && n > 0 {
-			h.timeout = time.Duration(n * float64(time.Second))
+		if n, err := asNumber(t); err == nil && n > 0 {
+			h.Timeout, h.TimeoutSet = time.Duration(n*float64(time.Second)), true
 		} else {
 			d.shape(doc, ptr+"/timeout", "not a positive number of seconds", `set "timeout" to a number of seconds above spawngate's --timeout, such as 30`)
 		}
@@ -394,24 +342,24 @@ func (d *doctor) handler(doc *settingsDoc, ptr string, raw any) *gateHook {
 			d.shape(doc, ptr+"/command", "not a string", shapeFix)
 			return nil
 		}
-		h.command = cmd
+		h.Command = cmd
 		if a, ok := obj["args"]; ok {
 			list, ok := a.([]any)
 			if !ok {
 				d.shape(doc, ptr+"/args", "not a list of strings", shapeFix)
 				return nil
 			}
-			h.exec = true
+			h.Exec = true
 			for _, s := range list {
 				s, ok := s.(string)
 				if !ok {
 					d.shape(doc, ptr+"/args", "not a list of strings", shapeFix)
 					return nil
 				}
-				h.args = append(h.args, s)
+				h.Args = append(h.Args, s)
 			}
 		}
-		if !strings.Contains(strings.ToLower(cmd+" "+strings.Join(h.args, " ")), "spawngate") {
+		if !strings.Contains(strings.ToLower(cmd+" "+strings.Join(h.Args, " ")), "spawngate") {
 			return nil
 		}
 	case "http":
@@ -430,6 +378,15 @@ func (d *doctor) handler(doc *settingsDoc, ptr string, raw any) *gateHook {
 	return h
 }
 
+// asNumber reads a number of a JSON file.
+func asNumber(v any) (float64, error) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, errors.New("not a number")
+	}
+	return n.Float64()
+}
+
 // servesHooks tells whether an address is spawngate serve's hook
 // endpoint, or names spawngate.
 func servesHooks(raw string) bool {
@@ -442,15 +399,15 @@ func servesHooks(raw string) bool {
 
 // judge applies Claude Code's switches and checks every spawngate hook
 // that runs.
-func (d *doctor) judge(ctx context.Context) *host.Diagnosis {
+func (d *checkup) judge(ctx context.Context) *doctor.Diagnosis {
 	var managedOff, managedOnly hookSwitch // the last managed file that sets each wins
 	var lowerOff []*settingsDoc
 	for _, doc := range d.docs {
-		if doc.obj == nil {
+		if doc.Tree == nil {
 			continue
 		}
-		off, offSet := doc.obj["disableAllHooks"].(bool)
-		only, onlySet := doc.obj["allowManagedHooksOnly"].(bool)
+		off, offSet := doc.Tree["disableAllHooks"].(bool)
+		only, onlySet := doc.Tree["allowManagedHooksOnly"].(bool)
 		switch {
 		case doc.layer == managedLayer:
 			if offSet {
@@ -467,61 +424,61 @@ func (d *doctor) judge(ctx context.Context) *host.Diagnosis {
 	offBy := func(h *gateHook) string {
 		switch {
 		case managedOff.on:
-			return fmt.Sprintf(`"disableAllHooks": true in %s`, managedOff.doc.path)
+			return fmt.Sprintf(`"disableAllHooks": true in %s`, managedOff.doc.Path)
 		case h.doc.layer == managedLayer:
 			return ""
 		case managedOnly.on:
-			return fmt.Sprintf(`"allowManagedHooksOnly": true in %s`, managedOnly.doc.path)
+			return fmt.Sprintf(`"allowManagedHooksOnly": true in %s`, managedOnly.doc.Path)
 		case len(lowerOff) > 0:
-			return fmt.Sprintf(`"disableAllHooks": true in %s`, lowerOff[0].path)
+			return fmt.Sprintf(`"disableAllHooks": true in %s`, lowerOff[0].Path)
 		}
 		return ""
 	}
-	diag := &host.Diagnosis{}
+	diag := &doctor.Diagnosis{}
 	var running []*gateHook
 	var off []string // "the one in FILE is turned off by ...", once a file
 	for _, h := range d.hooks {
 		if by := offBy(h); by != "" {
-			if why := fmt.Sprintf("the one in %s is turned off by %s", h.doc.path, by); !slices.Contains(off, why) {
+			if why := fmt.Sprintf("the one in %s is turned off by %s", h.doc.Path, by); !slices.Contains(off, why) {
 				off = append(off, why)
 			}
 			continue
 		}
 		running = append(running, h)
-		diag.Gates = append(diag.Gates, h.place())
+		diag.Gates = append(diag.Gates, h.Place())
 	}
 
 	if managedOff.on && len(d.hooks) > 0 {
-		d.findings = append(d.findings, host.Finding{ID: "hook.disabled", File: managedOff.doc.path, Pointer: "/disableAllHooks",
+		d.Findings = append(d.Findings, doctor.Finding{ID: "hook.disabled", File: managedOff.doc.Path, Pointer: "/disableAllHooks",
 			Problem: `"disableAllHooks": true in managed settings turns off every hook, spawngate's too`,
 			Fix:     `remove it`})
 	}
 	if !managedOff.on && !managedOnly.on {
 		var turnedOff []string
 		for _, h := range d.hooks {
-			if h.doc.layer != managedLayer && !slices.Contains(turnedOff, h.doc.path) {
-				turnedOff = append(turnedOff, h.doc.path)
+			if h.doc.layer != managedLayer && !slices.Contains(turnedOff, h.doc.Path) {
+				turnedOff = append(turnedOff, h.doc.Path)
 			}
 		}
 		for _, doc := range lowerOff {
 			if len(turnedOff) == 0 {
 				break
 			}
-			d.findings = append(d.findings, host.Finding{ID: "hook.disabled", File: doc.path, Pointer: "/disableAllHooks",
+			d.Findings = append(d.Findings, doctor.Finding{ID: "hook.disabled", File: doc.Path, Pointer: "/disableAllHooks",
 				Problem: fmt.Sprintf(`"disableAllHooks": true in %s turns off the spawngate hook in %s`, doc.layer, strings.Join(turnedOff, " and ")),
 				Fix:     fmt.Sprintf(`remove it, and move the hook to %s with "allowManagedHooksOnly": true, which no other settings can turn off`, d.managedPath())})
 		}
 	}
 	var tools, expansions []*gateHook
 	for _, h := range running {
-		if h.event == Expansion {
+		if h.Event == Expansion {
 			expansions = append(expansions, h)
 		} else {
 			tools = append(tools, h)
 		}
 	}
 	if len(expansions) == 0 {
-		d.findings = append(d.findings, host.Finding{ID: "hook.absent", File: d.managedPath(), Pointer: "/hooks/" + Expansion,
+		d.Findings = append(d.Findings, doctor.Finding{ID: "hook.absent", File: d.managedPath(), Pointer: "/hooks/" + Expansion,
 			Problem: "no UserPromptExpansion hook runs spawngate: a prompt's /command that names a skill with context: fork starts its sub-agent with no tool call, unjudged",
 			Fix:     fmt.Sprintf(`add %s to hooks.%s here`, suggestedExpansionHook, Expansion)})
 	}
@@ -530,7 +487,7 @@ func (d *doctor) judge(ctx context.Context) *host.Diagnosis {
 		if len(off) > 0 {
 			problem = "no PreToolUse hook that runs spawngate is in effect (" + strings.Join(off, "; ") + "): every sub-agent starts unjudged"
 		}
-		d.findings = append(d.findings, host.Finding{ID: "hook.absent", File: d.managedPath(), Pointer: "/hooks/PreToolUse",
+		d.Findings = append(d.Findings, doctor.Finding{ID: "hook.absent", File: d.managedPath(), Pointer: "/hooks/PreToolUse",
 			Problem: problem,
 			Fix:     fmt.Sprintf(`add %s to hooks.PreToolUse here, and "allowManagedHooksOnly": true`, suggestedHook)})
 		return diag
@@ -546,32 +503,32 @@ func (d *doctor) judge(ctx context.Context) *host.Diagnosis {
 		if h.doc.layer != userLayer {
 			problem += ", and a session started in a subfolder does not read it"
 		}
-		d.findings = append(d.findings, host.Finding{ID: "hook.unmanaged", File: h.doc.path, Pointer: h.ptr,
+		d.Findings = append(d.Findings, doctor.Finding{ID: "hook.unmanaged", File: h.doc.Path, Pointer: h.Pointer,
 			Problem: problem,
 			Fix:     fmt.Sprintf(`move it to %s and set "allowManagedHooksOnly": true there`, d.managedPath())})
 	}
 	if managedGate && !managedOnly.on {
 		file := d.managedPath()
 		if managedOnly.doc != nil {
-			file = managedOnly.doc.path
+			file = managedOnly.doc.Path
 		}
-		d.findings = append(d.findings, host.Finding{ID: "hooks.unrestricted", File: file, Pointer: "/allowManagedHooksOnly",
+		d.Findings = append(d.Findings, doctor.Finding{ID: "hooks.unrestricted", File: file, Pointer: "/allowManagedHooksOnly",
 			Problem: `"allowManagedHooksOnly" is not true in managed settings: PreToolUse hooks that user and project settings add, which a session can write, run beside the spawngate hook`,
 			Fix:     `set "allowManagedHooksOnly": true here`})
 	}
 
 	d.checkMatchers(tools)
 	for _, h := range expansions {
-		if h.matcher != "" && h.matcher != "*" {
-			d.findings = append(d.findings, host.Finding{ID: "hook.matcher", File: h.doc.path, Pointer: h.matcherPtr,
-				Problem: fmt.Sprintf(`"matcher": %q selects only some /commands (a UserPromptExpansion matcher is matched against the command's name): the others start their sub-agents unjudged`, h.matcher),
+		if h.matcher() != "" && h.matcher() != "*" {
+			d.Findings = append(d.Findings, doctor.Finding{ID: "hook.matcher", File: h.doc.Path, Pointer: h.MatcherPointer,
+				Problem: fmt.Sprintf(`"matcher": %q selects only some /commands (a UserPromptExpansion matcher is matched against the command's name): the others start their sub-agents unjudged`, h.matcher()),
 				Fix:     `leave the matcher out`})
 		}
 	}
 	for _, h := range running {
 		switch h.kind {
 		case "http":
-			d.findings = append(d.findings, host.Finding{ID: "hook.http", File: h.doc.path, Pointer: h.ptr + "/url",
+			d.Findings = append(d.Findings, doctor.Finding{ID: "hook.http", File: h.doc.Path, Pointer: h.Pointer + "/url",
 				Problem: fmt.Sprintf("an http hook sends spawns to %s: when that server is down, or answers other than 2xx, Claude Code lets the spawn through", h.url),
 				Fix:     `use the command hook, which blocks when it cannot run: {"type": "command", "command": "/usr/local/bin/spawngate hook claude-code --policy FILE"}`})
 		case "command":
@@ -623,46 +580,39 @@ func exactNames(matcher string) []string {
 }
 
 // checkMatchers reports each spawn tool no running spawngate hook
-// matches, at every hook that misses it.
-func (d *doctor) checkMatchers(running []*gateHook) {
+// matches, at every hook that misses it. A matcher that cannot be read
+// is reported once, and selects nothing.
+func (d *checkup) checkMatchers(running []*gateHook) {
 	tools := spawnTools()
-	covered := map[string]bool{}
-	misses := make([][]string, len(running))
+	var readable []*doctor.Entry
+	var hooks []*gateHook
 	reported := map[string]bool{}
-	for i, h := range running {
-		for _, t := range tools {
-			ok, err := matcherMatches(h.matcher, t)
-			if err != nil {
-				key := h.doc.path + "\x00" + h.matcherPtr
-				if !reported[key] {
-					reported[key] = true
-					d.findings = append(d.findings, host.Finding{ID: "hook.matcher", File: h.doc.path, Pointer: h.matcherPtr,
-						Problem: fmt.Sprintf(`"matcher": %q cannot be checked: Claude Code reads it as a JavaScript regular expression, and %s, so whether it selects %s is not known (a pattern JavaScript does not compile selects nothing)`, h.matcher, plan.OneLine(err.Error()), strings.Join(tools, ", ")),
-						Fix:     fmt.Sprintf(`list the tools instead: "matcher": %q`, suggestMatcher(""))})
-				}
-				misses[i] = nil
-				break
+	for _, h := range running {
+		if _, err := matcherMatches(h.matcher(), tools[0]); err != nil {
+			if key := h.doc.Path + "\x00" + h.MatcherPointer; !reported[key] {
+				reported[key] = true
+				d.Add(h.doc.Path, "hook.matcher", h.MatcherPointer,
+					fmt.Sprintf(`"matcher": %q cannot be checked: Claude Code reads it as a JavaScript regular expression, and %s, so whether it selects %s is not known (a pattern JavaScript does not compile selects nothing)`, h.matcher(), plan.OneLine(err.Error()), strings.Join(tools, ", ")),
+					fmt.Sprintf(`list the tools instead: "matcher": %q`, suggestMatcher("")))
 			}
-			if ok {
-				covered[t] = true
-			} else {
-				misses[i] = append(misses[i], t)
-			}
-		}
-	}
-	for i, h := range running {
-		var missed []string
-		for _, t := range misses[i] {
-			if !covered[t] {
-				missed = append(missed, t)
-			}
-		}
-		if len(missed) == 0 {
 			continue
 		}
-		d.findings = append(d.findings, host.Finding{ID: "hook.matcher", File: h.doc.path, Pointer: h.matcherPtr,
-			Problem: fmt.Sprintf(`"matcher": %q does not select %s, under which Claude Code also starts sub-agents: those spawns are never judged`, h.matcher, orList(missed)),
-			Fix:     fmt.Sprintf(`set "matcher": %q`, suggestMatcher(h.matcher))})
+		readable, hooks = append(readable, &h.Entry), append(hooks, h)
+	}
+	var want []doctor.Tool
+	for _, t := range tools {
+		want = append(want, doctor.Tool{Name: t, Names: []string{t}})
+	}
+	missed := doctor.Uncovered(readable, want, func(e *doctor.Entry, names []string) bool {
+		ok, _ := matcherMatches(matcherOf(e), names[0])
+		return ok
+	})
+	for i, h := range hooks {
+		if len(missed[i]) > 0 {
+			d.Add(h.doc.Path, "hook.matcher", h.MatcherPointer,
+				fmt.Sprintf(`"matcher": %q does not select %s, under which Claude Code also starts sub-agents: those spawns are never judged`, h.matcher(), doctor.OrList(missed[i])),
+				fmt.Sprintf(`set "matcher": %q`, suggestMatcher(h.matcher())))
+		}
 	}
 }
 
@@ -681,179 +631,81 @@ func suggestMatcher(matcher string) string {
 	return strings.Join(names, "|")
 }
 
-func orList(s []string) string {
-	if len(s) == 1 {
-		return s[0]
-	}
-	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
-}
-
-// checkCommand checks a command hook that runs spawngate: that the
-// program is the one meant, that it runs as spawngate hook claude-code,
-// that it can start, and that Claude Code waits for its answer.
-func (d *doctor) checkCommand(ctx context.Context, h *gateHook) {
-	cmdPtr := h.ptr + "/command"
-	add := func(id, ptr, problem, fix string) {
-		d.findings = append(d.findings, host.Finding{ID: id, File: h.doc.path, Pointer: ptr, Problem: problem, Fix: fix})
-	}
+// checkCommand checks a command hook that runs spawngate: its keys,
+// that the program is the one meant, that it runs as spawngate hook
+// claude-code without a shell, that it can start, and that Claude Code
+// waits for its answer.
+func (d *checkup) checkCommand(ctx context.Context, h *gateHook) {
 	const directly = `run spawngate directly, without a shell: "command": "/usr/local/bin/spawngate", "args": ["hook", "claude-code", "--policy", FILE]`
-	d.checkHandler(h, add)
-	var words []string
-	if !h.exec {
-		add("hook.command", cmdPtr, `the command runs through a shell: CLAUDE_CODE_SHELL_PREFIX in the user's settings "env" (~/.claude/settings.json, which a session can write) hands the whole command to another program, and BASH_ENV there runs a script first; either can end the hook before spawngate answers, and Claude Code then lets the spawn through`,
-			`give the program and its arguments apart, which runs no shell: `+directly)
+	d.CheckKeys(&h.Entry, handlerKeys, func(k string) (string, string) {
+		return fmt.Sprintf("%q is not a key Claude Code 2.1.332 reads in a command hook: it drops it, and a later version may read it as something that weakens the hook", k), "remove it"
+	})
+	if _, set := h.Keys["onFailure"]; !set {
+		d.Add(h.doc.Path, "hook.handler", h.Pointer, `the hook sets no "onFailure", and Claude Code's default, "continue", lets a spawn through when the hook cannot start (a missing binary), times out or crashes`,
+			`set "onFailure": "block"`)
 	}
-	if h.exec {
+	c := doctor.Command{Host: Name, Title: "Claude Code", Project: d.project, Owners: d.Options.OwnersFor(d.project, d.home),
+		Vars: map[string]string{"CLAUDE_PROJECT_DIR": d.project, "HOME": d.home}, Home: d.home, TimeoutKey: "timeout",
+		LookedFor: "on PATH, or from the folder it runs in", PolicyFrom: "the folder the hook runs in", Policy: "/etc/spawngate/claude-code.yaml",
+		Directly: directly, ReadHook: d.Options.ReadHook}
+	if h.Exec {
 		// Without a shell nothing is expanded but the project folder,
 		// which Claude Code fills in itself.
-		for _, w := range append([]string{h.command}, h.args...) {
-			words = append(words, expandProjectDir(w, d.project))
+		for _, w := range append([]string{h.Command}, h.Args...) {
+			c.Words = append(c.Words, expandProjectDir(w, d.project))
 		}
 	} else {
-		var op string
-		var err error
-		words, op, err = host.ShellWords(h.command, map[string]string{"CLAUDE_PROJECT_DIR": d.project, "HOME": d.home}, d.home)
-		switch {
-		case err != nil:
-			add("hook.command", cmdPtr, fmt.Sprintf("the command %s, so what it runs is not known until the hook runs", err), directly)
-			return
-		case op != "":
-			add("hook.command", cmdPtr, fmt.Sprintf("the command is more than one simple command (it holds %q): its exit status need not be spawngate's, and a refusal can be lost", op), directly)
-		}
+		d.Add(h.doc.Path, "hook.command", h.Pointer+"/command", `the command runs through a shell: CLAUDE_CODE_SHELL_PREFIX in the user's settings "env" (~/.claude/settings.json, which a session can write) hands the whole command to another program, and BASH_ENV there runs a script first; either can end the hook before spawngate answers, and Claude Code then lets the spawn through`,
+			`give the program and its arguments apart, which runs no shell: `+directly)
 	}
-	line, ok := host.CheckCommand(ctx, host.HookCommand{Host: Name, Title: "Claude Code", Words: words, Project: d.project, Owners: d.o.OwnersFor(d.project, d.home),
-		LookedFor: "on PATH, or from the folder it runs in", PolicyFrom: "the folder the hook runs in", Policy: "/etc/spawngate/claude-code.yaml",
-		Directly: directly, ReadHook: d.o.ReadHook}, func(id, problem, fix string) { add(id, cmdPtr, problem, fix) })
-	if !ok {
-		return
-	}
-	if line.Timeout > 0 {
-		wait, set := h.timeout, h.timeout > 0
-		if !set {
-			wait = hostDefaultTimeout
-		}
-		if wait <= line.Timeout {
-			ptr, what := h.ptr+"/timeout", fmt.Sprintf(`"timeout": %s`, seconds(wait))
-			if !set {
-				ptr, what = h.ptr, fmt.Sprintf("no \"timeout\" (Claude Code's default, %s s)", seconds(wait))
-			}
-			add("hook.timeout", ptr, fmt.Sprintf("%s is not above spawngate's own --timeout of %s: Claude Code can stop the hook before spawngate answers, and a hook that times out lets the spawn through", what, line.Timeout),
-				fmt.Sprintf(`set "timeout" above %s (such as %s), or give spawngate a lower --timeout`, seconds(line.Timeout), seconds(line.Timeout+10*time.Second)))
-		}
-	}
+	d.CheckEntry(ctx, &h.Entry, c)
 }
 
 // handlerKeys are the keys of a command handler Claude Code 2.1.332
-// reads (its settings schema, read off the client), and whether a value
-// can leave a spawn unjudged: "" for a key that never does, else what
-// doctor asks of it. A key the client does not read is dropped by this
-// version, and may be read by the next: it is a finding too.
-var handlerKeys = map[string]string{
-	"type": "", "command": "", "args": "", "timeout": "", "statusMessage": "",
+// reads (its settings schema, read off the client), with what doctor asks
+// of those whose value can leave a spawn unjudged. A key the client does
+// not read is dropped by this version, and may be read by the next: it is
+// a finding too.
+var handlerKeys = map[string]doctor.Key{
+	"type": {}, "command": {}, "args": {}, "timeout": {}, "statusMessage": {},
 	// once acts on a skill's hooks only; holdsTools on one plugin's;
 	// cloud and the rewake texts on cloud sessions and asyncRewake.
-	"once": "", "holdsTools": "", "cloud": "", "rewakeMessage": "", "rewakeSummary": "",
-	"onFailure":   "block",
-	"async":       "false",
-	"asyncRewake": "false",
-	"if":          "none",
-	"shell":       "bash",
-}
-
-// checkHandler reports the keys of a spawngate command handler that let a
-// spawn through unjudged, or that this version of Claude Code does not
-// read.
-func (d *doctor) checkHandler(h *gateHook, add func(id, ptr, problem, fix string)) {
-	keys := make([]string, 0, len(h.obj))
-	for k := range h.obj {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		v := h.obj[k]
-		ptr := h.ptr + "/" + k
-		want, known := handlerKeys[k]
-		switch {
-		case !known:
-			add("hook.handler", ptr, fmt.Sprintf("%q is not a key Claude Code 2.1.332 reads in a command hook: it drops it, and a later version may read it as something that weakens the hook", k),
-				"remove it")
-		case k == "async" && v != false, k == "asyncRewake" && v != false:
-			add("hook.handler", ptr, fmt.Sprintf(`"%s": %s makes Claude Code start the hook and not wait for it: the child starts while spawngate judges, and a refusal comes too late`, k, showJSON(v)),
-				"remove it")
-		case k == "if":
-			add("hook.handler", ptr, fmt.Sprintf(`"if": %s makes the hook run only for calls that match a permission rule, and Claude Code matches an Agent(...) rule against no call (the Agent tool has no input matcher): the spawns it leaves out, or all of them, start unjudged`, showJSON(v)),
-				"remove it")
-		case k == "shell" && v != "bash":
-			add("hook.handler", ptr, fmt.Sprintf(`"shell": %s runs the hook in another shell, which need not be installed: a hook that cannot start lets the spawn through`, showJSON(v)),
-				"remove it")
-		case k == "onFailure" && v != want:
-			add("hook.handler", ptr, fmt.Sprintf(`"onFailure": %s lets a spawn through when the hook cannot start (a missing binary), times out or crashes`, showJSON(v)),
-				`set "onFailure": "block"`)
+	"once": {}, "holdsTools": {}, "cloud": {}, "rewakeMessage": {}, "rewakeSummary": {},
+	"onFailure": {Check: func(v any) (string, string) {
+		if v == "block" {
+			return "", ""
 		}
-	}
-	if _, set := h.obj["onFailure"]; !set {
-		add("hook.handler", h.ptr, `the hook sets no "onFailure", and Claude Code's default, "continue", lets a spawn through when the hook cannot start (a missing binary), times out or crashes`,
-			`set "onFailure": "block"`)
-	}
+		return fmt.Sprintf(`"onFailure": %s lets a spawn through when the hook cannot start (a missing binary), times out or crashes`, doctor.ShowJSON(v)),
+			`set "onFailure": "block"`
+	}},
+	"async":       {Check: noWait("async")},
+	"asyncRewake": {Check: noWait("asyncRewake")},
+	"if": {Check: func(v any) (string, string) {
+		return fmt.Sprintf(`"if": %s makes the hook run only for calls that match a permission rule, and Claude Code matches an Agent(...) rule against no call (the Agent tool has no input matcher): the spawns it leaves out, or all of them, start unjudged`, doctor.ShowJSON(v)),
+			"remove it"
+	}},
+	"shell": {Check: func(v any) (string, string) {
+		if v == "bash" {
+			return "", ""
+		}
+		return fmt.Sprintf(`"shell": %s runs the hook in another shell, which need not be installed: a hook that cannot start lets the spawn through`, doctor.ShowJSON(v)),
+			"remove it"
+	}},
 }
 
-// showJSON writes a setting's value as it is written in the file.
-func showJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
+// noWait is the check of a key that, unless false, makes Claude Code
+// start the hook without waiting for it.
+func noWait(k string) func(v any) (string, string) {
+	return func(v any) (string, string) {
+		if v == false {
+			return "", ""
+		}
+		return fmt.Sprintf(`"%s": %s makes Claude Code start the hook and not wait for it: the child starts while spawngate judges, and a refusal comes too late`, k, doctor.ShowJSON(v)),
+			"remove it"
 	}
-	return string(b)
 }
-
-// seconds writes a duration as Claude Code's "timeout" counts it.
-func seconds(t time.Duration) string { return strconv.FormatFloat(t.Seconds(), 'f', -1, 64) }
 
 // expandProjectDir fills in the project folder where a command names it.
 func expandProjectDir(s, project string) string {
 	return strings.NewReplacer("${CLAUDE_PROJECT_DIR}", project, "$CLAUDE_PROJECT_DIR", project).Replace(s)
-}
-
-// locate gives each finding and gate the line its pointer is written on.
-func (d *doctor) locate(diag *host.Diagnosis) {
-	data := map[string][]byte{}
-	for _, doc := range d.docs {
-		if doc.obj != nil {
-			data[doc.path] = doc.data
-		}
-	}
-	lines := func(file string, ptrs []string) map[string]plan.Position {
-		if data[file] == nil || len(ptrs) == 0 {
-			return nil
-		}
-		pos, err := plan.Locate(context.Background(), file, data[file], plan.DefaultLimits, ptrs)
-		if err != nil {
-			return nil
-		}
-		return pos
-	}
-	byFile := map[string][]string{}
-	for _, f := range d.findings {
-		if f.Pointer != "" {
-			byFile[f.File] = append(byFile[f.File], f.Pointer)
-		}
-	}
-	for _, g := range diag.Gates {
-		byFile[g.File] = append(byFile[g.File], g.Pointer)
-	}
-	pos := map[string]map[string]plan.Position{}
-	for file, ptrs := range byFile {
-		pos[file] = lines(file, ptrs)
-	}
-	for i, f := range d.findings {
-		if p, ok := pos[f.File][f.Pointer]; ok && f.Pointer != "" {
-			d.findings[i].Line = p.Line
-		}
-	}
-	for i, g := range diag.Gates {
-		if p, ok := pos[g.File][g.Pointer]; ok {
-			diag.Gates[i].Line = p.Line
-		}
-	}
-	diag.Findings = d.findings
 }

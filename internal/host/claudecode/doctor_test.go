@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/spawngate/spawngate/internal/host"
+	"github.com/spawngate/spawngate/internal/host/doctor"
 )
 
 // The folders of an installation under test, relative to its base:
@@ -93,21 +94,21 @@ var goodManaged = withHook(only, "Agent|Task|Skill|Workflow", command(goodComman
 
 // readHookFake reads a hook's --policy and --timeout as the hook's flags
 // do, and fails as the hook would when the policy cannot be read.
-func readHookFake(_ context.Context, hostName string, args []string, dir string) (host.HookLine, error) {
+func readHookFake(_ context.Context, hostName string, args []string, dir string) (doctor.HookLine, error) {
 	if hostName != Name {
-		return host.HookLine{}, fmt.Errorf("asked for host %q", hostName)
+		return doctor.HookLine{}, fmt.Errorf("asked for host %q", hostName)
 	}
 	fs := flag.NewFlagSet("hook", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	policy := fs.String("policy", "", "")
 	timeout := fs.Duration("timeout", 30*time.Second, "")
 	if err := fs.Parse(args); err != nil {
-		return host.HookLine{}, err
+		return doctor.HookLine{}, err
 	}
 	if fs.NArg() > 0 {
-		return host.HookLine{}, fmt.Errorf("hook takes no arguments (got %q)", fs.Arg(0))
+		return doctor.HookLine{}, fmt.Errorf("hook takes no arguments (got %q)", fs.Arg(0))
 	}
-	line := host.HookLine{Timeout: *timeout, Policy: *policy}
+	line := doctor.HookLine{Timeout: *timeout, Policy: *policy}
 	p := *policy
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(dir, p)
@@ -156,12 +157,12 @@ func must(t *testing.T, err error) {
 	}
 }
 
-func diagnose(t *testing.T, base, project string) *host.Diagnosis {
+func diagnose(t *testing.T, base, project string) *doctor.Diagnosis {
 	t.Helper()
 	if project == "" {
 		project = "proj"
 	}
-	d, err := Adapter{}.Doctor(context.Background(), host.DoctorOptions{
+	d, err := Adapter{}.Doctor(context.Background(), doctor.Options{
 		Project: filepath.Join(base, project), Home: filepath.Join(base, "home"), Root: filepath.Join(base, "root"), ReadHook: readHookFake, Owners: testOwners,
 	})
 	if err != nil {
@@ -180,7 +181,7 @@ func diagnose(t *testing.T, base, project string) *host.Diagnosis {
 		return nil
 	})
 	if !mentions {
-		d.Findings = slices.DeleteFunc(d.Findings, func(f host.Finding) bool {
+		d.Findings = slices.DeleteFunc(d.Findings, func(f doctor.Finding) bool {
 			return f.ID == "hook.absent" && f.Pointer == "/hooks/"+Expansion
 		})
 	}
@@ -233,7 +234,7 @@ func TestDoctorExpansion(t *testing.T) {
 
 // brief is a finding as the table states it: its ID, the file relative
 // to the base, and the pointer.
-func brief(base string, f host.Finding) string {
+func brief(base string, f doctor.Finding) string {
 	rel, _ := filepath.Rel(base, f.File)
 	return f.ID + " " + filepath.ToSlash(rel) + " " + f.Pointer
 }
@@ -633,7 +634,7 @@ func TestDoctor(t *testing.T) {
 			if d.Holds() != (len(tc.want) == 0) {
 				t.Errorf("Holds() = %v with %d findings", d.Holds(), len(d.Findings))
 			}
-			if tc.problem != "" && !slices.ContainsFunc(d.Findings, func(f host.Finding) bool { return strings.Contains(f.Problem, tc.problem) }) {
+			if tc.problem != "" && !slices.ContainsFunc(d.Findings, func(f doctor.Finding) bool { return strings.Contains(f.Problem, tc.problem) }) {
 				t.Errorf("no finding says %q:\n%s", tc.problem, show(d))
 			}
 			if tc.notProblem != "" && strings.Contains(d.Findings[0].Problem, tc.notProblem) {
@@ -643,7 +644,7 @@ func TestDoctor(t *testing.T) {
 	}
 }
 
-func show(d *host.Diagnosis) string {
+func show(d *doctor.Diagnosis) string {
 	var b strings.Builder
 	for _, f := range d.Findings {
 		fmt.Fprintf(&b, "  %s:%d %s: %s; fix: %s\n", f.File, f.Line, f.ID, f.Problem, f.Fix)
@@ -663,7 +664,7 @@ func TestDoctorPlaces(t *testing.T) {
 	if len(d.Findings) != 0 || !d.Holds() {
 		t.Fatalf("findings of a hook that does not run:\n%s", show(d))
 	}
-	if want := (host.Place{File: filepath.Join(base, managedJSON), Line: 7, Pointer: "/hooks/PreToolUse/0/hooks/0"}); !slices.Equal(d.Gates, []host.Place{want}) {
+	if want := (doctor.Place{File: filepath.Join(base, managedJSON), Line: 7, Pointer: "/hooks/PreToolUse/0/hooks/0"}); !slices.Equal(d.Gates, []doctor.Place{want}) {
 		t.Fatalf("gates: %+v, want %+v", d.Gates, want)
 	}
 
@@ -693,7 +694,7 @@ func TestDoctorCannotEvaluate(t *testing.T) {
 		{name: "local-is-a-folder", folder: localJSON},
 		{name: "drop-ins-are-a-file", file: strings.TrimSuffix(dropIn, "/")},
 		// A project can write a settings file of any size; doctor reads no
-		// more than host.MaxConfigBytes of it.
+		// more than doctor.MaxConfigBytes of it.
 		{name: "local-too-large", huge: localJSON},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -704,17 +705,17 @@ func TestDoctorCannotEvaluate(t *testing.T) {
 				must(t, os.MkdirAll(filepath.Join(base, tc.folder), 0o755))
 			case tc.huge != "":
 				must(t, os.MkdirAll(filepath.Dir(filepath.Join(base, tc.huge)), 0o755))
-				big := `{"permissions": {"allow": ["` + strings.Repeat("x", host.MaxConfigBytes) + `"]}}`
+				big := `{"permissions": {"allow": ["` + strings.Repeat("x", doctor.MaxConfigBytes) + `"]}}`
 				must(t, os.WriteFile(filepath.Join(base, tc.huge), []byte(big), 0o644))
 			default:
 				must(t, os.WriteFile(filepath.Join(base, tc.file), nil, 0o644))
 			}
-			_, err := Adapter{}.Doctor(context.Background(), host.DoctorOptions{
+			_, err := Adapter{}.Doctor(context.Background(), doctor.Options{
 				Project: filepath.Join(base, "proj"), Home: filepath.Join(base, "home"), Root: filepath.Join(base, "root"), ReadHook: readHookFake, Owners: testOwners,
 			})
-			var de *host.DoctorError
+			var de *doctor.Error
 			if !errors.As(err, &de) {
-				t.Fatalf("got %v, want a *host.DoctorError", err)
+				t.Fatalf("got %v, want a *doctor.Error", err)
 			}
 		})
 	}

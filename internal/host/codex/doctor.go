@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
-	"github.com/pelletier/go-toml/v2/unstable"
 
 	"github.com/spawngate/spawngate/internal/host"
+	"github.com/spawngate/spawngate/internal/host/doctor"
 	"github.com/spawngate/spawngate/internal/plan"
 )
 
@@ -117,34 +117,22 @@ func (l configLayer) managed() bool { return l == requirementsLayer || l == syst
 
 // configDoc is one file Codex reads, as it reads it.
 type configDoc struct {
-	path  string
-	layer configLayer
-	toml  bool
-	data  []byte
-	tree  map[string]any // nil when the file is absent or not read
-	lines map[string]int // a TOML file's keys and tables, by JSON pointer
+	*doctor.File // Tree nil when Codex does not read it
+	layer        configLayer
 }
 
 // gateHook is a command hook that runs spawngate (or means to).
 type gateHook struct {
+	doctor.Entry
 	doc            *configDoc
-	event          string
 	group, handler int
-	ptr            string // the handler
-	matcherPtr     string // the group's matcher, or the group when it has none
-	matcher        *string
 	matcherErr     error // Codex skips the group: its matcher does not compile
-	command        string
-	timeout        int64 // seconds, as Codex waits
-	timeoutSet     bool
-	timeoutRaw     uint64 // as written
+	seconds        int64 // the timeout, in seconds, as Codex waits
 	async          bool
 	status         *string
 	contextLimit   *uint64 // additionalContextLimit, part of the trust hash
 	key            string  // the hook's name in [hooks.state]
 }
-
-func (h *gateHook) place() host.Place { return host.Place{File: h.doc.path, Pointer: h.ptr} }
 
 // hookState is a hook's [hooks.state."KEY"] table in user config.
 type hookState struct {
@@ -162,11 +150,11 @@ type featureValue struct {
 	pinned bool // requirements set it
 }
 
-var _ host.Doctor = Adapter{}
+var _ doctor.Doctor = Adapter{}
 
 // doctor is one run: what it read and what it found.
-type doctor struct {
-	o         host.DoctorOptions
+type checkup struct {
+	doctor.Run
 	project   string // absolute: the folder sessions start in
 	home      string // absolute: what HOME and ~ are to a hook; "" for none
 	codexHome string // absolute; "" when neither CODEX_HOME nor a home is known
@@ -174,15 +162,12 @@ type doctor struct {
 	user      *configDoc   // $CODEX_HOME/config.toml, nil when absent
 	configs   []*configDoc // each layer's config.toml that Codex reads, lowest first
 	sources   []hookSource // each hooks table Codex reads, in its order
-	docs      []*configDoc
 	// off says why a spawngate hook Codex never loads does not run, once
 	// a file.
-	off      []string
-	states   map[string]hookState
-	findings []host.Finding
-	hooks    []*gateHook // spawngate hooks on PreToolUse, as loaded
-	others   []*gateHook // spawngate hooks on any other event
-	jsonPos  map[string]map[string]plan.Position
+	off    []string
+	states map[string]hookState
+	hooks  []*gateHook // spawngate hooks on PreToolUse, as loaded
+	others []*gateHook // spawngate hooks on any other event
 	// trusted are the project .codex folders Codex loads, root first.
 	trusted []string
 }
@@ -195,36 +180,30 @@ type hookSource struct {
 	table map[string]any
 }
 
-// Doctor implements host.Doctor: it reads Codex's configuration as Codex
+// Doctor implements doctor.Doctor: it reads Codex's configuration as Codex
 // does and reports every way the installation lets a spawn through. An
 // error is a file it must read and cannot.
-func (Adapter) Doctor(ctx context.Context, o host.DoctorOptions) (*host.Diagnosis, error) {
-	project, err := filepath.Abs(o.Project)
+func (Adapter) Doctor(ctx context.Context, o doctor.Options) (*doctor.Diagnosis, error) {
+	project, home, err := o.Dirs()
 	if err != nil {
-		return nil, &host.DoctorError{File: o.Project, Msg: err.Error()}
+		return nil, err
 	}
-	d := &doctor{o: o, project: project, states: map[string]hookState{}, jsonPos: map[string]map[string]plan.Position{}}
-	if o.Home != "" {
-		if d.home, err = filepath.Abs(o.Home); err != nil {
-			return nil, &host.DoctorError{File: o.Home, Msg: err.Error()}
-		}
-	}
+	d := &checkup{Run: doctor.Run{Options: o}, project: project, home: home, states: map[string]hookState{}}
 	d.codexHome = d.findCodexHome()
 	if err := d.read(); err != nil {
 		return nil, err
 	}
 	d.collect()
 	diag := d.judge(ctx)
-	d.locate(diag)
-	diag.Sort()
+	d.Finish(diag)
 	return diag, nil
 }
 
 // findCodexHome is CODEX_HOME as Codex takes it: the variable with its
 // symbolic links resolved, else ~/.codex as it is.
-func (d *doctor) findCodexHome() string {
-	if d.o.Getenv != nil {
-		if v := d.o.Getenv("CODEX_HOME"); v != "" {
+func (d *checkup) findCodexHome() string {
+	if d.Options.Getenv != nil {
+		if v := d.Options.Getenv("CODEX_HOME"); v != "" {
 			abs, err := filepath.Abs(v)
 			if err != nil {
 				return v
@@ -241,19 +220,11 @@ func (d *doctor) findCodexHome() string {
 	return filepath.Join(d.home, dotCodex)
 }
 
-func (d *doctor) rootPath(rel string) string {
-	root := d.o.Root
-	if root == "" {
-		root = string(filepath.Separator)
-	}
-	return filepath.Join(root, rel)
-}
-
-func (d *doctor) requirementsPath() string { return d.rootPath(doctorPaths.requirements) }
+func (d *checkup) requirementsPath() string { return d.Options.Path(doctorPaths.requirements) }
 
 // userConfigPath is where hook trust is stored, and where the fixes for it
 // go.
-func (d *doctor) userConfigPath() string {
+func (d *checkup) userConfigPath() string {
 	if d.codexHome == "" {
 		return filepath.Join("~", dotCodex, configName)
 	}
@@ -261,12 +232,12 @@ func (d *doctor) userConfigPath() string {
 }
 
 // read reads every file in the order Codex layers them.
-func (d *doctor) read() error {
+func (d *checkup) read() error {
 	var err error
 	if d.req, err = d.readDoc(d.requirementsPath(), requirementsLayer); err != nil {
 		return err
 	}
-	if err := d.readLayer(d.rootPath(doctorPaths.system), systemLayer); err != nil {
+	if err := d.readLayer(d.Options.Path(doctorPaths.system), systemLayer); err != nil {
 		return err
 	}
 	if d.codexHome != "" {
@@ -279,7 +250,7 @@ func (d *doctor) read() error {
 
 // readLayer reads a layer's folder: its config.toml, and hooks.json
 // beside it.
-func (d *doctor) readLayer(dir string, layer configLayer) error {
+func (d *checkup) readLayer(dir string, layer configLayer) error {
 	cfg, err := d.readDoc(filepath.Join(dir, configName), layer)
 	if err != nil {
 		return err
@@ -288,7 +259,7 @@ func (d *doctor) readLayer(dir string, layer configLayer) error {
 	if err != nil {
 		return err
 	}
-	if cfg != nil && cfg.tree != nil {
+	if cfg != nil && cfg.Tree != nil {
 		d.configs = append(d.configs, cfg)
 		if layer == userLayer {
 			d.user = cfg
@@ -296,16 +267,16 @@ func (d *doctor) readLayer(dir string, layer configLayer) error {
 	}
 	// Codex reads hooks.json before config.toml's [hooks].
 	for _, doc := range []*configDoc{hooks, cfg} {
-		if doc == nil || doc.tree == nil {
+		if doc == nil || doc.Tree == nil {
 			continue
 		}
-		if doc.toml {
-			if t, ok := doc.tree["hooks"].(map[string]any); ok {
+		if doc.TOML {
+			if t, ok := doc.Tree["hooks"].(map[string]any); ok {
 				d.sources = append(d.sources, hookSource{doc, "/hooks", t})
 			}
 			continue
 		}
-		t, _ := doc.tree["hooks"].(map[string]any)
+		t, _ := doc.Tree["hooks"].(map[string]any)
 		d.sources = append(d.sources, hookSource{doc, "/hooks", t})
 	}
 	return nil
@@ -313,7 +284,7 @@ func (d *doctor) readLayer(dir string, layer configLayer) error {
 
 // readProjects reads the project layers of a session started in the
 // project folder: each .codex from the project root down, when trusted.
-func (d *doctor) readProjects() error {
+func (d *checkup) readProjects() error {
 	root, repo := d.projectRoot()
 	var dirs []string
 	for dir := d.project; ; dir = filepath.Dir(dir) {
@@ -358,10 +329,10 @@ func (d *doctor) readProjects() error {
 // (.git unless project_root_markers says otherwise; none makes the folder
 // its own root), and the nearest holding .git, whose trust a folder
 // without its own entry takes.
-func (d *doctor) projectRoot() (root, repo string) {
+func (d *checkup) projectRoot() (root, repo string) {
 	markers := []string{".git"}
 	for _, cfg := range d.configs {
-		if list, ok := cfg.tree["project_root_markers"].([]any); ok {
+		if list, ok := cfg.Tree["project_root_markers"].([]any); ok {
 			markers = markers[:0:0]
 			for _, m := range list {
 				if s, ok := m.(string); ok {
@@ -397,10 +368,10 @@ func (d *doctor) projectRoot() (root, repo string) {
 
 // projectTrust is the [projects] table of system and user config, user
 // entries over system ones: trust level by folder.
-func (d *doctor) projectTrust() map[string]string {
+func (d *checkup) projectTrust() map[string]string {
 	trust := map[string]string{}
 	for _, cfg := range d.configs {
-		projects, _ := cfg.tree["projects"].(map[string]any)
+		projects, _ := cfg.Tree["projects"].(map[string]any)
 		for key, v := range projects {
 			if p, ok := v.(map[string]any); ok {
 				if level, ok := p["trust_level"].(string); ok {
@@ -451,20 +422,20 @@ func sameFile(a, b string) bool {
 // namesSpawngate tells whether a file mentions spawngate; a file that
 // cannot be read, or is larger than a doctor reads, does not.
 func namesSpawngate(path string) bool {
-	data, found, err := host.ReadConfig(path)
+	data, found, err := doctor.ReadConfig(path)
 	return found && err == nil && bytes.Contains(bytes.ToLower(data), []byte("spawngate"))
 }
 
 // readDoc reads one file: nil for one that does not exist; a finding (and
 // no tree) for one Codex cannot read.
-func (d *doctor) readDoc(path string, layer configLayer) (*configDoc, error) {
-	data, found, err := host.ReadConfig(path)
+func (d *checkup) readDoc(path string, layer configLayer) (*configDoc, error) {
+	data, found, err := doctor.ReadConfig(path)
 	if !found || err != nil {
 		return nil, err
 	}
-	doc := &configDoc{path: path, layer: layer, toml: strings.HasSuffix(path, ".toml"), data: data}
-	d.docs = append(d.docs, doc)
-	if doc.toml {
+	doc := &configDoc{File: &doctor.File{Path: path, Data: data, TOML: strings.HasSuffix(path, ".toml")}, layer: layer}
+	d.Files = append(d.Files, doc.File)
+	if doc.TOML {
 		d.parseTOML(doc)
 	} else {
 		d.parseJSON(doc)
@@ -474,10 +445,10 @@ func (d *doctor) readDoc(path string, layer configLayer) (*configDoc, error) {
 
 // parseTOML reads a config.toml or requirements.toml. One that does not
 // parse stops Codex from starting.
-func (d *doctor) parseTOML(doc *configDoc) {
+func (d *checkup) parseTOML(doc *configDoc) {
 	var tree map[string]any
-	if err := toml.Unmarshal(doc.data, &tree); err != nil {
-		f := host.Finding{ID: "settings.invalid", File: doc.path,
+	if err := toml.Unmarshal(doc.Data, &tree); err != nil {
+		f := doctor.Finding{ID: "settings.invalid", File: doc.Path,
 			Problem: "does not parse as TOML (" + plan.OneLine(tomlMessage(err)) + "): Codex does not start with it, and doctor cannot read what it sets",
 			Fix:     "make it valid TOML"}
 		var de *toml.DecodeError
@@ -486,46 +457,33 @@ func (d *doctor) parseTOML(doc *configDoc) {
 			f.Line = line
 			f.Problem = fmt.Sprintf("does not parse as TOML (line %d, column %d: %s): Codex does not start with it, and doctor cannot read what it sets", line, col, plan.OneLine(tomlMessage(err)))
 		}
-		d.findings = append(d.findings, f)
+		d.Findings = append(d.Findings, f)
 		return
 	}
 	if tree == nil {
 		tree = map[string]any{}
 	}
-	doc.tree = normalizeTOML(tree).(map[string]any)
-	doc.lines = tomlLinesByPointer(doc.data)
+	doc.Tree = normalizeTOML(tree).(map[string]any)
+	doc.TOMLLines = tomlLinesByPointer(doc.Data)
 }
 
 // parseJSON reads a hooks.json. Codex drops one it cannot read, and its
 // hooks with it: a finding when it names spawngate.
-func (d *doctor) parseJSON(doc *configDoc) {
-	dec := json.NewDecoder(bytes.NewReader(doc.data))
-	dec.UseNumber()
-	var v any
-	err := dec.Decode(&v)
-	if err == nil && dec.More() {
-		err = errors.New("more than one JSON value")
-	}
-	names := bytes.Contains(bytes.ToLower(doc.data), []byte("spawngate"))
-	if err != nil {
+func (d *checkup) parseJSON(doc *configDoc) {
+	v, line, problem := doctor.DecodeJSON(doc.Data)
+	names := doc.NamesSpawngate()
+	if problem != "" {
 		if names {
-			f := host.Finding{ID: "settings.invalid", File: doc.path,
-				Problem: "does not parse as JSON (" + plan.OneLine(err.Error()) + "): Codex drops every hook in it, the spawngate hook too",
-				Fix:     "make it valid JSON"}
-			var syn *json.SyntaxError
-			if errors.As(err, &syn) {
-				line, col := lineCol(doc.data, syn.Offset)
-				f.Line = line
-				f.Problem = fmt.Sprintf("does not parse as JSON (line %d, column %d: %s): Codex drops every hook in it, the spawngate hook too", line, col, plan.OneLine(err.Error()))
-			}
-			d.findings = append(d.findings, f)
+			d.Findings = append(d.Findings, doctor.Finding{ID: "settings.invalid", File: doc.Path, Line: line,
+				Problem: "does not parse as JSON (" + problem + "): Codex drops every hook in it, the spawngate hook too",
+				Fix:     "make it valid JSON"})
 		}
 		return
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
 		if names {
-			d.findings = append(d.findings, host.Finding{ID: "settings.invalid", File: doc.path, Line: 1,
+			d.Findings = append(d.Findings, doctor.Finding{ID: "settings.invalid", File: doc.Path, Line: 1,
 				Problem: "is not a JSON object: Codex reads no hook in it, the spawngate hook neither",
 				Fix:     `make the file one JSON object: {"hooks": {"PreToolUse": [...]}}`})
 		}
@@ -534,7 +492,7 @@ func (d *doctor) parseJSON(doc *configDoc) {
 	for key := range obj {
 		if key != "hooks" && key != "description" {
 			if names {
-				d.shape(doc, "/"+escapePointer(key), "a key Codex does not allow here (only hooks and description)", "remove it")
+				d.shape(doc, "/"+doctor.EscapePointer(key), "a key Codex does not allow here (only hooks and description)", "remove it")
 			}
 			return
 		}
@@ -547,23 +505,23 @@ func (d *doctor) parseJSON(doc *configDoc) {
 			return
 		}
 	}
-	doc.tree = obj
+	doc.Tree = obj
 }
 
 // shape reports a setting written in a shape Codex does not read.
-func (d *doctor) shape(doc *configDoc, ptr, what, fix string) {
+func (d *checkup) shape(doc *configDoc, ptr, what, fix string) {
 	consequence := "Codex drops every hook in the file, the spawngate hook too"
-	if doc.toml {
+	if doc.TOML {
 		consequence = "Codex does not start with it"
 	}
-	d.findings = append(d.findings, host.Finding{ID: "settings.invalid", File: doc.path, Pointer: ptr,
-		Problem: fmt.Sprintf("%s is %s: %s", settingName(ptr), what, consequence),
+	d.Findings = append(d.Findings, doctor.Finding{ID: "settings.invalid", File: doc.Path, Pointer: ptr,
+		Problem: fmt.Sprintf("%s is %s: %s", doctor.SettingName(ptr), what, consequence),
 		Fix:     fix})
 }
 
 // shapeFix is the fix for a hook written in a shape Codex does not read.
 func shapeFix(doc *configDoc) string {
-	if doc.toml {
+	if doc.TOML {
 		return "write the hook as Codex reads it, under [hooks]: " + suggestedHook
 	}
 	return `write the hook as Codex reads it: {"hooks": {"PreToolUse": [{"matcher": "` + strings.ReplaceAll(suggestedMatcher, `\`, `\\`) +
@@ -572,14 +530,14 @@ func shapeFix(doc *configDoc) string {
 
 // collect reads requirements, every hooks table, and the trust states,
 // in Codex's order.
-func (d *doctor) collect() {
-	if d.req != nil && d.req.tree != nil {
-		if v, ok := d.req.tree["allow_managed_hooks_only"]; ok {
+func (d *checkup) collect() {
+	if d.req != nil && d.req.Tree != nil {
+		if v, ok := d.req.Tree["allow_managed_hooks_only"]; ok {
 			if _, ok := v.(bool); !ok {
 				d.shape(d.req, "/allow_managed_hooks_only", "not true or false", "write true or false")
 			}
 		}
-		if t, ok := d.req.tree["hooks"]; ok {
+		if t, ok := d.req.Tree["hooks"]; ok {
 			if table, ok := t.(map[string]any); ok {
 				d.sources = slices.Insert(d.sources, 0, hookSource{d.req, "/hooks", table})
 			} else {
@@ -595,8 +553,8 @@ func (d *doctor) collect() {
 	managedOnly := d.managedOnly()
 	for _, s := range d.sources {
 		if managedOnly && !s.doc.layer.managed() {
-			if bytes.Contains(bytes.ToLower(s.doc.data), []byte("spawngate")) {
-				d.off = append(d.off, fmt.Sprintf("the one in %s is dropped by allow_managed_hooks_only = true in %s", s.doc.path, d.req.path))
+			if s.doc.NamesSpawngate() {
+				d.off = append(d.off, fmt.Sprintf("the one in %s is dropped by allow_managed_hooks_only = true in %s", s.doc.Path, d.req.Path))
 			}
 			continue
 		}
@@ -606,8 +564,8 @@ func (d *doctor) collect() {
 
 // checkFeatureShapes reports a feature doctor reads set to something
 // else than true or false.
-func (d *doctor) checkFeatureShapes(doc *configDoc) {
-	features, ok := doc.tree["features"]
+func (d *checkup) checkFeatureShapes(doc *configDoc) {
+	features, ok := doc.Tree["features"]
 	if !ok {
 		return
 	}
@@ -634,17 +592,17 @@ func (d *doctor) checkFeatureShapes(doc *configDoc) {
 	}
 }
 
-func (d *doctor) managedOnly() bool {
-	return d.req != nil && d.req.tree != nil && d.req.tree["allow_managed_hooks_only"] == true
+func (d *checkup) managedOnly() bool {
+	return d.req != nil && d.req.Tree != nil && d.req.Tree["allow_managed_hooks_only"] == true
 }
 
 // readStates reads [hooks.state] of user config, the only place Codex
 // reads hook trust from.
-func (d *doctor) readStates() {
+func (d *checkup) readStates() {
 	if d.user == nil {
 		return
 	}
-	hooks, _ := d.user.tree["hooks"].(map[string]any)
+	hooks, _ := d.user.Tree["hooks"].(map[string]any)
 	raw, ok := hooks["state"]
 	if !ok {
 		return
@@ -655,7 +613,7 @@ func (d *doctor) readStates() {
 		return
 	}
 	for key, v := range states {
-		ptr := "/hooks/state/" + escapePointer(key)
+		ptr := "/hooks/state/" + doctor.EscapePointer(key)
 		t, ok := v.(map[string]any)
 		if !ok {
 			d.shape(d.user, ptr, "not a table", `write trusted_hash = "sha256:..." under it`)
@@ -689,7 +647,7 @@ type shapeError struct{ ptr, what string }
 // value it does not read drops the table (a hooks.json's hooks; a
 // config.toml, and Codex with it). It keeps the command hooks that name
 // spawngate.
-func (d *doctor) readHooks(s hookSource) {
+func (d *checkup) readHooks(s hookSource) {
 	var found []*gateHook
 	bad := func() *shapeError {
 		for _, event := range hookEvents {
@@ -729,11 +687,13 @@ func (d *doctor) readHooks(s hookSource) {
 					if bad != nil {
 						return bad
 					}
-					if h == nil || !strings.Contains(strings.ToLower(h.command), "spawngate") {
+					if h == nil || !strings.Contains(strings.ToLower(h.Command), "spawngate") {
 						continue
 					}
-					h.doc, h.event, h.group, h.handler, h.ptr = s.doc, event, g, i, hptr
-					h.matcher, h.matcherPtr = matcher, matcherPtr
+					h.doc, h.group, h.handler = s.doc, g, i
+					h.File, h.Layer, h.Managed = s.doc.File, s.doc.layer.String(), s.doc.layer.managed()
+					h.Event, h.Pointer = event, hptr
+					h.Matcher, h.MatcherPointer = matcher, matcherPtr
 					if event == preToolUse {
 						h.matcherErr = compileMatcher(matcher)
 					}
@@ -745,13 +705,13 @@ func (d *doctor) readHooks(s hookSource) {
 		return nil
 	}()
 	if bad != nil {
-		if s.doc.toml || bytes.Contains(bytes.ToLower(s.doc.data), []byte("spawngate")) {
+		if s.doc.TOML || s.doc.NamesSpawngate() {
 			d.shape(s.doc, bad.ptr, bad.what, shapeFix(s.doc))
 		}
 		return
 	}
 	for _, h := range found {
-		if h.event == preToolUse {
+		if h.Event == preToolUse {
 			d.hooks = append(d.hooks, h)
 		} else {
 			d.others = append(d.others, h)
@@ -761,7 +721,7 @@ func (d *doctor) readHooks(s hookSource) {
 
 // keyPath is the file a hook's [hooks.state] key names: requirements'
 // hooks are named by the requirements file.
-func keyPath(doc *configDoc) string { return doc.path }
+func keyPath(doc *configDoc) string { return doc.Path }
 
 // readHandler reads one handler as Codex does: nil for one that is not a
 // command; a shapeError for one Codex refuses.
@@ -789,12 +749,13 @@ func readHandler(raw any, ptr string) (*gateHook, *shapeError) {
 	default:
 		return nil, &shapeError{ptr + "/type", fmt.Sprintf("%s, not one of command, mcp_tool, prompt or agent", describe(t))}
 	}
-	h := &gateHook{timeout: hostDefaultTimeout}
+	h := &gateHook{seconds: hostDefaultTimeout}
+	h.Keys, h.CommandKey = obj, "command"
 	cmd, ok := obj["command"].(string)
 	if !ok {
 		return nil, &shapeError{ptr + "/command", "missing or not a string"}
 	}
-	h.command = cmd
+	h.Command = cmd
 	for _, k := range []string{"commandWindows", "command_windows", "statusMessage"} {
 		if v, ok := obj[k]; ok && v != nil {
 			s, ok := v.(string)
@@ -812,8 +773,9 @@ func readHandler(raw any, ptr string) (*gateHook, *shapeError) {
 		if !ok || err != nil || u > 1<<62 {
 			return nil, &shapeError{ptr + "/timeout", "not a whole number of seconds"}
 		}
-		h.timeout, h.timeoutSet, h.timeoutRaw = max(int64(u), 1), true, u
+		h.seconds, h.TimeoutSet = max(int64(u), 1), true
 	}
+	h.Timeout = time.Duration(h.seconds) * time.Second
 	if v, ok := obj["async"]; ok {
 		b, ok := v.(bool)
 		if !ok {
@@ -831,7 +793,7 @@ func readHandler(raw any, ptr string) (*gateHook, *shapeError) {
 			h.contextLimit = &u
 		}
 	}
-	if strings.TrimSpace(h.command) == "" {
+	if strings.TrimSpace(h.Command) == "" {
 		return nil, nil // skipped with a warning
 	}
 	return h, nil
@@ -938,9 +900,9 @@ const (
 // feature is a feature's value as Codex settles it: requirements, else
 // the last layer that sets it (names are the feature's name and its old
 // ones), else the default.
-func (d *doctor) feature(def bool, names ...string) featureValue {
+func (d *checkup) feature(def bool, names ...string) featureValue {
 	get := func(doc *configDoc) (featureValue, bool) {
-		features, _ := doc.tree["features"].(map[string]any)
+		features, _ := doc.Tree["features"].(map[string]any)
 		for _, n := range names {
 			if b, ok := features[n].(bool); ok {
 				return featureValue{name: n, on: b, doc: doc, ptr: "/features/" + n}, true
@@ -953,7 +915,7 @@ func (d *doctor) feature(def bool, names ...string) featureValue {
 		}
 		return featureValue{}, false
 	}
-	if d.req != nil && d.req.tree != nil {
+	if d.req != nil && d.req.Tree != nil {
 		if v, ok := get(d.req); ok {
 			v.pinned = true
 			return v
@@ -1033,13 +995,13 @@ func writeJSONString(b *bytes.Buffer, s string) {
 }
 
 func (h *gateHook) hash() string {
-	return trustHash(h.event, h.matcher, h.command, h.timeout, h.async, h.status, h.contextLimit)
+	return trustHash(h.Event, h.Matcher, h.Command, h.seconds, h.async, h.status, h.contextLimit)
 }
 
 // judge applies Codex's switches and checks every spawngate hook it
 // loads.
-func (d *doctor) judge(ctx context.Context) *host.Diagnosis {
-	diag := &host.Diagnosis{}
+func (d *checkup) judge(ctx context.Context) *doctor.Diagnosis {
+	diag := &doctor.Diagnosis{}
 	hooksOn := d.feature(true, "hooks", "codex_hooks")
 	off := slices.Clone(d.off)
 	addOff := func(why string) {
@@ -1052,7 +1014,7 @@ func (d *doctor) judge(ctx context.Context) *host.Diagnosis {
 		if hooksOn.pinned {
 			fix = "set it to true"
 		}
-		d.findings = append(d.findings, host.Finding{ID: "hook.disabled", File: hooksOn.doc.path, Pointer: hooksOn.ptr,
+		d.Findings = append(d.Findings, doctor.Finding{ID: "hook.disabled", File: hooksOn.doc.Path, Pointer: hooksOn.ptr,
 			Problem: fmt.Sprintf("[features] %s = false in %s turns off every hook, spawngate's too", hooksOn.name, hooksOn.doc.layer),
 			Fix:     fix})
 	}
@@ -1063,43 +1025,43 @@ func (d *doctor) judge(ctx context.Context) *host.Diagnosis {
 		st := d.states[h.key]
 		switch {
 		case h.matcherErr != nil:
-			addOff(fmt.Sprintf("the one in %s is in a group whose matcher Codex cannot compile", h.doc.path))
-			d.findings = append(d.findings, host.Finding{ID: "hook.matcher", File: h.doc.path, Pointer: h.matcherPtr,
-				Problem: fmt.Sprintf("%s %s cannot be checked: Codex reads it with Rust's regex crate, and %s; Codex skips a group whose matcher does not compile, spawngate's hook with it (and a managed one stops Codex from starting)", matcherName(h.doc), quoteMatcher(h.doc, h.matcher), plan.OneLine(h.matcherErr.Error())),
+			addOff(fmt.Sprintf("the one in %s is in a group whose matcher Codex cannot compile", h.doc.Path))
+			d.Findings = append(d.Findings, doctor.Finding{ID: "hook.matcher", File: h.doc.Path, Pointer: h.MatcherPointer,
+				Problem: fmt.Sprintf("%s %s cannot be checked: Codex reads it with Rust's regex crate, and %s; Codex skips a group whose matcher does not compile, spawngate's hook with it (and a managed one stops Codex from starting)", matcherName(h.doc), quoteMatcher(h.doc, h.Matcher), plan.OneLine(h.matcherErr.Error())),
 				Fix:     "list the tools instead: " + setMatcher(h.doc, suggestedMatcher)})
 			continue
 		case !h.doc.layer.managed() && st.enabled != nil && !*st.enabled:
-			addOff(fmt.Sprintf("the one in %s is disabled", h.doc.path))
-			d.findings = append(d.findings, host.Finding{ID: "hook.disabled", File: d.userConfigPath(), Pointer: "/hooks/state/" + escapePointer(h.key) + "/enabled",
-				Problem: fmt.Sprintf("enabled = false in [hooks.state.%q] turns off the spawngate hook in %s", h.key, h.doc.path),
+			addOff(fmt.Sprintf("the one in %s is disabled", h.doc.Path))
+			d.Findings = append(d.Findings, doctor.Finding{ID: "hook.disabled", File: d.userConfigPath(), Pointer: "/hooks/state/" + doctor.EscapePointer(h.key) + "/enabled",
+				Problem: fmt.Sprintf("enabled = false in [hooks.state.%q] turns off the spawngate hook in %s", h.key, h.doc.Path),
 				Fix:     "remove it"})
 			continue
 		}
 		candidates = append(candidates, h)
 		switch {
 		case !hooksOn.on:
-			addOff(fmt.Sprintf("the one in %s is turned off by [features] %s = false in %s", h.doc.path, hooksOn.name, hooksOn.doc.path))
+			addOff(fmt.Sprintf("the one in %s is turned off by [features] %s = false in %s", h.doc.Path, hooksOn.name, hooksOn.doc.Path))
 		case !h.doc.layer.managed() && !(st.hasTrusted && st.trusted == h.hash()):
-			addOff(fmt.Sprintf("the one in %s is not trusted", h.doc.path))
+			addOff(fmt.Sprintf("the one in %s is not trusted", h.doc.Path))
 		default:
-			diag.Gates = append(diag.Gates, h.place())
+			diag.Gates = append(diag.Gates, h.Place())
 		}
 		if !h.doc.layer.managed() {
 			d.checkTrust(h, st)
 		}
 	}
 	for _, h := range d.others {
-		d.findings = append(d.findings, host.Finding{ID: "hook.event", File: h.doc.path, Pointer: h.ptr,
-			Problem: fmt.Sprintf("spawngate runs on %s, which does not stop a spawn: only a PreToolUse hook can refuse one", h.event),
+		d.Findings = append(d.Findings, doctor.Finding{ID: "hook.event", File: h.doc.Path, Pointer: h.Pointer,
+			Problem: fmt.Sprintf("spawngate runs on %s, which does not stop a spawn: only a PreToolUse hook can refuse one", h.Event),
 			Fix:     "move it to PreToolUse"})
-		addOff(fmt.Sprintf("the one in %s runs on %s", h.doc.path, h.event))
+		addOff(fmt.Sprintf("the one in %s runs on %s", h.doc.Path, h.Event))
 	}
 	if len(diag.Gates) == 0 {
 		problem := "no PreToolUse hook in any file Codex reads here runs spawngate: every sub-agent starts unjudged"
 		if len(off) > 0 {
 			problem = "no PreToolUse hook that runs spawngate is in effect (" + strings.Join(off, "; ") + "): every sub-agent starts unjudged"
 		}
-		d.findings = append(d.findings, host.Finding{ID: "hook.absent", File: d.requirementsPath(), Pointer: "/hooks/PreToolUse",
+		d.Findings = append(d.Findings, doctor.Finding{ID: "hook.absent", File: d.requirementsPath(), Pointer: "/hooks/PreToolUse",
 			Problem: problem,
 			Fix:     fmt.Sprintf("add %s under [hooks] here, with allow_managed_hooks_only = true and [features] hooks = true", suggestedHook)})
 	}
@@ -1118,18 +1080,18 @@ func (d *doctor) judge(ctx context.Context) *host.Diagnosis {
 		if h.doc.layer == projectLayer {
 			problem += "; and sessions outside this project do not read it"
 		}
-		d.findings = append(d.findings, host.Finding{ID: "hook.unmanaged", File: h.doc.path, Pointer: h.ptr,
+		d.Findings = append(d.Findings, doctor.Finding{ID: "hook.unmanaged", File: h.doc.Path, Pointer: h.Pointer,
 			Problem: problem,
 			Fix:     fmt.Sprintf("move it under [hooks] in %s, with allow_managed_hooks_only = true and [features] hooks = true there", d.requirementsPath())})
 	}
 	if managedGate {
 		if !d.managedOnly() {
-			d.findings = append(d.findings, host.Finding{ID: "hooks.unrestricted", File: d.requirementsPath(), Pointer: "/allow_managed_hooks_only",
+			d.Findings = append(d.Findings, doctor.Finding{ID: "hooks.unrestricted", File: d.requirementsPath(), Pointer: "/allow_managed_hooks_only",
 				Problem: "allow_managed_hooks_only is not true in requirements: PreToolUse hooks that user and project config add, which a session or a repository can write, run beside the spawngate hook, and one that answers with updatedInput rewrites the spawn after spawngate judged it",
 				Fix:     "set allow_managed_hooks_only = true here"})
 		}
 		if !hooksOn.pinned {
-			d.findings = append(d.findings, host.Finding{ID: "features.unpinned", File: d.requirementsPath(), Pointer: "/features/hooks",
+			d.Findings = append(d.Findings, doctor.Finding{ID: "features.unpinned", File: d.requirementsPath(), Pointer: "/features/hooks",
 				Problem: "requirements do not set [features] hooks, so [features] hooks = false in user config or in any trusted project's .codex/config.toml (a repository can ship one), or --disable hooks, turns off every hook, the managed spawngate hook too",
 				Fix:     "add [features] hooks = true here"})
 		}
@@ -1137,9 +1099,9 @@ func (d *doctor) judge(ctx context.Context) *host.Diagnosis {
 	d.checkMatchers(candidates)
 	for _, h := range candidates {
 		if h.async {
-			d.findings = append(d.findings, host.Finding{ID: "hook.async", File: h.doc.path, Pointer: h.ptr + "/async",
-				Problem: fmt.Sprintf("%s true: Codex does not wait for the spawngate hook's answer, so it cannot refuse a spawn", keyIn(h.doc, "async")),
-				Fix:     fmt.Sprintf("remove %s true", keyIn(h.doc, "async"))})
+			d.Findings = append(d.Findings, doctor.Finding{ID: "hook.async", File: h.doc.Path, Pointer: h.Pointer + "/async",
+				Problem: fmt.Sprintf("%s true: Codex does not wait for the spawngate hook's answer, so it cannot refuse a spawn", h.doc.Key("async")),
+				Fix:     fmt.Sprintf("remove %s true", h.doc.Key("async"))})
 		}
 		d.checkCommand(ctx, h)
 	}
@@ -1148,24 +1110,24 @@ func (d *doctor) judge(ctx context.Context) *host.Diagnosis {
 
 // checkTrust reports a hook that is not managed and not trusted as it is
 // written now: Codex skips it without a word.
-func (d *doctor) checkTrust(h *gateHook, st hookState) {
+func (d *checkup) checkTrust(h *gateHook, st hookState) {
 	hash := h.hash()
 	if st.hasTrusted && st.trusted == hash {
 		return
 	}
-	where := "the spawngate hook in " + d.placeOf(h.doc, h.ptr)
+	where := "the spawngate hook in " + h.doc.Place(h.Pointer)
 	problem := fmt.Sprintf(`%s is not trusted: this file stores no trusted_hash for it ([hooks.state.%q]), and Codex skips an untrusted hook without a warning, so every spawn starts unjudged (only a codex started with --dangerously-bypass-hook-trust runs it, and doctor cannot see command lines)`, where, h.key)
 	if st.hasTrusted {
 		problem = fmt.Sprintf(`%s has changed since it was trusted (its trusted_hash here is %s, its hash is now %s): Codex skips it without a warning, so every spawn starts unjudged`, where, st.trusted, hash)
 	}
-	d.findings = append(d.findings, host.Finding{ID: "hook.untrusted", File: d.userConfigPath(), Pointer: "/hooks/state/" + escapePointer(h.key),
+	d.Findings = append(d.Findings, doctor.Finding{ID: "hook.untrusted", File: d.userConfigPath(), Pointer: "/hooks/state/" + doctor.EscapePointer(h.key),
 		Problem: problem,
 		Fix:     fmt.Sprintf(`review it in Codex's /hooks, or store its hash here (for automation, when the machine is provisioned): [hooks.state.%q] trusted_hash = %q; any change to the hook changes its hash`, h.key, hash)})
 }
 
 // checkMatchers reports each spawn tool no loaded spawngate hook
 // selects, at every hook that misses it.
-func (d *doctor) checkMatchers(hooks []*gateHook) {
+func (d *checkup) checkMatchers(hooks []*gateHook) {
 	v2 := d.feature(false, "multi_agent_v2")
 	var tools []matchTool
 	for _, t := range spawnToolsToMatch() {
@@ -1177,7 +1139,7 @@ func (d *doctor) checkMatchers(hooks []*gateHook) {
 	covered := map[string]bool{}
 	for _, h := range hooks {
 		for _, t := range tools {
-			if matcherSelects(h.matcher, t.names) {
+			if matcherSelects(h.Matcher, t.names) {
 				covered[t.name] = true
 			}
 		}
@@ -1185,24 +1147,24 @@ func (d *doctor) checkMatchers(hooks []*gateHook) {
 	for _, h := range hooks {
 		var missed []string
 		for _, t := range tools {
-			if !covered[t.name] && !matcherSelects(h.matcher, t.names) {
+			if !covered[t.name] && !matcherSelects(h.Matcher, t.names) {
 				missed = append(missed, t.name)
 			}
 		}
 		if len(missed) == 0 {
 			continue
 		}
-		problem := fmt.Sprintf("%s %s does not select %s, under which Codex starts sub-agents: those spawns are never judged", matcherName(h.doc), quoteMatcher(h.doc, h.matcher), orList(missed))
+		problem := fmt.Sprintf("%s %s does not select %s, under which Codex starts sub-agents: those spawns are never judged", matcherName(h.doc), quoteMatcher(h.doc, h.Matcher), doctor.OrList(missed))
 		if slices.Contains(missed, v2Tool) {
 			if v2.on {
-				problem += fmt.Sprintf(" (%s is multi_agent_v2's spawn tool, and [features] multi_agent_v2 = true in %s turns it on)", v2Tool, d.placeOf(v2.doc, v2.ptr))
+				problem += fmt.Sprintf(" (%s is multi_agent_v2's spawn tool, and [features] multi_agent_v2 = true in %s turns it on)", v2Tool, v2.doc.Place(v2.ptr))
 			} else {
 				problem += fmt.Sprintf(" (%s is multi_agent_v2's spawn tool, which [features] multi_agent_v2 = true in any trusted project's .codex/config.toml, or --enable multi_agent_v2, turns on)", v2Tool)
 			}
 		}
-		d.findings = append(d.findings, host.Finding{ID: "hook.matcher", File: h.doc.path, Pointer: h.matcherPtr,
+		d.Findings = append(d.Findings, doctor.Finding{ID: "hook.matcher", File: h.doc.Path, Pointer: h.MatcherPointer,
 			Problem: problem,
-			Fix:     setMatcher(h.doc, suggestMatcher(h.matcher, tools))})
+			Fix:     setMatcher(h.doc, suggestMatcher(h.Matcher, tools))})
 	}
 }
 
@@ -1221,244 +1183,32 @@ func suggestMatcher(m *string, tools []matchTool) string {
 	return strings.Join(names, "|")
 }
 
-// keyIn writes a handler's key and its separator the way the file does:
-// timeout = in TOML, "timeout": in JSON.
-func keyIn(doc *configDoc, key string) string {
-	if doc.toml {
-		return key + " ="
-	}
-	return `"` + key + `":`
-}
-
 // matcherName and setMatcher write the matcher the way the file does.
-func matcherName(doc *configDoc) string { return keyIn(doc, "matcher") }
+func matcherName(doc *configDoc) string { return doc.Key("matcher") }
 
 func quoteMatcher(doc *configDoc, m *string) string {
 	switch {
 	case m == nil:
 		return "(none)"
-	case doc != nil && doc.toml && !strings.ContainsAny(*m, "'\n"):
+	case doc != nil && doc.TOML && !strings.ContainsAny(*m, "'\n"):
 		return "'" + *m + "'" // a TOML literal string, as such a matcher is written
 	}
 	return strconv.Quote(*m)
 }
 
 func setMatcher(doc *configDoc, m string) string {
-	if doc.toml {
+	if doc.TOML {
 		return "set matcher = " + quoteMatcher(doc, &m)
 	}
 	return fmt.Sprintf(`set "matcher": %s`, strconv.Quote(m))
 }
 
-func orList(s []string) string {
-	if len(s) == 1 {
-		return s[0]
-	}
-	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
-}
-
 // checkCommand checks a command hook that runs spawngate: that the
 // program is the one meant, that it runs as spawngate hook codex, that it
 // can start, and that Codex waits for its answer.
-func (d *doctor) checkCommand(ctx context.Context, h *gateHook) {
-	cmdPtr := h.ptr + "/command"
-	add := func(id, ptr, problem, fix string) {
-		d.findings = append(d.findings, host.Finding{ID: id, File: h.doc.path, Pointer: ptr, Problem: problem, Fix: fix})
-	}
-	const directly = "run spawngate directly: /usr/local/bin/spawngate hook codex --policy FILE"
-	vars := map[string]string{"HOME": d.home}
-	words, op, err := host.ShellWords(h.command, vars, d.home)
-	switch {
-	case err != nil:
-		add("hook.command", cmdPtr, fmt.Sprintf("the command %s, so what it runs is not known until the hook runs", err), directly)
-		return
-	case op != "":
-		add("hook.command", cmdPtr, fmt.Sprintf("the command is more than one simple command (it holds %q): its exit status need not be spawngate's, and a refusal can be lost", op), directly)
-	}
-	line, ok := host.CheckCommand(ctx, host.HookCommand{Host: Name, Title: "Codex", Words: words, Project: d.project, Owners: d.o.OwnersFor(d.project, d.home, d.codexHome),
+func (d *checkup) checkCommand(ctx context.Context, h *gateHook) {
+	d.CheckEntry(ctx, &h.Entry, doctor.Command{Host: Name, Title: "Codex", Project: d.project, Home: d.home,
+		Vars: map[string]string{"HOME": d.home}, TimeoutKey: "timeout", Owners: d.Options.OwnersFor(d.project, d.home, d.codexHome),
 		LookedFor: "on the PATH of a login shell, or from the session's folder", PolicyFrom: "the session's folder", Policy: "/etc/spawngate/codex.yaml",
-		Directly: directly, ReadHook: d.o.ReadHook}, func(id, problem, fix string) { add(id, cmdPtr, problem, fix) })
-	if !ok {
-		return
-	}
-	if line.Timeout > 0 && time.Duration(h.timeout)*time.Second <= line.Timeout {
-		ptr, what := h.ptr+"/timeout", fmt.Sprintf("%s %d", keyIn(h.doc, "timeout"), h.timeoutRaw)
-		if !h.timeoutSet {
-			ptr, what = h.ptr, fmt.Sprintf("no timeout (Codex's default, %d s)", h.timeout)
-		}
-		need := int64((line.Timeout + time.Second - 1) / time.Second)
-		add("hook.timeout", ptr, fmt.Sprintf("%s is not above spawngate's own --timeout of %s: Codex can stop the hook before spawngate answers, and a hook that times out lets the spawn through", what, line.Timeout),
-			fmt.Sprintf("set %s %d or more (such as %d), or give spawngate a lower --timeout", keyIn(h.doc, "timeout"), need+1, need+10))
-	}
-}
-
-// lineCol turns a byte offset into a 1-based line and column (in
-// characters).
-func lineCol(data []byte, offset int64) (int, int) {
-	if offset > int64(len(data)) {
-		offset = int64(len(data))
-	}
-	before := data[:offset]
-	line := bytes.Count(before, []byte{'\n'}) + 1
-	col := max(len([]rune(string(before[bytes.LastIndexByte(before, '\n')+1:]))), 1)
-	return line, col
-}
-
-// settingName writes a pointer as a person names the setting:
-// /hooks/PreToolUse/0/matcher is hooks.PreToolUse[0].matcher.
-func settingName(ptr string) string {
-	var b strings.Builder
-	for _, seg := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
-		seg = strings.NewReplacer("~1", "/", "~0", "~").Replace(seg)
-		if _, err := strconv.Atoi(seg); err == nil {
-			b.WriteString("[" + seg + "]")
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte('.')
-		}
-		b.WriteString(seg)
-	}
-	return b.String()
-}
-
-// escapePointer escapes one segment of a JSON pointer.
-func escapePointer(s string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
-}
-
-// tomlLinesByPointer records the line of each key and table of a TOML
-// document by its JSON pointer: [[hooks.PreToolUse]] twice holds
-// /hooks/PreToolUse/0 and /hooks/PreToolUse/1, an inline table's keys
-// their own lines.
-func tomlLinesByPointer(data []byte) map[string]int {
-	lines := map[string]int{}
-	arrays := map[string]int{} // an array of tables: its elements so far
-	p := unstable.Parser{}
-	p.Reset(data)
-	record := func(ptr string, r *unstable.Range) {
-		if r == nil {
-			return
-		}
-		if _, seen := lines[ptr]; !seen {
-			lines[ptr] = p.Shape(*r).Start.Line
-		}
-	}
-	var value func(ptr string, n *unstable.Node, r *unstable.Range)
-	value = func(ptr string, n *unstable.Node, r *unstable.Range) {
-		switch n.Kind {
-		case unstable.Array:
-			it := n.Children()
-			for i := 0; it.Next(); i++ {
-				c := it.Node()
-				cr := r
-				if c.Kind == unstable.InlineTable {
-					raw := c.Raw
-					cr = &raw
-				}
-				record(fmt.Sprintf("%s/%d", ptr, i), cr)
-				value(fmt.Sprintf("%s/%d", ptr, i), c, cr)
-			}
-		case unstable.InlineTable:
-			it := n.Children()
-			for it.Next() {
-				kv := it.Node()
-				if kv.Kind != unstable.KeyValue {
-					continue
-				}
-				parts, kr := keyParts(kv.Key())
-				cptr := ptr + pointerOf(parts)
-				record(cptr, kr)
-				value(cptr, kv.Value(), kr)
-			}
-		}
-	}
-	table := ""
-	for p.NextExpression() {
-		e := p.Expression()
-		switch e.Kind {
-		case unstable.Table, unstable.ArrayTable:
-			parts, r := keyParts(e.Key())
-			ptr := ""
-			for i, part := range parts {
-				ptr += "/" + escapePointer(part)
-				if n, ok := arrays[ptr]; ok && i < len(parts)-1 {
-					ptr += "/" + strconv.Itoa(n-1)
-				}
-			}
-			if e.Kind == unstable.ArrayTable {
-				record(ptr, r)
-				n := arrays[ptr]
-				arrays[ptr] = n + 1
-				ptr += "/" + strconv.Itoa(n)
-			}
-			record(ptr, r)
-			table = ptr
-		case unstable.KeyValue:
-			parts, r := keyParts(e.Key())
-			ptr := table + pointerOf(parts)
-			record(ptr, r)
-			value(ptr, e.Value(), r)
-		}
-	}
-	return lines
-}
-
-func pointerOf(parts []string) string {
-	var b strings.Builder
-	for _, p := range parts {
-		b.WriteString("/" + escapePointer(p))
-	}
-	return b.String()
-}
-
-// lineOf is the line a pointer's setting is written on in a file doctor
-// read, 0 when it is not there.
-func (d *doctor) lineOf(file, ptr string) int {
-	for _, doc := range d.docs {
-		if doc.path != file || doc.tree == nil {
-			continue
-		}
-		if doc.toml {
-			return doc.lines[ptr]
-		}
-		pos, ok := d.jsonPos[file]
-		if !ok {
-			pos = map[string]plan.Position{}
-			d.jsonPos[file] = pos
-		}
-		if p, ok := pos[ptr]; ok {
-			return p.Line
-		}
-		found, err := plan.Locate(context.Background(), file, doc.data, plan.DefaultLimits, []string{ptr})
-		if err != nil {
-			return 0
-		}
-		pos[ptr] = found[ptr]
-		return found[ptr].Line
-	}
-	return 0
-}
-
-// placeOf writes where a setting is: FILE:LINE.
-func (d *doctor) placeOf(doc *configDoc, ptr string) string {
-	if line := d.lineOf(doc.path, ptr); line > 0 {
-		return fmt.Sprintf("%s:%d", doc.path, line)
-	}
-	return doc.path
-}
-
-// locate gives each finding and gate the line its pointer is written on.
-func (d *doctor) locate(diag *host.Diagnosis) {
-	for i, f := range d.findings {
-		if f.Pointer != "" {
-			if line := d.lineOf(f.File, f.Pointer); line > 0 {
-				d.findings[i].Line = line
-			}
-		}
-	}
-	for i, g := range diag.Gates {
-		diag.Gates[i].Line = d.lineOf(g.File, g.Pointer)
-	}
-	diag.Findings = d.findings
+		Directly: "run spawngate directly: /usr/local/bin/spawngate hook codex --policy FILE", ReadHook: d.Options.ReadHook})
 }

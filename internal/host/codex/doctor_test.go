@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/spawngate/spawngate/internal/host"
-	"github.com/spawngate/spawngate/internal/plan"
+	"github.com/spawngate/spawngate/internal/host/doctor"
 )
 
 // The files of an installation under test, relative to its base: the
@@ -97,21 +97,21 @@ var readmeHooks = jsonHooks(preToolUse, suggestedMatcher, command(goodCommand, "
 
 // readHookFake reads a hook's --policy and --timeout as the hook's flags
 // do, and fails as the hook would when the policy cannot be read.
-func readHookFake(_ context.Context, hostName string, args []string, dir string) (host.HookLine, error) {
+func readHookFake(_ context.Context, hostName string, args []string, dir string) (doctor.HookLine, error) {
 	if hostName != Name {
-		return host.HookLine{}, fmt.Errorf("asked for host %q", hostName)
+		return doctor.HookLine{}, fmt.Errorf("asked for host %q", hostName)
 	}
 	fs := flag.NewFlagSet("hook", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	policy := fs.String("policy", "", "")
 	timeout := fs.Duration("timeout", 30*time.Second, "")
 	if err := fs.Parse(args); err != nil {
-		return host.HookLine{}, err
+		return doctor.HookLine{}, err
 	}
 	if fs.NArg() > 0 {
-		return host.HookLine{}, fmt.Errorf("hook takes no arguments (got %q)", fs.Arg(0))
+		return doctor.HookLine{}, fmt.Errorf("hook takes no arguments (got %q)", fs.Arg(0))
 	}
-	line := host.HookLine{Timeout: *timeout, Policy: *policy}
+	line := doctor.HookLine{Timeout: *timeout, Policy: *policy}
 	p := *policy
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(dir, p)
@@ -186,22 +186,22 @@ func install(t *testing.T, files map[string]string) string {
 // group g, handler h of a file, with the hash computed from the file.
 func trustTable(t *testing.T, base, file string, g, h int) string {
 	t.Helper()
-	d := &doctor{states: map[string]hookState{}}
+	d := &checkup{states: map[string]hookState{}}
 	data, err := os.ReadFile(filepath.Join(base, file))
 	must(t, err)
 	// A file may trust its own hooks: the placeholders are not part of
 	// the hook.
 	data = regexp.MustCompile(`\{\{TRUST [^}]*\}\}`).ReplaceAll(data, nil)
-	doc := &configDoc{path: filepath.Join(base, file), toml: strings.HasSuffix(file, ".toml"), data: data}
-	if doc.toml {
+	doc := &configDoc{File: &doctor.File{Path: filepath.Join(base, file), TOML: strings.HasSuffix(file, ".toml"), Data: data}}
+	if doc.TOML {
 		d.parseTOML(doc)
 	} else {
 		d.parseJSON(doc)
 	}
-	if doc.tree == nil {
-		t.Fatalf("trust: cannot read %s:\n%s", file, show(&host.Diagnosis{Findings: d.findings}))
+	if doc.Tree == nil {
+		t.Fatalf("trust: cannot read %s:\n%s", file, show(&doctor.Diagnosis{Findings: d.Findings}))
 	}
-	table, _ := doc.tree["hooks"].(map[string]any)
+	table, _ := doc.Tree["hooks"].(map[string]any)
 	d.readHooks(hookSource{doc, "/hooks", table})
 	for _, hk := range d.hooks {
 		if hk.group == g && hk.handler == h {
@@ -221,7 +221,7 @@ func must(t *testing.T, err error) {
 
 // diagnose runs the doctor on an installation: the project is proj unless
 // given, CODEX_HOME unset unless codexHome names a folder under the base.
-func diagnose(t *testing.T, base, project, codexHome string) *host.Diagnosis {
+func diagnose(t *testing.T, base, project, codexHome string) *doctor.Diagnosis {
 	t.Helper()
 	if project == "" {
 		project = "proj"
@@ -235,7 +235,7 @@ func diagnose(t *testing.T, base, project, codexHome string) *host.Diagnosis {
 			return ""
 		}
 	}
-	d, err := Adapter{}.Doctor(context.Background(), host.DoctorOptions{
+	d, err := Adapter{}.Doctor(context.Background(), doctor.Options{
 		Project: filepath.Join(base, project), Home: filepath.Join(base, "home"), Root: filepath.Join(base, "root"),
 		Getenv: getenv, ReadHook: readHookFake, Owners: testOwners,
 	})
@@ -247,12 +247,12 @@ func diagnose(t *testing.T, base, project, codexHome string) *host.Diagnosis {
 
 // brief is a finding as the table states it: its ID, the file relative
 // to the base, and the pointer, with the base written {{BASE}}.
-func brief(base string, f host.Finding) string {
+func brief(base string, f doctor.Finding) string {
 	rel, _ := filepath.Rel(base, f.File)
-	return f.ID + " " + filepath.ToSlash(rel) + " " + strings.ReplaceAll(f.Pointer, escapePointer(base), "{{BASE}}")
+	return f.ID + " " + filepath.ToSlash(rel) + " " + strings.ReplaceAll(f.Pointer, doctor.EscapePointer(base), "{{BASE}}")
 }
 
-func show(d *host.Diagnosis) string {
+func show(d *doctor.Diagnosis) string {
 	var b strings.Builder
 	for _, f := range d.Findings {
 		fmt.Fprintf(&b, "  %s:%d %s %s: %s; fix: %s\n", f.File, f.Line, f.ID, f.Pointer, f.Problem, f.Fix)
@@ -263,7 +263,7 @@ func show(d *host.Diagnosis) string {
 // stateKey is the pointer of a hook's [hooks.state] table in user
 // config, as brief writes it.
 func stateKey(file string, g, h int) string {
-	return "/hooks/state/" + escapePointer("{{BASE}}/"+file) + fmt.Sprintf(":pre_tool_use:%d:%d", g, h)
+	return "/hooks/state/" + doctor.EscapePointer("{{BASE}}/"+file) + fmt.Sprintf(":pre_tool_use:%d:%d", g, h)
 }
 
 func TestDoctor(t *testing.T) {
@@ -685,8 +685,8 @@ func TestDoctor(t *testing.T) {
 func TestDoctorPlaces(t *testing.T) {
 	base := install(t, map[string]string{reqTOML: goodManaged})
 	d := diagnose(t, base, "", "")
-	want := host.Place{File: filepath.Join(base, reqTOML), Line: 9, Pointer: "/hooks/PreToolUse/0/hooks/0"}
-	if !d.Holds() || !slices.Equal(d.Gates, []host.Place{want}) {
+	want := doctor.Place{File: filepath.Join(base, reqTOML), Line: 9, Pointer: "/hooks/PreToolUse/0/hooks/0"}
+	if !d.Holds() || !slices.Equal(d.Gates, []doctor.Place{want}) {
 		t.Fatalf("gates: %+v, want %+v\n%s", d.Gates, want, show(d))
 	}
 
@@ -737,28 +737,28 @@ func TestDoctorCannotEvaluate(t *testing.T) {
 			base := install(t, map[string]string{reqTOML: goodManaged, userTOML: "{{TRUST-PROJECT}}"})
 			must(t, os.RemoveAll(filepath.Join(base, tc)))
 			must(t, os.MkdirAll(filepath.Join(base, tc), 0o755))
-			_, err := Adapter{}.Doctor(context.Background(), host.DoctorOptions{
+			_, err := Adapter{}.Doctor(context.Background(), doctor.Options{
 				Project: filepath.Join(base, "proj"), Home: filepath.Join(base, "home"), Root: filepath.Join(base, "root"), ReadHook: readHookFake, Owners: testOwners,
 			})
-			var de *host.DoctorError
+			var de *doctor.Error
 			if !errors.As(err, &de) {
-				t.Fatalf("got %v, want a *host.DoctorError", err)
+				t.Fatalf("got %v, want a *doctor.Error", err)
 			}
 		})
 	}
 	// A project's hooks.json of any size: doctor reads no more than
-	// host.MaxConfigBytes of it.
+	// doctor.MaxConfigBytes of it.
 	t.Run("too-large", func(t *testing.T) {
 		base := install(t, map[string]string{reqTOML: goodManaged, userTOML: "{{TRUST-PROJECT}}"})
 		must(t, os.MkdirAll(filepath.Dir(filepath.Join(base, projJSON)), 0o755))
-		big := `{"hooks": {}, "x": "` + strings.Repeat("x", host.MaxConfigBytes) + `"}`
+		big := `{"hooks": {}, "x": "` + strings.Repeat("x", doctor.MaxConfigBytes) + `"}`
 		must(t, os.WriteFile(filepath.Join(base, projJSON), []byte(big), 0o644))
-		_, err := Adapter{}.Doctor(context.Background(), host.DoctorOptions{
+		_, err := Adapter{}.Doctor(context.Background(), doctor.Options{
 			Project: filepath.Join(base, "proj"), Home: filepath.Join(base, "home"), Root: filepath.Join(base, "root"), ReadHook: readHookFake, Owners: testOwners,
 		})
-		var de *host.DoctorError
+		var de *doctor.Error
 		if !errors.As(err, &de) || !strings.Contains(de.Msg, "larger than") {
-			t.Fatalf("got %v, want a *host.DoctorError saying it is too large", err)
+			t.Fatalf("got %v, want a *doctor.Error saying it is too large", err)
 		}
 	})
 }
@@ -868,19 +868,19 @@ func FuzzDoctorTOML(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		d := &doctor{states: map[string]hookState{}, jsonPos: map[string]map[string]plan.Position{}}
-		doc := &configDoc{path: "/c/config.toml", layer: userLayer, toml: true, data: []byte(s)}
-		d.docs = append(d.docs, doc)
+		d := &checkup{states: map[string]hookState{}}
+		doc := &configDoc{File: &doctor.File{Path: "/c/config.toml", TOML: true, Data: []byte(s)}, layer: userLayer}
+		d.Files = append(d.Files, doc.File)
 		d.parseTOML(doc)
-		if doc.tree == nil {
+		if doc.Tree == nil {
 			return
 		}
 		d.user = doc
 		d.configs = []*configDoc{doc}
-		table, _ := doc.tree["hooks"].(map[string]any)
+		table, _ := doc.Tree["hooks"].(map[string]any)
 		d.sources = []hookSource{{doc, "/hooks", table}}
 		d.collect()
 		diag := d.judge(context.Background())
-		d.locate(diag)
+		d.Finish(diag)
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/spawngate/spawngate/internal/host"
+	"github.com/spawngate/spawngate/internal/host/doctor"
 	"github.com/spawngate/spawngate/internal/plan"
 )
 
@@ -45,11 +46,11 @@ type role struct {
 // readLayers reads the layers of a session started in cwd.
 func readLayers(env host.Env, cwd string) (layers, error) {
 	var l layers
-	d := &doctor{o: host.DoctorOptions{Project: cwd, Home: env.Home, Root: env.Root, Getenv: env.Getenv}, project: cwd, home: env.Home,
-		states: map[string]hookState{}, jsonPos: map[string]map[string]plan.Position{}}
+	d := &checkup{Run: doctor.Run{Options: doctor.Options{Project: cwd, Home: env.Home, Root: env.Root, Getenv: env.Getenv}}, project: cwd, home: env.Home,
+		states: map[string]hookState{}}
 	d.codexHome = d.findCodexHome()
 	if err := d.read(); err != nil {
-		var de *host.DoctorError
+		var de *doctor.Error
 		if errors.As(err, &de) {
 			return l, &plan.Error{Source: de.File, Msg: fmt.Sprintf("Codex's configuration cannot be read, so what the session hands its children cannot be known: %s", de.Msg)}
 		}
@@ -62,7 +63,7 @@ func readLayers(env host.Env, cwd string) (layers, error) {
 		l.agents = append(l.agents, filepath.Join(d.codexHome, "agents"))
 	}
 	for _, cfg := range d.configs {
-		servers, _ := cfg.tree["mcp_servers"].(map[string]any)
+		servers, _ := cfg.Tree["mcp_servers"].(map[string]any)
 		for name := range servers {
 			if !slices.Contains(l.servers, name) {
 				l.servers = append(l.servers, name)
@@ -80,8 +81,8 @@ func readLayers(env host.Env, cwd string) (layers, error) {
 func declaredRoles(configs []*configDoc, folders []string) map[string]role {
 	roles := map[string]role{}
 	for _, cfg := range configs {
-		agents, _ := cfg.tree["agents"].(map[string]any)
-		dir := filepath.Dir(cfg.path)
+		agents, _ := cfg.Tree["agents"].(map[string]any)
+		dir := filepath.Dir(cfg.Path)
 		rank := slices.Index(folders, filepath.Join(dir, "agents"))
 		if rank < 0 {
 			rank = len(folders) // the system layer, below every folder
@@ -91,7 +92,7 @@ func declaredRoles(configs []*configDoc, folders []string) map[string]role {
 			if !ok {
 				continue
 			}
-			r := role{decl: fmt.Sprintf("%s [agents.%s]", cfg.path, name), rank: rank}
+			r := role{decl: fmt.Sprintf("%s [agents.%s]", cfg.Path, name), rank: rank}
 			if file, _ := decl["config_file"].(string); file != "" {
 				if !filepath.IsAbs(file) {
 					file = filepath.Join(dir, file)

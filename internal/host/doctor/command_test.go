@@ -1,6 +1,6 @@
 //go:build unix
 
-package host
+package doctor
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/spawngate/spawngate/internal/host"
 )
 
 // staticELF is the smallest ELF executable header with no program
@@ -62,7 +64,7 @@ func TestCheckCommandWhatTheSessionCanChange(t *testing.T) {
 		must(t, os.WriteFile(dynamic, sh, 0o755))
 	}
 
-	owners := Owners{Trusted: []int{0, os.Geteuid()}, Session: -1, Dirs: []string{project, home}}
+	owners := host.Owners{Trusted: []int{0, os.Geteuid()}, Session: -1, Dirs: []string{project, home}}
 	readHook := func(_ context.Context, _ string, args []string, _ string) (HookLine, error) {
 		line := HookLine{}
 		for i, a := range args {
@@ -77,7 +79,7 @@ func TestCheckCommandWhatTheSessionCanChange(t *testing.T) {
 		return line, nil
 	}
 	check := func(words ...string) (ids []string, problems string) {
-		c := HookCommand{Host: "claude-code", Title: "Claude Code", Words: words, Project: project, Owners: owners,
+		c := Command{Host: "claude-code", Title: "Claude Code", Words: words, Project: project, Owners: owners,
 			LookedFor: "on PATH", PolicyFrom: "the project", Policy: "/etc/spawngate/claude-code.yaml", Directly: "run it directly", ReadHook: readHook}
 		CheckCommand(context.Background(), c, func(id, problem, fix string) {
 			ids = append(ids, id)
@@ -109,5 +111,12 @@ func TestCheckCommandWhatTheSessionCanChange(t *testing.T) {
 				t.Fatalf("findings %q, want %q saying %q:\n%s", ids, tc.want, tc.says, problems)
 			}
 		})
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

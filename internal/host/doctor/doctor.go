@@ -1,4 +1,13 @@
-package host
+// Package doctor is what every host's doctor shares: the Doctor
+// interface and its findings; one model of a configuration file (File) and
+// of a hook entry in it (Entry), the hook the host runs on a spawn; and
+// the checks that do not depend on the host: that an entry's command runs
+// spawngate hook HOST directly from files the session cannot change, that
+// the host waits for its answer, that its matchers together select every
+// spawn tool, that its keys leave no spawn unjudged. A host's doctor reads
+// its own layers and switches and words its own fixes; what this package
+// checks, it checks the same way for every host.
+package doctor
 
 import (
 	"cmp"
@@ -10,6 +19,8 @@ import (
 	"os"
 	"slices"
 	"time"
+
+	"github.com/spawngate/spawngate/internal/host"
 )
 
 // Doctor is a host whose installation spawngate can inspect: it reads the
@@ -17,11 +28,11 @@ import (
 // that configuration lets a sub-agent start without spawngate's hook
 // judging it. It reads files and runs nothing.
 type Doctor interface {
-	Doctor(ctx context.Context, o DoctorOptions) (*Diagnosis, error)
+	Doctor(ctx context.Context, o Options) (*Diagnosis, error)
 }
 
-// DoctorOptions say which installation a doctor reads.
-type DoctorOptions struct {
+// Options say which installation a doctor reads.
+type Options struct {
 	// Project is the folder sessions start in: the host reads project
 	// settings from there, and only there.
 	Project string
@@ -44,18 +55,18 @@ type DoctorOptions struct {
 	// Owners are who may own the spawngate binary and what its gate is
 	// read from; nil is root alone (OperatorOnly), with the project and
 	// home folders the session's. A test stands its own user in for root.
-	Owners *Owners
+	Owners *host.Owners
 }
 
 // OwnersFor are the owners a doctor holds the hook's files to, with dirs
 // (the project and home folders) as the session's.
-func (o DoctorOptions) OwnersFor(dirs ...string) Owners {
+func (o Options) OwnersFor(dirs ...string) host.Owners {
 	if o.Owners != nil {
 		w := *o.Owners
 		w.Dirs = append(slices.Clone(w.Dirs), dirs...)
 		return w
 	}
-	return OperatorOnly(dirs...)
+	return host.OperatorOnly(dirs...)
 }
 
 // HookLine is what a spawngate hook's command line sets, as the hook
@@ -124,14 +135,14 @@ func (d *Diagnosis) Sort() {
 	})
 }
 
-// DoctorError is a file a doctor must read and cannot (it exists and is
+// Error is a file a doctor must read and cannot (it exists and is
 // not readable, or is not a file): the installation cannot be judged.
-type DoctorError struct {
+type Error struct {
 	File string
 	Msg  string
 }
 
-func (e *DoctorError) Error() string { return e.File + ": " + e.Msg }
+func (e *Error) Error() string { return e.File + ": " + e.Msg }
 
 // MaxConfigBytes bounds each configuration file a doctor reads. The
 // settings and hook files of every host are a few kilobytes; a file far
@@ -142,7 +153,7 @@ const MaxConfigBytes = 4 << 20
 // ReadConfig reads one of a host's configuration files for a doctor:
 // found is false, with no error, for a file that does not exist (the host
 // reads none there); one that exists and is not a file, cannot be read, or
-// is larger than MaxConfigBytes is a *DoctorError: the installation
+// is larger than MaxConfigBytes is a *Error: the installation
 // cannot be judged.
 func ReadConfig(path string) (data []byte, found bool, err error) {
 	info, err := os.Stat(path)
@@ -150,14 +161,14 @@ func ReadConfig(path string) (data []byte, found bool, err error) {
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, &DoctorError{File: path, Msg: "cannot be read: " + Cause(err)}
+		return nil, false, &Error{File: path, Msg: "cannot be read: " + host.Cause(err)}
 	}
 	if !info.Mode().IsRegular() {
-		return nil, false, &DoctorError{File: path, Msg: "is not a file"}
+		return nil, false, &Error{File: path, Msg: "is not a file"}
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, false, &DoctorError{File: path, Msg: "cannot be read: " + Cause(err)}
+		return nil, false, &Error{File: path, Msg: "cannot be read: " + host.Cause(err)}
 	}
 	defer f.Close()
 	// Read through a limit, not by the size Stat gave: the file may grow
@@ -165,9 +176,9 @@ func ReadConfig(path string) (data []byte, found bool, err error) {
 	data, err = io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
 	switch {
 	case err != nil:
-		return nil, false, &DoctorError{File: path, Msg: "cannot be read: " + Cause(err)}
+		return nil, false, &Error{File: path, Msg: "cannot be read: " + host.Cause(err)}
 	case len(data) > MaxConfigBytes:
-		return nil, false, &DoctorError{File: path, Msg: fmt.Sprintf("is larger than %d bytes, more than any configuration file doctor reads: it cannot tell what the host makes of it", MaxConfigBytes)}
+		return nil, false, &Error{File: path, Msg: fmt.Sprintf("is larger than %d bytes, more than any configuration file doctor reads: it cannot tell what the host makes of it", MaxConfigBytes)}
 	}
 	return data, true, nil
 }

@@ -1,4 +1,4 @@
-package host
+package doctor
 
 import (
 	"context"
@@ -11,12 +11,13 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/spawngate/spawngate/internal/host"
 	"github.com/spawngate/spawngate/internal/plan"
 )
 
-// HookCommand is a command hook that names spawngate, as a host's doctor
+// Command is a command hook that names spawngate, as a host's doctor
 // found it, with the host's own words for what happens around it.
-type HookCommand struct {
+type Command struct {
 	// Host is the host's name in commands (claude-code); Title is how
 	// messages name it (Claude Code).
 	Host, Title string
@@ -25,8 +26,8 @@ type HookCommand struct {
 	// Project is the folder sessions start in, which a session can write.
 	Project string
 	// Owners are who may own the binary and what its gate is read from
-	// (DoctorOptions.OwnersFor).
-	Owners Owners
+	// (Options.OwnersFor).
+	Owners host.Owners
 	// LookedFor says where the host looks for a program given by name;
 	// PolicyFrom the folder a relative --policy is read from; Policy an
 	// example of where an operator policy belongs.
@@ -34,7 +35,15 @@ type HookCommand struct {
 	// Directly is the fix for a command that does not run spawngate
 	// directly.
 	Directly string
-	// ReadHook is DoctorOptions.ReadHook.
+	// Vars are the variables the host sets for a command it runs through
+	// a shell, which CheckEntry expands (HOME, the project folder); Home
+	// is what ~ is.
+	Vars map[string]string
+	Home string
+	// TimeoutKey is the handler's key for how long the host waits
+	// (timeout, timeoutSec).
+	TimeoutKey string
+	// ReadHook is Options.ReadHook.
 	ReadHook func(ctx context.Context, host string, args []string, dir string) (HookLine, error)
 }
 
@@ -45,7 +54,7 @@ type HookCommand struct {
 // add is called once a finding, with the finding's ID, problem and fix.
 // It returns what the hook's flags set, and whether they were read (the
 // host then checks its timeout).
-func CheckCommand(ctx context.Context, c HookCommand, add func(id, problem, fix string)) (HookLine, bool) {
+func CheckCommand(ctx context.Context, c Command, add func(id, problem, fix string)) (HookLine, bool) {
 	words := c.Words
 	var assigned []string
 	for len(words) > 0 && (assignment.MatchString(words[0]) || words[0] == "exec") {
@@ -76,7 +85,7 @@ func CheckCommand(ctx context.Context, c HookCommand, add func(id, problem, fix 
 	case errors.Is(err, fs.ErrNotExist):
 		add("hook.command", fmt.Sprintf("%s does not exist: %s lets every spawn through when the hook cannot run (exit 127)", program, c.Title), "install spawngate there, or correct the path")
 	case err != nil:
-		add("hook.command", fmt.Sprintf("%s cannot be looked at (%s): if %s cannot run it either, it lets every spawn through", program, Cause(err), c.Title), "correct the path, or its folder's permissions")
+		add("hook.command", fmt.Sprintf("%s cannot be looked at (%s): if %s cannot run it either, it lets every spawn through", program, host.Cause(err), c.Title), "correct the path, or its folder's permissions")
 	case info.IsDir():
 		add("hook.command", fmt.Sprintf("%s is a folder: %s lets every spawn through when the hook cannot run", program, c.Title), "name the spawngate executable")
 	case info.Mode().Perm()&0o111 == 0:
@@ -149,12 +158,6 @@ func dynamicLoader(path string) string {
 	return ""
 }
 
-// Within tells whether path is dir or inside it.
-func Within(path, dir string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
-}
-
 func isSpawngate(program string) bool {
 	base := filepath.Base(program)
 	return base == "spawngate" || base == "spawngate.exe"
@@ -162,12 +165,3 @@ func isSpawngate(program string) bool {
 
 // assignment is a shell word that sets a variable for the command.
 var assignment = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
-
-// Cause is an error without the path an os error repeats.
-func Cause(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
-}
