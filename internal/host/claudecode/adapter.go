@@ -141,33 +141,19 @@ func sessionOf(p *host.Payload, env host.Env, cwd string) (session, error) {
 // payload does not say the caller's type); the block then bounds nothing
 // but the depth and the paths.
 func callerParent(c call, typ string, catalog *agent.Catalog) (map[string]any, string) {
-	paths := make([]any, len(c.Paths))
-	for i, p := range c.Paths {
-		paths[i] = p
-	}
-	parent := map[string]any{"depth": 1, "paths": paths}
-	if typ == "" {
-		return parent, fmt.Sprintf("the caller (agent_id %q) is a sub-agent, and the payload does not name its agent_type, so its own definition cannot be found: the gate cannot bound what it hands on", c.Caller)
-	}
-	parent["role"] = typ
-	def, problem := resolve(catalog, typ)
-	if def == nil {
-		return parent, fmt.Sprintf("the caller's own definition cannot be found (agent_id %q): %s", c.Caller, problem)
-	}
-	caller := call{Call: agent.Call{Host: Name, Type: typ, Paths: c.Paths}, SessionMode: c.SessionMode}
-	ct := translate(caller, def, "")
-	parent["role"] = ct.Child["role"]
-	if b, ok := ct.Child["budget_tokens"]; ok {
-		parent["budget_tokens"] = b
-	}
-	facts, _ := ct.Child["agent"].(map[string]any)
-	if facts["inherits_tools"] != true {
+	caller := host.Caller{ID: c.Caller, IDField: "agent_id", TypeField: "agent_type", Type: typ, Paths: c.Paths}
+	return caller.Parent(func() (map[string]any, string) {
+		def, problem := resolve(catalog, typ)
+		if def == nil {
+			return nil, problem
+		}
+		return translate(call{Call: agent.Call{Host: Name, Type: typ, Paths: c.Paths}, SessionMode: c.SessionMode}, def, "").Child, ""
+	}, func(facts map[string]any) bool {
 		// As the definition gives them. A caller without tools holds
 		// whatever its own parent gave it, which the hook cannot see; the
 		// operator policy still bounds the child.
-		parent["tools"] = ct.Child["tools"]
-	}
-	return parent, ""
+		return facts["inherits_tools"] != true
+	})
 }
 
 // Audit implements host.Adapter: each definition in the folder judged as

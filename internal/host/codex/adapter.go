@@ -142,33 +142,19 @@ func (Adapter) Spawn(ctx context.Context, payload map[string]any, env host.Env) 
 // payload does not say the caller's type); the block then bounds nothing
 // but the depth and the paths.
 func callerParent(c call, typ string, catalog *agent.Catalog, roles *declared) (map[string]any, string) {
-	paths := make([]any, len(c.Paths))
-	for i, p := range c.Paths {
-		paths[i] = p
-	}
-	parent := map[string]any{"depth": 1, "paths": paths}
-	if typ == "" {
-		return parent, fmt.Sprintf("the caller (agent_id %q) is a sub-agent, and the payload does not name its agent_type, so its own definition cannot be found: the gate cannot bound what it hands on", c.Caller)
-	}
-	parent["role"] = typ
-	def, problem := resolve(catalog, roles, typ)
-	if def == nil {
-		return parent, fmt.Sprintf("the caller's own definition cannot be found (agent_id %q): %s", c.Caller, problem)
-	}
-	caller := call{Call: agent.Call{Host: Name, Type: typ, Paths: c.Paths}, SessionMode: c.SessionMode, Session: c.Session}
-	ct := translate(caller, def, "")
-	parent["role"] = ct.Child["role"]
-	if b, ok := ct.Child["budget_tokens"]; ok {
-		parent["budget_tokens"] = b
-	}
-	facts, _ := ct.Child["agent"].(map[string]any)
-	if facts["sandbox_mode"] != nil {
+	caller := host.Caller{ID: c.Caller, IDField: "agent_id", TypeField: "agent_type", Type: typ, Paths: c.Paths}
+	return caller.Parent(func() (map[string]any, string) {
+		def, problem := resolve(catalog, roles, typ)
+		if def == nil {
+			return nil, problem
+		}
+		return translate(call{Call: agent.Call{Host: Name, Type: typ, Paths: c.Paths}, SessionMode: c.SessionMode, Session: c.Session}, def, "").Child, ""
+	}, func(facts map[string]any) bool {
 		// The session's sandbox (the caller runs in it too), or without a
 		// session the definition's: tree.tools knows that a sandbox holds
 		// every narrower one. A caller known by neither bounds nothing.
-		parent["tools"] = ct.Child["tools"]
-	}
-	return parent, ""
+		return facts["sandbox_mode"] != nil
+	})
 }
 
 // Audit implements host.Adapter: each definition in the folder judged as
