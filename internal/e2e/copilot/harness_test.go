@@ -348,7 +348,8 @@ shift; exec "$@"`
 // what the client hands a hook (stdin, environment) under LABEL, runs CMD
 // on the same input and passes its answer and exit code through; deny
 // REASON answers the camelCase deny; slow-deny SECONDS REASON denies
-// after a wait the hook's timeoutSec cuts short.
+// after a wait the hook's timeoutSec cuts short; deny-type TYPE REASON
+// denies a task call for agent_type TYPE alone.
 func writeHookTools(t *testing.T, bin, capture string) {
 	t.Helper()
 	record := `#!/bin/sh
@@ -371,7 +372,12 @@ printf '{"permissionDecision":"deny","permissionDecisionReason":"%s"}\n' "$1"
 sleep "$1"
 printf '{"permissionDecision":"deny","permissionDecisionReason":"%s"}\n' "$2"
 `
-	for name, text := range map[string]string{"record": record, "deny": deny, "slow-deny": slowDeny} {
+	denyType := `#!/bin/sh
+if grep -q "\"agent_type\":\"$1\""; then
+	printf '{"permissionDecision":"deny","permissionDecisionReason":"%s"}\n' "$2"
+fi
+`
+	for name, text := range map[string]string{"record": record, "deny": deny, "slow-deny": slowDeny, "deny-type": denyType} {
 		must(t, os.WriteFile(filepath.Join(bin, name), []byte(text), 0o755))
 	}
 }

@@ -75,7 +75,7 @@ func hostTruthCases() []e2eCase {
 		// spawn, and its reason is the tool result.
 		name:  "deny-json-denies",
 		sc:    reader(scenario{UserHook: stubHook()}),
-		check: all(refusedBy("main_spawn", "reader", "stub"), payloadFacts, hookEnvFacts),
+		check: all(refusedBy("main_spawn", "reader", "stub"), payloadFacts, hookEnvFacts, payloadIs("stub", "reader")),
 	}, {
 		// Its opposite, and what each tool set grants: with no hook the
 		// reader, the writer and the lead start with the tools the client
@@ -90,6 +90,54 @@ func hostTruthCases() []e2eCase {
 			childTools("writer", "view", "create", "edit", "bash", "read_bash", "stop_bash", "list_bash"),
 			childTools("lead", "view", "task", "read_agent", "list_agents", "write_agent"),
 			resultHas("spawn_nope", "Unknown agent_type: nope. Valid types are: explore, task, general-purpose, rubber-duck, code-review, research, security-review, ")),
+	}, {
+		// A background spawn reaches the hook like a sync one, with mode.
+		name: "background-spawn-denied",
+		sc: func(*testing.T) scenario {
+			return scenario{UserHook: stubHook(), Files: defs("reader"), Main: []turn{spawn("main_spawn", "reader", "mode", "background")}}
+		},
+		check: all(refusedBy("main_spawn", "reader", "stub"), payloadIs("stub", "background")),
+	}, {
+		// Its opposite: allowed, the background child starts, and the
+		// main agent is told so at once.
+		name: "background-spawn-starts",
+		sc: func(*testing.T) scenario {
+			return scenario{UserHook: "-", Files: defs("reader"), Main: []turn{spawn("main_spawn", "reader", "mode", "background")}}
+		},
+		check: all(starts("main_spawn", "reader"), resultHas("main_spawn", "Agent started in background with agent_id: ")),
+	}, {
+		// A spawn inside a child reaches the hook in the child's session,
+		// the caller named in agentId, agentType and parentAgentId; a deny
+		// there stops the grandchild, and the caller gets the reason.
+		name: "nested-spawn-denied-in-the-child",
+		sc: func(*testing.T) scenario {
+			return scenario{UserHook: hookFile("{{BIN}}/record stub {{BIN}}/deny-type writer "+shellQuote(stubReason), 30, "task"),
+				Files: defs("lead", "writer"), Main: []turn{spawn("main_spawn", "lead")},
+				Sub: map[string][]turn{"lead": {spawnNamed("lead_spawn", "inner", "writer")}}}
+		},
+		check: all(starts("main_spawn", "lead"), refusedBy("lead_spawn", "writer", "stub"), calledFor("stub", "task", 2), nestedFacts),
+	}, {
+		// Its opposite: allowed, the grandchild starts, with only what its
+		// caller may use (the lead has no edit or shell tools).
+		name: "nested-spawn-starts-narrowed",
+		sc: func(*testing.T) scenario {
+			return scenario{UserHook: "-", Files: defs("lead", "writer"), Main: []turn{spawn("main_spawn", "lead")},
+				Sub: map[string][]turn{"lead": {spawnNamed("lead_spawn", "inner", "writer")}}}
+		},
+		check: all(starts("main_spawn", "lead"), starts("lead_spawn", "writer"), childTools("writer", "view")),
+	}, {
+		// The model a spawn asks for, and the one a definition names, are
+		// the ones the child runs on.
+		name: "model-override-honoured",
+		sc: func(*testing.T) scenario {
+			return scenario{UserHook: hookFile("{{BIN}}/record rec true", 30, "task"),
+				Files: with(defs("reader"), defPath("modeled"), agentDef("modeled", "tools: [read]\nmodel: gpt-5-mini")),
+				Main: []turn{
+					spawn("main_spawn", "reader", "model", "gpt-5-mini", "reasoning_effort", "high", "context_tier", "long_context", "mode", "sync"),
+					spawn("spawn_modeled", "modeled")}}
+		},
+		check: all(starts("main_spawn", "reader"), starts("spawn_modeled", "modeled"), childModel("reader", "gpt-5-mini"),
+			childModel("modeled", "gpt-5-mini"), payloadIs("rec", "model-override")),
 	}, {
 		// An unknown type still reaches the hook, before the client looks
 		// it up.
@@ -201,6 +249,36 @@ func childTools(name string, tools ...string) check {
 		}
 		return nil
 	}
+}
+
+// childModel: every request of the child on name's definition asked
+// for model.
+func childModel(name, model string) check {
+	return func(t *testing.T, o *outcome) error {
+		for _, r := range o.childRequests(name) {
+			if r.Model != model {
+				return fmt.Errorf("the %s child asked for model %q, want %q", name, r.Model, model)
+			}
+		}
+		return nil
+	}
+}
+
+// nestedFacts: the spawn made inside the lead names its caller, and its
+// sessionId is the lead's own id.
+func nestedFacts(t *testing.T, o *outcome) error {
+	hs := o.hooks("stub", "task")
+	if len(hs) != 2 {
+		return fmt.Errorf("the stub ran %d times, want 2", len(hs))
+	}
+	outer, inner := hs[0].Payload, hs[1].Payload
+	if _, ok := outer["agentId"]; ok {
+		return fmt.Errorf("the main agent's spawn names a caller: %s", hs[0].Stdin)
+	}
+	if inner["agentType"] != "lead" || inner["agentId"] != inner["sessionId"] || inner["parentAgentId"] != outer["sessionId"] {
+		return fmt.Errorf("the lead's spawn does not name the lead as its caller: %s", hs[1].Stdin)
+	}
+	return matchPayload(t, o, hs[1], "nested")
 }
 
 // resultHas: the tool result of callID holds want.
