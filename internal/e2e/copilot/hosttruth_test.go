@@ -151,6 +151,21 @@ func hostTruthCases() []e2eCase {
 		sc:    reader(scenario{UserHook: hookFile("{{BIN}}/record stub sh -c 'exit 2'", 30, "task")}),
 		check: all(neverMentioned("reader"), resultIs("main_spawn", "Denied by preToolUse hook: hook exited with code 2")),
 	}, {
+		// A hook that fails (exit 1, or a binary that is not there) denies
+		// too: what spawngate does when it cannot judge.
+		name:  "exit-1-denies-as-an-error",
+		sc:    reader(scenario{UserHook: hookFile("{{BIN}}/record stub sh -c 'exit 1'", 30, "task")}),
+		check: all(neverMentioned("reader"), hookErrored("main_spawn")),
+	}, {
+		name:  "missing-hook-binary-denies",
+		sc:    reader(scenario{UserHook: hookFile("/nonexistent/spawngate hook copilot", 30, "task")}),
+		check: all(neverMentioned("reader"), hookErrored("main_spawn")),
+	}, {
+		// An explicit allow, and an empty answer, let the child start.
+		name:  "allow-json-allows",
+		sc:    reader(scenario{UserHook: hookFile(`{{BIN}}/record stub echo '{"permissionDecision":"allow"}'`, 30, "task")}),
+		check: all(starts("main_spawn", "reader"), calledFor("stub", "task", 1)),
+	}, {
 		// The PascalCase shape of the answer is not read for the camelCase
 		// event: a hook that answers only that way lets the child start.
 		name:     "hookSpecificOutput-deny-allows",
@@ -248,6 +263,14 @@ func childTools(name string, tools ...string) check {
 			return fmt.Errorf("the %s child was offered %v, want %v", name, rs[0].Tools, tools)
 		}
 		return nil
+	}
+}
+
+// hookErrored: callID came back as the client's denial for a user hook
+// that failed, which names the hook's file.
+func hookErrored(callID string) check {
+	return func(t *testing.T, o *outcome) error {
+		return resultIs(callID, `Denied by preToolUse hook from "`+o.Home+`/.copilot/hooks/spawngate.json" (hook errored)`)(t, o)
 	}
 }
 
