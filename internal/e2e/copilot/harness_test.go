@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -142,6 +143,14 @@ type scenario struct {
 	// files are this run's alone and the machine's /etc is never written;
 	// without root the scenario is skipped.
 	PolicyD, Managed string
+	// Installed are more files of the machine, by absolute path under /etc
+	// (the policy of the docs' installation): with it, spawngate is
+	// installed as /usr/local/bin/spawngate in the overlay too.
+	Installed map[string]string
+	// Doctor, when set, runs before the client on the same overlay
+	// (spawngate doctor copilot), and fails the test unless it judges
+	// the installation as the scenario says.
+	Doctor func(t *testing.T, ov overlay, root, home string)
 	// Policy is the operator policy's text; "" is readOnlyPolicy.
 	Policy string
 	// Untrusted leaves --trust-folder off.
@@ -272,15 +281,25 @@ func (sc scenario) run(t *testing.T) *outcome {
 	}
 	args = append(args, sc.Args...)
 	argv := append([]string{client}, args...)
-	if sc.PolicyD != "" || sc.Managed != "" {
-		etc := map[string]string{}
+	if sc.PolicyD != "" || sc.Managed != "" || sc.Installed != nil {
+		ov := overlay{base: base, files: map[string]string{}}
 		if sc.PolicyD != "" {
-			etc["github-copilot/policy.d/spawngate.json"] = subst.Replace(sc.PolicyD)
+			ov.files["/etc/github-copilot/policy.d/spawngate.json"] = subst.Replace(sc.PolicyD)
 		}
 		if sc.Managed != "" {
-			etc["github-copilot/managed-settings.json"] = subst.Replace(sc.Managed)
+			ov.files["/etc/github-copilot/managed-settings.json"] = subst.Replace(sc.Managed)
 		}
-		argv = withEtc(t, base, etc, argv)
+		for k, v := range sc.Installed {
+			ov.files[k] = subst.Replace(v)
+		}
+		if sc.Installed != nil {
+			// The docs' installation: spawngate in /usr/local/bin.
+			ov.files["/usr/local/bin/spawngate"] = "@" + spawngateBin
+		}
+		if sc.Doctor != nil {
+			sc.Doctor(t, ov, root, home)
+		}
+		argv = ov.wrap(t, argv)
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
@@ -320,28 +339,62 @@ func (sc scenario) run(t *testing.T) *outcome {
 	return o
 }
 
-// withEtc wraps argv so that it runs in a private mount namespace where
-// /etc is an overlay holding files (paths relative to /etc): they are seen
-// by this run alone and the machine's /etc is never written. Without root
-// and unshare the test is skipped.
-func withEtc(t *testing.T, base string, files map[string]string, argv []string) []string {
+// overlay is a private mount namespace in which folders of the machine
+// (/etc, /usr/local/bin) are overlays holding a scenario's files: they are
+// seen by what runs there alone, and the machine's folders are never
+// written.
+type overlay struct {
+	base string
+	// files are by absolute path; a value starting with "@" copies the
+	// file it names (a binary), anything else is the file's text.
+	files map[string]string
+}
+
+// wrap is argv run in a fresh mount namespace with the overlays mounted.
+// Without root and unshare the test is skipped. Each call mounts anew, so
+// doctor and the client can run one after the other on the same files.
+func (ov overlay) wrap(t *testing.T, argv []string) []string {
 	t.Helper()
 	unshare, err := exec.LookPath("unshare")
 	if err != nil || os.Geteuid() != 0 {
 		t.Skip("files in /etc/github-copilot need root and unshare -m to overlay /etc")
 	}
-	dir := filepath.Join(base, "etc-overlay")
-	upper, work := filepath.Join(dir, "upper"), filepath.Join(dir, "work")
-	for name, text := range files {
-		p := filepath.Join(upper, name)
+	var script strings.Builder
+	var mounts []string
+	for path, content := range ov.files {
+		top := "/etc"
+		if strings.HasPrefix(path, "/usr/local/bin/") {
+			top = "/usr/local/bin"
+		}
+		if !strings.HasPrefix(path, top+"/") {
+			t.Fatalf("overlay: %s is under neither /etc nor /usr/local/bin", path)
+		}
+		upper := filepath.Join(ov.base, "overlay", strings.ReplaceAll(strings.Trim(top, "/"), "/", "-"))
+		p := filepath.Join(upper, "upper", strings.TrimPrefix(path, top+"/"))
 		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		must(t, os.WriteFile(p, []byte(text), 0o644))
+		if src, ok := strings.CutPrefix(content, "@"); ok {
+			b, err := os.ReadFile(src)
+			must(t, err)
+			must(t, os.WriteFile(p, b, 0o755))
+		} else {
+			must(t, os.WriteFile(p, []byte(content), 0o644))
+		}
+		if !slices.Contains(mounts, top) {
+			mounts = append(mounts, top)
+			must(t, os.MkdirAll(filepath.Join(upper, "work"), 0o755))
+		}
 	}
-	must(t, os.MkdirAll(work, 0o755))
-	// sh -c SCRIPT UPPER WORK ARGV...: $0 is UPPER, $1 WORK, the rest ARGV.
-	script := `mount -t overlay overlay -o "lowerdir=/etc,upperdir=$0,workdir=$1" /etc || exit 97
-shift; exec "$@"`
-	return append([]string{unshare, "-m", "--propagation", "private", "--", "sh", "-c", script, upper, work}, argv...)
+	slices.Sort(mounts)
+	for _, top := range mounts {
+		dir := filepath.Join(ov.base, "overlay", strings.ReplaceAll(strings.Trim(top, "/"), "/", "-"))
+		// A work folder left by an earlier mount of the same overlay is
+		// emptied by the kernel's own rules; a fresh one per mount avoids
+		// relying on that.
+		fmt.Fprintf(&script, "rm -rf %[1]s/work && mkdir %[1]s/work && mount -t overlay overlay -o lowerdir=%[2]s,upperdir=%[1]s/upper,workdir=%[1]s/work %[2]s || exit 97\n",
+			shellQuote(dir), top)
+	}
+	script.WriteString(`exec "$@"`)
+	return append([]string{unshare, "-m", "--propagation", "private", "--", "sh", "-c", script.String(), "sh"}, argv...)
 }
 
 // writeHookTools puts the hook programs in bin: record LABEL CMD... saves
@@ -572,4 +625,16 @@ func trim(s string, n int) string {
 		return s[:n] + "..."
 	}
 	return s
+}
+
+// run runs a command to completion within runTimeout; its error holds
+// what it printed.
+func run(name string, args ...string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, name, args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return nil
 }
