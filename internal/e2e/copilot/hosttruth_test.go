@@ -161,6 +161,21 @@ func hostTruthCases() []e2eCase {
 		sc:    reader(scenario{UserHook: hookFile("/nonexistent/spawngate hook copilot", 30, "task")}),
 		check: all(neverMentioned("reader"), hookErrored("main_spawn")),
 	}, {
+		// --agent runs a definition as the main session itself: no task
+		// call, so no preToolUse for it. The session gets the definition's
+		// tools and the main session's skill and sql.
+		name:     "agent-flag-runs-a-definition-with-no-spawn",
+		hostFact: "copilot --agent NAME runs the definition as the session's own agent, with no task call for a hook to judge",
+		sc: func(*testing.T) scenario {
+			return scenario{UserHook: stubHook(), Files: defs("writer"), Args: []string{"--agent", "writer"}}
+		},
+		check: all(func(t *testing.T, o *outcome) error {
+			if len(o.Requests) == 0 || !strings.Contains(o.Requests[0].System, marker("writer")) {
+				return errors.New("the session's first request does not carry the writer's marker")
+			}
+			return nil
+		}, childTools("writer", "view", "create", "edit", "bash", "read_bash", "stop_bash", "list_bash", "skill", "sql"), neverCalled("stub")),
+	}, {
 		// An explicit allow, and an empty answer, let the child start.
 		name:  "allow-json-allows",
 		sc:    reader(scenario{UserHook: hookFile(`{{BIN}}/record stub echo '{"permissionDecision":"allow"}'`, 30, "task")}),
