@@ -302,6 +302,24 @@ host_write_tools := {
 	"sandbox:workspace-write", "sandbox:danger-full-access",
 }
 
+# Tools a host adapter says write, or start sub-agents, in a child's agent
+# block (write_tools, spawn_tools): the names of a host that the lists
+# here do not know. Such a fact only adds to what counts as writing or
+# spawning, in the whole plan, so a plan that states more only narrows.
+agent_write_tools := {tool |
+	some agent in agents
+	is_array(agent.write_tools)
+	some tool in agent.write_tools
+	is_string(tool)
+}
+
+agent_spawn_tools := {tool |
+	some agent in agents
+	is_array(agent.spawn_tools)
+	some tool in agent.spawn_tools
+	is_string(tool)
+}
+
 # Only a real boolean true grants write: a missing key, "true" or 1 does not.
 grants_write(policy) if policy.allow_write == true
 

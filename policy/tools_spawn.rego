@@ -4,8 +4,9 @@
 #   A tool is a spawn tool when any policy that applies lists it in
 #   spawn_tools (by default Claude Code's Agent, Task, Skill and Workflow,
 #   and Codex's spawn_agent, collaborationspawn_agent and
-#   collaboration.spawn_agent): a child holding one can dispatch children
-#   of its own, with powers this plan does not show. A child may hold one
+#   collaboration.spawn_agent), or when a host adapter says so of a
+#   child's tool (the agent block's spawn_tools): a child holding one can
+#   dispatch children of its own, with powers this plan does not show. A child may hold one
 #   only when every policy that applies sets allow_spawn to the boolean
 #   true, even when the tool is allowlisted, and for a child whose role has
 #   a profile that sets allow_spawn, only when the profile sets it to true
@@ -41,9 +42,15 @@ deny contains lib.refusal(i, sprintf("/tools/%d", [j]), explain(tool, sources), 
 # once. (A profile has the operator's spawn_tools.)
 spawning := {tool |
 	some tool in lib.tool_names
+	spawns(tool)
+}
+
+spawns(tool) if {
 	some policy in lib.policies
 	lib.matches(lib.spawn_tools(policy), tool)
 }
+
+spawns(tool) if tool in lib.agent_spawn_tools
 
 # The policies that do not grant spawning.
 withholding := {source |

@@ -58,3 +58,8 @@ test_profile_cannot_grant_spawn_denied if {
 	deny := tools_spawn.deny with input as {"policies": {"operator": op}, "children": [fixtures.child({"tools": ["Agent"]})]}
 	deny == {{"child": 0, "field": "/tools/0", "message": "tool \"Agent\" lets the child dispatch children of its own, and allow_spawn: true is not set by the operator policy", "policies": ["operator"]}}
 }
+
+test_tool_an_adapter_says_spawns_denied if {
+	child := fixtures.child({"tools": ["view", "task"], "agent": {"host": "copilot", "type": "lead", "spawn_tools": ["task"]}})
+	tools_spawn.deny == {{"child": 0, "field": "/tools/1", "message": "tool \"task\" lets the child dispatch children of its own, and allow_spawn: true is not set by the operator policy", "policies": ["operator"]}} with input as fixtures.plan([child])
+}

@@ -6,7 +6,8 @@
 #   wallet.transfer), and always when it is one of Claude Code's editing,
 #   shell and worktree tools (Bash, PowerShell, Edit, Write, MultiEdit,
 #   NotebookEdit, EnterWorktree, ExitWorktree) or a Codex sandbox that can
-#   write. A child may hold one only when every policy that applies sets
+#   write, or when a host adapter says so of a child's tool (the agent
+#   block's write_tools). A child may hold one only when every policy that applies sets
 #   allow_write to the boolean true, even when the tool is allowlisted, and
 #   for a child whose role has a profile that sets allow_write, only when
 #   the profile sets it to true as well.
@@ -52,6 +53,8 @@ writes(tool) if {
 }
 
 writes(tool) if tool in lib.host_write_tools
+
+writes(tool) if tool in lib.agent_write_tools
 
 # The policies that do not grant write.
 withholding := {source |

@@ -119,3 +119,19 @@ test_profile_without_allow_write_has_the_operators_allowed if {
 	op := object.union(writer, {"roles": {"doc-reader": {"allowed_tools": ["fs.write"]}}})
 	count(tools_write.deny) == 0 with input as {"policies": {"operator": op}, "children": [fixtures.child({"tools": ["fs.write"]})]}
 }
+
+test_tool_an_adapter_says_writes_denied if {
+	# Copilot's edit is no tool the lists here know: its adapter says it
+	# writes, and every child holding it is judged so.
+	child := fixtures.child({"tools": ["view", "edit"], "agent": {"host": "copilot", "type": "w", "write_tools": ["edit"]}})
+	other := fixtures.child({"tools": ["edit"]})
+	tools_write.deny == {
+		{"child": 0, "field": "/tools/1", "message": "tool \"edit\" writes, and allow_write: true is not set by the operator policy", "policies": ["operator"]},
+		{"child": 1, "field": "/tools/0", "message": "tool \"edit\" writes, and allow_write: true is not set by the operator policy", "policies": ["operator"]},
+	} with input as fixtures.plan([child, other])
+}
+
+test_write_tools_fact_not_a_list_adds_nothing if {
+	child := fixtures.child({"tools": ["edit"], "agent": {"host": "copilot", "type": "w", "write_tools": "edit"}})
+	count(tools_write.deny) == 0 with input as fixtures.plan([child])
+}

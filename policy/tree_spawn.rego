@@ -36,6 +36,11 @@ spawns(child) if {
 	lib.matches(lib.spawn_tools(policy), tool)
 }
 
+spawns(child) if {
+	some tool in child.tools
+	tool in lib.agent_spawn_tools
+}
+
 noun(1) := "child"
 
 noun(n) := "children" if n != 1

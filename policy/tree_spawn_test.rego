@@ -89,3 +89,18 @@ test_flat_plan_never_refused_allowed if {
 	kid := fixtures.child({"tools": ["fs.read"], "tree": {"depth": 1, "spawns": 3, "descendants": 3}})
 	count(tree_spawn.deny) == 0 with input as fixtures.plan([kid])
 }
+
+test_parent_holding_a_spawn_tool_its_adapter_names_allowed if {
+	plan := nested(["view", "task"], 1)
+	lead := object.union(plan.children[0], {"agent": {"host": "copilot", "type": "lead", "spawn_tools": ["task"]}})
+	count(tree_spawn.deny) == 0 with input as object.union(plan, {"children": array.concat([lead], array.slice(plan.children, 1, 2))})
+}
+
+test_spawn_tool_named_by_another_childs_adapter_counts if {
+	# task spawns for a Copilot child; the lead of the same plan holding
+	# task may dispatch its children.
+	plan := nested(["view", "task"], 1)
+	other := fixtures.child({"tools": ["task"], "agent": {"host": "copilot", "type": "x", "spawn_tools": ["task"]}})
+	count(tree_spawn.deny) == 0 with input as object.union(plan, {"children": array.concat(plan.children, [other])})
+	count(tree_spawn.deny) == 1 with input as plan
+}
