@@ -33,19 +33,27 @@ func Bad(pointer, format string, args ...any) error {
 }
 
 // Tool is the payload's tool_name, which must be a string.
-func (p *Payload) Tool() (string, error) {
-	name, ok := p.obj["tool_name"].(string)
+func (p *Payload) Tool() (string, error) { return p.ToolAt("tool_name") }
+
+// ToolAt is the tool's name under key (tool_name; a host with other field
+// names, toolName), which must be a string.
+func (p *Payload) ToolAt(key string) (string, error) {
+	name, ok := p.obj[key].(string)
 	if !ok {
-		return "", Bad("/tool_name", "tool_name is missing or not a string")
+		return "", Bad("/"+key, "%s is missing or not a string", key)
 	}
 	return name, nil
 }
 
 // Input is the payload's tool_input, which must be an object.
-func (p *Payload) Input() (map[string]any, error) {
-	input, ok := p.obj["tool_input"].(map[string]any)
+func (p *Payload) Input() (map[string]any, error) { return p.InputAt("tool_input") }
+
+// InputAt is the tool's input under key (tool_input; toolArgs), which
+// must be an object.
+func (p *Payload) InputAt(key string) (map[string]any, error) {
+	input, ok := p.obj[key].(map[string]any)
 	if !ok {
-		return nil, Bad("/tool_input", "tool_input is missing or not an object")
+		return nil, Bad("/"+key, "%s is missing or not an object", key)
 	}
 	return input, nil
 }
@@ -55,7 +63,13 @@ func (p *Payload) String(key string) string { return p.str(p.obj, key, "/"+key) 
 
 // InputString reads a string field of tool_input; "" when absent or null.
 func (p *Payload) InputString(input map[string]any, key string) string {
-	return p.str(input, key, "/tool_input/"+key)
+	return p.StringIn(input, "/tool_input", key)
+}
+
+// StringIn reads a string field of an object of the payload found at the
+// pointer at; "" when absent or null.
+func (p *Payload) StringIn(obj map[string]any, at, key string) string {
+	return p.str(obj, key, at+"/"+key)
 }
 
 func (p *Payload) str(obj map[string]any, key, at string) string {
