@@ -23,7 +23,7 @@ import (
 // cannot read) defines nothing, and says why in Skipped.
 func ReadClaude(ctx context.Context, file string, data []byte, lim plan.Limits) *agent.Definition {
 	d := &agent.Definition{File: file, Lines: map[string]int{}}
-	front, ok := frontmatter(data)
+	front, ok := agent.Frontmatter(data)
 	hf, _, hok := hostFrontmatter(data)
 	if !ok && !hok {
 		d.Skipped = "it does not start with YAML frontmatter between --- lines, so Claude Code does not load it"
@@ -37,7 +37,7 @@ func ReadClaude(ctx context.Context, file string, data []byte, lim plan.Limits) 
 		// the definition is refused, under the name the host's reading
 		// finds, so that a definition of the same name further down is not
 		// taken for it.
-		if _, lok := frontmatter(leniently(data)); lok && !ok {
+		if _, lok := agent.Frontmatter(leniently(data)); lok && !ok {
 			d.Err = &plan.Error{Source: file, Line: 1, Msg: "the frontmatter is written oddly (a byte-order mark, or spaces after ---): hosts may read it differently; write it plainly"}
 		} else {
 			d.Err = &plan.Error{Source: file, Line: earlyEnd(data), Msg: "Claude Code ends this frontmatter at another \"---\" (inside a value, or a line of more dashes) and would read other settings than these: take the --- out of the value and close the frontmatter with a line of exactly ---"}
@@ -106,7 +106,7 @@ func ReadClaude(ctx context.Context, file string, data []byte, lim plan.Limits) 
 		return d
 	}
 	d.Fields = fields
-	keyLines(front, 1, d.Lines)
+	agent.KeyLines(front, 1, d.Lines)
 	name, _ := fields["name"].(string)
 	_, preToolUse := fields["PreToolUse"]
 	_, permissionRequest := fields["PermissionRequest"]
@@ -123,27 +123,6 @@ func ReadClaude(ctx context.Context, file string, data []byte, lim plan.Limits) 
 	}
 	d.Name = name
 	return d
-}
-
-// frontmatter returns the text between a first line "---" and the next
-// line "---".
-func frontmatter(data []byte) ([]byte, bool) {
-	data = bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
-	if !bytes.HasPrefix(data, []byte("---\n")) {
-		return nil, false
-	}
-	rest := data[4:]
-	if bytes.HasPrefix(rest, []byte("---\n")) || bytes.Equal(rest, []byte("---")) {
-		return []byte{}, true
-	}
-	end := bytes.Index(rest, []byte("\n---\n"))
-	if end < 0 {
-		if !bytes.HasSuffix(rest, []byte("\n---")) {
-			return nil, false
-		}
-		end = len(rest) - 4
-	}
-	return rest[:end+1], true
 }
 
 // hostFront is how Claude Code finds frontmatter: from a first "---" to
@@ -197,25 +176,6 @@ func leniently(data []byte) []byte {
 		}
 	}
 	return bytes.Join(lines, []byte("\n"))
-}
-
-// keyLines records the line of each top-level key of a YAML mapping, and of
-// each entry of a block list under one, shifted by offset lines.
-func keyLines(front []byte, offset int, lines map[string]int) {
-	var doc yaml.Node
-	if yaml.Unmarshal(front, &doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-		return
-	}
-	m := doc.Content[0]
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		k, v := m.Content[i], m.Content[i+1]
-		lines[k.Value] = k.Line + offset
-		if v.Kind == yaml.SequenceNode {
-			for j, item := range v.Content {
-				lines[fmt.Sprintf("%s/%d", k.Value, j)] = item.Line + offset
-			}
-		}
-	}
 }
 
 // lossy is what makes Claude Code quote a value when it parses

@@ -1,15 +1,13 @@
 package claudecode
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"maps"
 	"strings"
 	"testing"
 
 	"github.com/spawngate/spawngate/internal/host"
+	"github.com/spawngate/spawngate/internal/host/hosttest"
 	"github.com/spawngate/spawngate/internal/plan"
 )
 
@@ -376,8 +374,8 @@ func TestReadClaude(t *testing.T) {
 			if d.Err != nil && d.Err.Source != "agents/a.md" {
 				t.Errorf("Err.Source = %q", d.Err.Source)
 			}
-			checkFields(t, d.Fields, tc.fields)
-			checkLines(t, d.Lines, tc.lines)
+			hosttest.Fields(t, d.Fields, tc.fields)
+			hosttest.Lines(t, d.Lines, tc.lines)
 		})
 	}
 }
@@ -405,80 +403,4 @@ func TestExampleDefinitions(t *testing.T) {
 			t.Errorf("%s: Name %q", d.File, d.Name)
 		}
 	}
-}
-
-func TestFrontmatter(t *testing.T) {
-	for _, tc := range []struct {
-		in, front string
-		ok        bool
-	}{
-		{"---\na: 1\n---\n", "a: 1\n", true},
-		{"---\na: 1\n---", "a: 1\n", true},
-		{"---\r\na: 1\r\n---\r\nb\r\n", "a: 1\n", true},
-		{"---\n---\n", "", true},
-		{"---\n---", "", true},
-		{"---\n\n---\n", "\n", true},
-		{"---\na: 1\n--- \n", "", false},
-		{"---\na: 1\n", "", false},
-		{"--- \na: 1\n---\n", "", false},
-		{"\xef\xbb\xbf---\na: 1\n---\n", "", false},
-		{"---", "", false},
-		{"", "", false},
-	} {
-		front, ok := frontmatter([]byte(tc.in))
-		if ok != tc.ok || string(front) != tc.front {
-			t.Errorf("frontmatter(%q) = %q, %v; want %q, %v", tc.in, front, ok, tc.front, tc.ok)
-		}
-	}
-}
-
-// checkFields compares a definition's fields with the JSON of the ones
-// wanted ("" for none).
-func checkFields(t *testing.T, got map[string]any, want string) {
-	t.Helper()
-	if want == "" {
-		if got != nil {
-			t.Errorf("Fields = %#v, want nil", got)
-		}
-		return
-	}
-	if got == nil {
-		t.Errorf("Fields = nil, want %s", want)
-		return
-	}
-	if g, w := canonical(t, got), canonicalText(t, want); g != w {
-		t.Errorf("Fields = %s\nwant     %s", g, w)
-	}
-}
-
-func checkLines(t *testing.T, got, want map[string]int) {
-	t.Helper()
-	if want == nil {
-		want = map[string]int{}
-	}
-	if !maps.Equal(got, want) {
-		t.Errorf("Lines = %v\nwant    %v", got, want)
-	}
-}
-
-// canonical is a JSON-shaped value's JSON, keys in order.
-func canonical(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatalf("not JSON: %v: %#v", err, v)
-	}
-	return string(b)
-}
-
-// canonicalText is a JSON text with keys in order and numbers as written.
-func canonicalText(t *testing.T, text string) string {
-	t.Helper()
-	dec := json.NewDecoder(bytes.NewReader([]byte(text)))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		t.Fatalf("bad JSON in the test: %v: %s", err, text)
-	}
-	return canonical(t, v)
 }

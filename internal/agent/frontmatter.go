@@ -1,0 +1,49 @@
+package agent
+
+import (
+	"bytes"
+	"fmt"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Frontmatter is the text between a first line "---" and the next line
+// "---" of a Markdown definition (line ends read as \n), read exactly:
+// no byte-order mark, nothing after a ---.
+func Frontmatter(data []byte) ([]byte, bool) {
+	data = bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
+	if !bytes.HasPrefix(data, []byte("---\n")) {
+		return nil, false
+	}
+	rest := data[4:]
+	if bytes.HasPrefix(rest, []byte("---\n")) || bytes.Equal(rest, []byte("---")) {
+		return []byte{}, true
+	}
+	end := bytes.Index(rest, []byte("\n---\n"))
+	if end < 0 {
+		if !bytes.HasSuffix(rest, []byte("\n---")) {
+			return nil, false
+		}
+		end = len(rest) - 4
+	}
+	return rest[:end+1], true
+}
+
+// KeyLines records the line of each top-level key of a YAML mapping, and of
+// each entry of a block list under one, shifted by offset lines.
+func KeyLines(front []byte, offset int, lines map[string]int) {
+	var doc yaml.Node
+	if yaml.Unmarshal(front, &doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return
+	}
+	m := doc.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		lines[k.Value] = k.Line + offset
+		if v.Kind == yaml.SequenceNode {
+			for j, item := range v.Content {
+				lines[fmt.Sprintf("%s/%d", k.Value, j)] = item.Line + offset
+			}
+		}
+	}
+}
