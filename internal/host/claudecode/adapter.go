@@ -2,7 +2,6 @@ package claudecode
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -164,34 +163,13 @@ func (Adapter) Audit(ctx context.Context, folder string, env host.Env) ([]host.A
 	if err != nil {
 		return nil, err
 	}
-	var out []host.Audited
-	for _, def := range catalog.Definitions() {
-		c := call{Call: agent.Call{Host: Name, Type: def.Name, Paths: []string{env.Cwd}, Budget: env.Budget}}
-		var problem string
-		resolved := def
-		switch {
-		case def.Skipped != "":
-			resolved, problem = nil, fmt.Sprintf("%s defines no agent: %s", def.File, def.Skipped)
-			c.Type = strings.TrimSuffix(filepath.Base(def.File), filepath.Ext(def.File))
-		case def.Err != nil:
-			resolved, problem = nil, "the definition does not parse: "+def.ParseProblem()
-			if def.Name == "" {
-				c.Type = strings.TrimSuffix(filepath.Base(def.File), filepath.Ext(def.File))
-			}
-		default:
-			// As a spawn of its name would resolve it: a second definition
-			// of the name, or an error in this one, is a refusal.
-			if r, why := resolve(catalog, def.Name); r != def {
-				resolved, problem = nil, why
-			}
-		}
-		a := host.Audited{File: def.File, Translation: translate(c, resolved, problem)}
-		if def.Err != nil {
-			a.Line = def.Err.Line
-		}
-		out = append(out, a)
-	}
-	return out, nil
+	return host.AuditCatalog(catalog, func(file string) string {
+		return strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+	}, func(name string) (*agent.Definition, string) {
+		return resolve(catalog, name)
+	}, func(typ string, def *agent.Definition, problem string) agent.Translation {
+		return translate(call{Call: agent.Call{Host: Name, Type: typ, Paths: []string{env.Cwd}, Budget: env.Budget}}, def, problem)
+	}), nil
 }
 
 // Expansion is the hook event on which a prompt's /command is expanded: a

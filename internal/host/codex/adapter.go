@@ -164,29 +164,11 @@ func (Adapter) Audit(ctx context.Context, folder string, env host.Env) ([]host.A
 	if err != nil {
 		return nil, err
 	}
-	var out []host.Audited
-	for _, def := range catalog.Definitions() {
-		c := call{Call: agent.Call{Host: Name, Type: def.Name, Paths: []string{env.Cwd}, Budget: env.Budget}}
-		var problem string
-		resolved := def
-		switch {
-		case def.Err != nil:
-			resolved, problem = nil, "the definition does not parse: "+def.ParseProblem()
-			if def.Name == "" {
-				c.Type = fileType(def.File)
-			}
-		default:
-			if r, why := resolve(catalog, nil, def.Name); r != def {
-				resolved, problem = nil, why
-			}
-		}
-		a := host.Audited{File: def.File, Translation: translate(c, resolved, problem)}
-		if def.Err != nil {
-			a.Line = def.Err.Line
-		}
-		out = append(out, a)
-	}
-	return out, nil
+	return host.AuditCatalog(catalog, fileType, func(name string) (*agent.Definition, string) {
+		return resolve(catalog, nil, name)
+	}, func(typ string, def *agent.Definition, problem string) agent.Translation {
+		return translate(call{Call: agent.Call{Host: Name, Type: typ, Paths: []string{env.Cwd}, Budget: env.Budget}}, def, problem)
+	}), nil
 }
 
 // fileType is the type a definition without a readable name is reported
