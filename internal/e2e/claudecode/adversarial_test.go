@@ -111,7 +111,7 @@ func onlyChildren(markers ...string) func(*testing.T, *outcome) error {
 				known = known || bytes.Contains(r.Body, []byte(m))
 			}
 			if !known {
-				return fmt.Errorf("a sub-agent started with none of %v, with tools %v", markers, r.offered())
+				return fmt.Errorf("a sub-agent started with none of %v, with tools %v", markers, offered(r))
 			}
 		}
 		return nil

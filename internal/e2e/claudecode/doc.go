@@ -7,7 +7,9 @@
 // start the pinned client headless (`claude -p`) in a scratch git
 // repository with an isolated HOME, wire the hook exactly as the README
 // says, and point the client at a scripted Anthropic Messages API served
-// from the test process on 127.0.0.1. The script plays the main agent (it
+// from the test process on 127.0.0.1 (internal/e2e/fakemodel, which every
+// real-client suite shares; modelapi_test.go holds what is Claude Code's
+// own: how it marks a sub-agent). The script plays the main agent (it
 // asks for a spawn, then ends), and a sub-agent is known to have started
 // when a request to the model carries the unique marker written into its
 // definition's body.

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spawngate/spawngate/internal/e2e/fakemodel"
 )
 
 // runTimeout bounds one client run, hooks and children included.
@@ -152,7 +154,7 @@ type hookCall struct {
 // outcome is everything one run left behind.
 type outcome struct {
 	Root, Home string
-	Requests   []*apiRequest
+	Requests   []*fakemodel.Request
 	Hooks      []hookCall
 	Stream     []map[string]any // the client's stream-json lines
 	Stdout     string
@@ -274,7 +276,7 @@ func (sc scenario) run(t *testing.T) *outcome {
 		"HOME=" + home,
 		"TMPDIR=" + base,
 		"LANG=C.UTF-8",
-		"ANTHROPIC_BASE_URL=" + api.url,
+		"ANTHROPIC_BASE_URL=" + api.URL(),
 		"ANTHROPIC_API_KEY=test",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 		"DISABLE_TELEMETRY=1",
@@ -294,7 +296,7 @@ func (sc scenario) run(t *testing.T) *outcome {
 		err = fmt.Errorf("the client did not finish within %v: %w", runTimeout, ctx.Err())
 	}
 
-	out := &outcome{Root: root, Home: home, Requests: api.requests(), Stdout: stdout.String(), Stderr: stderr.String(), Err: err}
+	out := &outcome{Root: root, Home: home, Requests: api.Requests(), Stdout: stdout.String(), Stderr: stderr.String(), Err: err}
 	sc2 := bufio.NewScanner(strings.NewReader(out.Stdout))
 	sc2.Buffer(make([]byte, 0, 1<<20), 64<<20)
 	for sc2.Scan() {
@@ -392,11 +394,11 @@ func substSteps(steps []step, r *strings.Replacer) []step {
 	}
 	out := make([]step, len(steps))
 	for i, s := range steps {
-		out[i] = s
-		if s.Input != nil {
-			out[i].Input = walk(s.Input).(map[string]any)
+		out[i] = step{Text: r.Replace(s.Text)}
+		for _, c := range s.Calls {
+			c.Args = walk(c.Args)
+			out[i].Calls = append(out[i].Calls, c)
 		}
-		out[i].Text = r.Replace(s.Text)
 	}
 	return out
 }
@@ -514,7 +516,7 @@ func keepEvidence(t *testing.T, o *outcome, debugLog string) {
 	}
 	for i, r := range o.Requests {
 		head, _ := json.MarshalIndent(map[string]any{"seq": r.Seq, "method": r.Method, "path": r.Path, "kind": r.Kind,
-			"model": r.Model, "tools": r.Tools, "deferred": r.Deferred, "header": r.Header}, "", "  ")
+			"model": r.Model, "tools": r.Tools, "deferred": deferred(r), "header": r.Header}, "", "  ")
 		write(fmt.Sprintf("req%03d.%s.meta.json", i+1, r.Kind), head)
 		write(fmt.Sprintf("req%03d.%s.body.json", i+1, r.Kind), r.Body)
 	}
@@ -541,8 +543,8 @@ func (o *outcome) started(marker string) bool {
 // requestsWith lists the requests whose text carries marker. Only an agent
 // running on that definition is sent its body: the main agent sees a
 // definition's name and description, never its body.
-func (o *outcome) requestsWith(marker string) []*apiRequest {
-	var out []*apiRequest
+func (o *outcome) requestsWith(marker string) []*fakemodel.Request {
+	var out []*fakemodel.Request
 	for _, r := range o.Requests {
 		if bytes.Contains(r.Body, []byte(marker)) {
 			out = append(out, r)
@@ -552,19 +554,19 @@ func (o *outcome) requestsWith(marker string) []*apiRequest {
 }
 
 // subTools is what the agent whose request first carries marker could use
-// (see apiRequest.offered).
+// (see offered).
 func (o *outcome) subTools(marker string) []string {
 	if rs := o.requestsWith(marker); len(rs) > 0 {
-		return rs[0].offered()
+		return offered(rs[0])
 	}
 	return nil
 }
 
 // subRequests lists the requests the client marked as a sub-agent's.
-func (o *outcome) subRequests() []*apiRequest {
-	var out []*apiRequest
+func (o *outcome) subRequests() []*fakemodel.Request {
+	var out []*fakemodel.Request
 	for _, r := range o.Requests {
-		if r.Kind == kindSub {
+		if r.Kind == fakemodel.Sub {
 			out = append(out, r)
 		}
 	}
@@ -591,17 +593,17 @@ func asList(v any) []any { l, _ := v.([]any); return l }
 
 // agentResults are the tool results the main agent got back, by the tool
 // use ids of the script's calls.
-func (o *outcome) mainToolResults() []contentBlock {
-	var last *apiRequest
+func (o *outcome) mainToolResults() []fakemodel.Result {
+	var last *fakemodel.Request
 	for _, r := range o.Requests {
-		if r.Kind == kindMain {
+		if r.Kind == fakemodel.Main {
 			last = r
 		}
 	}
 	if last == nil {
 		return nil
 	}
-	return last.toolResults()
+	return last.Results
 }
 
 // hooksFor lists the recorded hook calls for one tool name.
@@ -627,7 +629,7 @@ func (o *outcome) describe() string {
 			h.Payload["tool_name"], h.Payload["agent_type"], h.Exit, trim(h.Stdout, 300), trim(h.Stderr, 300))
 	}
 	for _, r := range o.mainToolResults() {
-		fmt.Fprintf(&b, "tool result error=%v: %q\n", r.IsError, trim(r.resultText(), 400))
+		fmt.Fprintf(&b, "tool result error=%v: %q\n", r.IsError, trim(r.Text, 400))
 	}
 	if o.Stderr != "" {
 		fmt.Fprintf(&b, "client stderr: %s\n", trim(o.Stderr, 800))

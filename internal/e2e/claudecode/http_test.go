@@ -323,7 +323,7 @@ func (g *gateServer) decided(want ...answer) func(*testing.T, *outcome) error {
 func toolResultSays(text string) func(*testing.T, *outcome) error {
 	return func(t *testing.T, o *outcome) error {
 		for _, r := range o.mainToolResults() {
-			if strings.Contains(r.resultText(), text) {
+			if strings.Contains(r.Text, text) {
 				return nil
 			}
 		}

@@ -104,7 +104,7 @@ func neverStarts(markers ...string) func(*testing.T, *outcome) error {
 // noChild is "nothing started": for built-in agents, which carry no marker.
 func noChild(t *testing.T, o *outcome) error {
 	if subs := o.subRequests(); len(subs) > 0 {
-		return fmt.Errorf("a sub-agent started, with tools %v", subs[0].offered())
+		return fmt.Errorf("a sub-agent started, with tools %v", offered(subs[0]))
 	}
 	return nil
 }
@@ -326,7 +326,7 @@ func gateCases() []e2eCase {
 		check: noChild,
 		facts: func(t *testing.T, o *outcome) error {
 			for _, r := range o.mainToolResults() {
-				if strings.Contains(r.resultText(), "is ambiguous") {
+				if strings.Contains(r.Text, "is ambiguous") {
 					return nil
 				}
 			}

@@ -174,7 +174,7 @@ func (sc sdkScenario) run(t *testing.T) (*outcome, []sdkHook) {
 	}
 	cfg := map[string]any{"agents": sc.Agents, "cwd": root, "prompt": prompt, "env": map[string]string{
 		"PATH": os.Getenv("PATH"), "HOME": home, "TMPDIR": base, "LANG": "C.UTF-8",
-		"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "test",
+		"ANTHROPIC_BASE_URL": api.URL(), "ANTHROPIC_API_KEY": "test",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1", "IS_SANDBOX": "1",
 	}}
 	for k, v := range gate {
@@ -194,7 +194,7 @@ func (sc sdkScenario) run(t *testing.T) (*outcome, []sdkHook) {
 	if ctx.Err() != nil {
 		err = fmt.Errorf("the program did not finish within %v: %w", runTimeout, ctx.Err())
 	}
-	out := &outcome{Root: root, Home: home, Requests: api.requests(), Stdout: stdout.String(), Stderr: stderr.String(), Err: err}
+	out := &outcome{Root: root, Home: home, Requests: api.Requests(), Stdout: stdout.String(), Stderr: stderr.String(), Err: err}
 	var hooks []sdkHook
 	lines := bufio.NewScanner(strings.NewReader(out.Stdout))
 	lines.Buffer(make([]byte, 0, 1<<20), 64<<20)

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spawngate/spawngate/internal/e2e/fakemodel"
 )
 
 // adversarialOpen lists the TestAdversarial scenarios today's spawngate
@@ -112,23 +114,14 @@ type advCase struct {
 }
 
 // withPre makes the main agent run cmd (call_id pre_cmd) before whatever
-// its plan says next.
-func withPre(cmd string, next func(*modelRequest) []item) func(*modelRequest) []item {
-	return func(r *modelRequest) []item {
-		if r.Subagent == "" && r.Parent == "" && cmd != "" && !hasOutput(r, "pre_cmd") {
-			return []item{call("", "exec_command", "pre_cmd", map[string]any{"cmd": cmd})}
+// its script says next.
+func withPre(cmd string, next fakemodel.Script) fakemodel.Script {
+	return func(r *fakemodel.Request) fakemodel.Turn {
+		if cmd != "" && !r.HasResult("pre_cmd") {
+			return call("", "exec_command", "pre_cmd", map[string]any{"cmd": cmd})
 		}
 		return next(r)
 	}
-}
-
-func hasOutput(r *modelRequest, id string) bool {
-	for _, o := range r.OutputIDs {
-		if o == id {
-			return true
-		}
-	}
-	return false
 }
 
 // rewriteRollouts is a shell command that rewrites every session
@@ -152,7 +145,7 @@ func writeDef(t *testing.T, path, name, markerName, extra string) {
 func (r *result) modelsUsed() []string {
 	var out []string
 	for _, q := range r.reqs {
-		if q.Subagent != "" || q.Parent != "" {
+		if q.Kind == fakemodel.Sub {
 			out = append(out, q.Model)
 		}
 	}
@@ -195,7 +188,7 @@ func (r *result) childTools(name string) []string {
 func noChildTool(s string) func(*world, *result, *verdict) {
 	return func(w *world, r *result, v *verdict) {
 		for _, q := range r.reqs {
-			if q.Subagent == "" && q.Parent == "" {
+			if q.Kind != fakemodel.Sub {
 				continue
 			}
 			for _, tool := range q.Tools {
@@ -317,8 +310,8 @@ func textInput(s string) []any { return []any{map[string]any{"type": "text", "te
 
 // lastIsOutput tells whether a request ends with a tool result (the agent
 // is mid-task) rather than a new message to it.
-func lastIsOutput(r *modelRequest) bool {
-	input, _ := r.Raw["input"].([]any)
+func lastIsOutput(r *fakemodel.Request) bool {
+	input, _ := r.JSON["input"].([]any)
 	if len(input) == 0 {
 		return false
 	}
@@ -330,11 +323,11 @@ func lastIsOutput(r *modelRequest) bool {
 // everyTask is a child that runs cmd each time it is handed a new task
 // (call ids prefix_task_N) and ends each task once its command ran.
 func everyTask(prefix, cmd string) childScript {
-	return func(r *modelRequest) []item {
+	return func(r *fakemodel.Request) fakemodel.Turn {
 		if lastIsOutput(r) {
-			return []item{say("task done")}
+			return fakemodel.Say("task done")
 		}
-		return []item{call("", "exec_command", fmt.Sprintf("%s_task_%d", prefix, len(r.OutputIDs)), map[string]any{"cmd": cmd})}
+		return call("", "exec_command", fmt.Sprintf("%s_task_%d", prefix, len(r.Results)), map[string]any{"cmd": cmd})
 	}
 }
 
@@ -422,7 +415,7 @@ func TestAdversarial(t *testing.T) {
 			session: "read-only",
 			verify: also(refused("reader", "fork_turns"), func(w *world, r *result, v *verdict) {
 				for _, q := range r.childReqs("reader") {
-					if strings.Contains(q.Text, userPrompt) {
+					if strings.Contains(q.Text(), userPrompt) {
 						v.expect(false, "the child was handed the parent's conversation (its prompt)")
 						break
 					}
@@ -440,7 +433,7 @@ func TestAdversarial(t *testing.T) {
 			session: "read-only",
 			verify: also(startsReadOnly("reader"), func(w *world, r *result, v *verdict) {
 				for _, q := range r.childReqs("reader") {
-					v.expect(!strings.Contains(q.Text, userPrompt), "the child was handed the parent's prompt with fork_turns \" None \"")
+					v.expect(!strings.Contains(q.Text(), userPrompt), "the child was handed the parent's prompt with fork_turns \" None \"")
 				}
 			}),
 		},
@@ -708,11 +701,11 @@ func TestAdversarial(t *testing.T) {
 			plan: func(w *world) plan {
 				// The reader calls the server's tool, if it has it.
 				return plan{spawn: v1Spawn("reader", "Read."), children: map[string]childScript{
-					"reader": func(r *modelRequest) []item {
-						if r.step("reader") == 0 && r.hasTool("mcp__probe.probe_tool") {
-							return []item{call("mcp__probe", "probe_tool", "reader_mcp", map[string]any{})}
+					"reader": func(r *fakemodel.Request) fakemodel.Turn {
+						if r.Step("reader") == 0 && r.HasTool("mcp__probe.probe_tool") {
+							return call("mcp__probe", "probe_tool", "reader_mcp", map[string]any{})
 						}
-						return []item{say("child done")}
+						return fakemodel.Say("child done")
 					},
 				}}
 			},
@@ -721,7 +714,7 @@ func TestAdversarial(t *testing.T) {
 			verify: func(w *world, r *result, v *verdict) {
 				noChildTool("probe")(w, r, v)
 				for _, q := range r.childReqs("reader") {
-					if out := q.output("reader_mcp"); out != "" {
+					if out := q.Output("reader_mcp"); out != "" {
 						v.expect(!strings.Contains(out, "MCP-PROBE-OK"), "the child called the session's MCP tool: %q", out)
 						break
 					}
@@ -925,13 +918,13 @@ func TestAdversarial(t *testing.T) {
 			name:  "resumed_after_transcript_writable_session_refused",
 			setup: setup{defs: defs("reader", defReader)},
 			run: func(w *world) *result {
-				script := w.model.script
-				w.model.script = func(*modelRequest) []item { return []item{say("first session done")} }
+				scripts := w.model.Scripts()
+				w.model.Play(fakemodel.Scripts{Main: func(*fakemodel.Request) fakemodel.Turn { return fakemodel.Say("first session done") }})
 				first := w.execCodex("-s", "workspace-write", "-c", fmt.Sprintf("sandbox_workspace_write.writable_roots=[%q]", w.codexHome))
 				if first.err != nil {
 					return first
 				}
-				w.model.script = script
+				w.model.Play(scripts)
 				return w.execCodex("-s", "read-only", "resume", "--last")
 			},
 			plan:   simple(false, v1Spawn("reader", "Read."), "reader"),
@@ -943,13 +936,13 @@ func TestAdversarial(t *testing.T) {
 			name:  "resumed_read_only_session_reader_starts",
 			setup: setup{defs: defs("reader", defReader)},
 			run: func(w *world) *result {
-				script := w.model.script
-				w.model.script = func(*modelRequest) []item { return []item{say("first session done")} }
+				scripts := w.model.Scripts()
+				w.model.Play(fakemodel.Scripts{Main: func(*fakemodel.Request) fakemodel.Turn { return fakemodel.Say("first session done") }})
 				first := w.execCodex("-s", "workspace-write")
 				if first.err != nil {
 					return first
 				}
-				w.model.script = script
+				w.model.Play(scripts)
 				return w.execCodex("-s", "read-only", "resume", "--last")
 			},
 			plan:   simple(false, v1Spawn("reader", "Read."), "reader"),
@@ -976,13 +969,9 @@ func TestAdversarial(t *testing.T) {
 				}}
 			},
 			run: func(w *world) *result {
-				children := w.model.script
-				w.model.script = func(r *modelRequest) []item {
-					if r.Subagent != "" || r.Parent != "" {
-						return children(r)
-					}
-					return resumeMain(r)
-				}
+				scripts := w.model.Scripts()
+				scripts.Main = resumeMain
+				w.model.Play(scripts)
 				return w.appTurns("on-request", "read-only", []map[string]any{
 					{"input": textInput(userPrompt)},
 					{"input": textInput("Turn two " + turnTwoTag + "."), "sandboxPolicy": map[string]any{"type": "dangerFullAccess"}},
@@ -992,7 +981,7 @@ func TestAdversarial(t *testing.T) {
 				v.expect(len(r.childReqs("reader")) > 0, "the reader never started in turn 1 (read-only): nothing to resume")
 				neverWrites(insidePath, outsidePath)(w, r, v)
 				for _, q := range r.childReqs("reader") {
-					t.Logf("reader request: sandbox_mode=%s outputs=%q", q.sandboxMode(), q.Outputs)
+					t.Logf("reader request: sandbox_mode=%s outputs=%q", sandboxMode(q), outputs(q))
 				}
 			},
 		},
@@ -1009,13 +998,9 @@ func TestAdversarial(t *testing.T) {
 				}}
 			},
 			run: func(w *world) *result {
-				children := w.model.script
-				w.model.script = func(r *modelRequest) []item {
-					if r.Subagent != "" || r.Parent != "" {
-						return children(r)
-					}
-					return followupMain(r)
-				}
+				scripts := w.model.Scripts()
+				scripts.Main = followupMain
+				w.model.Play(scripts)
 				return w.appTurns("on-request", "read-only", []map[string]any{
 					{"input": textInput(userPrompt)},
 					{"input": textInput("Turn two " + turnTwoTag + "."), "sandboxPolicy": map[string]any{"type": "dangerFullAccess"}},
@@ -1051,24 +1036,19 @@ func TestAdversarial(t *testing.T) {
 		c := c
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			w := newWorld(t, c.setup, nil)
+			w := newWorld(t, c.setup)
 			if c.prepare != nil {
 				c.prepare(w)
 			}
 			p := c.plan(w)
-			script := p.script
+			scripts := p.scripts()
 			if c.namespace != "" {
-				script = func(r *modelRequest) []item {
-					if r.Subagent != "" || r.Parent != "" {
-						return p.script(r)
-					}
-					return spawnThenWaitIn(c.namespace, p.spawn)(r)
-				}
+				scripts.Main = spawnThenWaitIn(c.namespace, p.spawn)
 			}
 			if c.pre != nil {
-				script = withPre(c.pre(w), script)
+				scripts.Main = withPre(c.pre(w), scripts.Main)
 			}
-			w.model.script = script
+			w.model.Play(scripts)
 			r := c.run(w)
 			if r.err != nil {
 				t.Fatalf("the client run failed: %v\n%s", r.err, r.dump())
@@ -1101,51 +1081,51 @@ const turnTwoTag = "e2e turn two 9b3d"
 // resumeMain is the main agent of resume_agent_after_sandbox_widened:
 // turn 1 spawns the reader, waits for it and closes it; turn 2 resumes
 // it, hands it a new task and waits.
-func resumeMain(r *modelRequest) []item {
+func resumeMain(r *fakemodel.Request) fakemodel.Turn {
 	const ns = "multi_agent_v1"
-	id := agentID(r.output("main_spawn"))
-	if !strings.Contains(r.Text, turnTwoTag) {
+	id := agentID(r.Output("main_spawn"))
+	if !strings.Contains(r.Text(), turnTwoTag) {
 		switch {
-		case !hasOutput(r, "main_spawn"):
-			return []item{call(ns, "spawn_agent", "main_spawn", v1Spawn("reader", "Read."))}
+		case !r.HasResult("main_spawn"):
+			return call(ns, "spawn_agent", "main_spawn", v1Spawn("reader", "Read."))
 		case id == "":
-			return []item{say("spawn refused: done")}
-		case !hasOutput(r, "main_wait"):
-			return []item{call(ns, "wait_agent", "main_wait", map[string]any{"targets": []string{id}, "timeout_ms": 60000})}
-		case !hasOutput(r, "main_close"):
-			return []item{call(ns, "close_agent", "main_close", map[string]any{"target": id})}
+			return fakemodel.Say("spawn refused: done")
+		case !r.HasResult("main_wait"):
+			return call(ns, "wait_agent", "main_wait", map[string]any{"targets": []string{id}, "timeout_ms": 60000})
+		case !r.HasResult("main_close"):
+			return call(ns, "close_agent", "main_close", map[string]any{"target": id})
 		default:
-			return []item{say("turn one done")}
+			return fakemodel.Say("turn one done")
 		}
 	}
 	switch {
 	case id == "":
-		return []item{say("nothing to resume")}
-	case !hasOutput(r, "t2_resume"):
-		return []item{call(ns, "resume_agent", "t2_resume", map[string]any{"id": id})}
-	case !hasOutput(r, "t2_send"):
-		return []item{call(ns, "send_input", "t2_send", map[string]any{"target": id, "message": "Write the files again."})}
-	case !hasOutput(r, "t2_wait"):
-		return []item{call(ns, "wait_agent", "t2_wait", map[string]any{"targets": []string{id}, "timeout_ms": 60000})}
+		return fakemodel.Say("nothing to resume")
+	case !r.HasResult("t2_resume"):
+		return call(ns, "resume_agent", "t2_resume", map[string]any{"id": id})
+	case !r.HasResult("t2_send"):
+		return call(ns, "send_input", "t2_send", map[string]any{"target": id, "message": "Write the files again."})
+	case !r.HasResult("t2_wait"):
+		return call(ns, "wait_agent", "t2_wait", map[string]any{"targets": []string{id}, "timeout_ms": 60000})
 	default:
-		return []item{say("turn two done")}
+		return fakemodel.Say("turn two done")
 	}
 }
 
 // spawnThenWaitIn is spawnThenWait for a v2 main agent whose
 // collaboration tools live in namespace ns.
 func spawnThenWaitIn(ns string, args map[string]any) childScript {
-	return func(r *modelRequest) []item {
-		switch r.step("main") {
+	return func(r *fakemodel.Request) fakemodel.Turn {
+		switch r.Step("main") {
 		case 0:
-			return []item{call(ns, "spawn_agent", "main_spawn", args)}
+			return call(ns, "spawn_agent", "main_spawn", args)
 		case 1:
-			if !spawned(r.output("main_spawn")) {
-				return []item{say("spawn refused: done")}
+			if !spawned(r.Output("main_spawn")) {
+				return fakemodel.Say("spawn refused: done")
 			}
-			return []item{call(ns, "wait_agent", "main_wait", map[string]any{"timeout_ms": 60000})}
+			return call(ns, "wait_agent", "main_wait", map[string]any{"timeout_ms": 60000})
 		default:
-			return []item{say("done")}
+			return fakemodel.Say("done")
 		}
 	}
 }
@@ -1155,7 +1135,7 @@ func spawnThenWaitIn(ns string, args map[string]any) childScript {
 func (r *result) leadSpawnOutput() string {
 	var out string
 	for _, q := range r.childReqs("lead") {
-		if o := q.output("lead_spawn"); o != "" {
+		if o := q.Output("lead_spawn"); o != "" {
 			out = o
 		}
 	}
@@ -1165,35 +1145,35 @@ func (r *result) leadSpawnOutput() string {
 // followupMain is the main agent of v2_followup_task_after_sandbox_widened:
 // turn 1 spawns the reader (forking nothing) and waits; turn 2 hands it a
 // follow-up task and waits again.
-func followupMain(r *modelRequest) []item {
+func followupMain(r *fakemodel.Request) fakemodel.Turn {
 	const ns = "collaboration"
-	if !strings.Contains(r.Text, turnTwoTag) {
+	if !strings.Contains(r.Text(), turnTwoTag) {
 		switch {
-		case !hasOutput(r, "main_spawn"):
-			return []item{call(ns, "spawn_agent", "main_spawn", map[string]any{
-				"task_name": "e2e_task", "message": "Read.", "agent_type": "reader", "fork_turns": "none"})}
-		case !spawned(r.output("main_spawn")):
-			return []item{say("spawn refused: done")}
-		case !hasOutput(r, "main_wait"):
-			return []item{call(ns, "wait_agent", "main_wait", map[string]any{"timeout_ms": 60000})}
+		case !r.HasResult("main_spawn"):
+			return call(ns, "spawn_agent", "main_spawn", map[string]any{
+				"task_name": "e2e_task", "message": "Read.", "agent_type": "reader", "fork_turns": "none"})
+		case !spawned(r.Output("main_spawn")):
+			return fakemodel.Say("spawn refused: done")
+		case !r.HasResult("main_wait"):
+			return call(ns, "wait_agent", "main_wait", map[string]any{"timeout_ms": 60000})
 		default:
-			return []item{say("turn one done")}
+			return fakemodel.Say("turn one done")
 		}
 	}
 	switch {
-	case !spawned(r.output("main_spawn")):
-		return []item{say("nothing to follow up")}
-	case !hasOutput(r, "t2_followup"):
-		return []item{call(ns, "followup_task", "t2_followup", map[string]any{"target": "e2e_task", "message": "Write the files again."})}
-	case !hasOutput(r, "t2_wait"):
-		return []item{call(ns, "wait_agent", "t2_wait", map[string]any{"timeout_ms": 60000})}
+	case !spawned(r.Output("main_spawn")):
+		return fakemodel.Say("nothing to follow up")
+	case !r.HasResult("t2_followup"):
+		return call(ns, "followup_task", "t2_followup", map[string]any{"target": "e2e_task", "message": "Write the files again."})
+	case !r.HasResult("t2_wait"):
+		return call(ns, "wait_agent", "t2_wait", map[string]any{"timeout_ms": 60000})
 	default:
-		return []item{say("turn two done")}
+		return fakemodel.Say("turn two done")
 	}
 }
 
 // firstTools is the tool list of the first request of a list.
-func firstTools(reqs []*modelRequest) []string {
+func firstTools(reqs []*fakemodel.Request) []string {
 	if len(reqs) == 0 {
 		return nil
 	}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spawngate/spawngate/internal/e2e/fakemodel"
 )
 
 // knownOpen lists the scenarios today's spawngate gets wrong, by subtest
@@ -235,8 +237,8 @@ func expectSession(v *verdict, r *result, sandbox string) {
 		v.expect(h.Transcript.sandboxPolicy()["type"] == sandbox, "the spawn's turn_context says sandbox %s, want %s", mustJSON(h.Transcript.sandboxPolicy()), sandbox)
 	}
 	for _, q := range r.reqs {
-		if q.Subagent != "" || q.Parent != "" {
-			v.expect(q.sandboxMode() == sandbox, "a sub-agent's request says sandbox_mode %q, want the session's %q", q.sandboxMode(), sandbox)
+		if q.Kind == fakemodel.Sub {
+			v.expect(sandboxMode(q) == sandbox, "a sub-agent's request says sandbox_mode %q, want the session's %q", sandboxMode(q), sandbox)
 		}
 	}
 }
@@ -568,7 +570,7 @@ func TestGate(t *testing.T) {
 				}
 				var leadOut string
 				for _, q := range r.childReqs("lead") {
-					if out := q.output("lead_spawn"); out != "" {
+					if out := q.Output("lead_spawn"); out != "" {
 						leadOut = out
 					}
 				}
@@ -613,7 +615,7 @@ func TestGate(t *testing.T) {
 			session: "read-only",
 			verify: also(startsReadOnly("reader"), func(w *world, r *result, v *verdict) {
 				for _, q := range r.childReqs("reader") {
-					v.expect(!strings.Contains(q.Text, userPrompt), "the child was handed the parent's prompt with fork_turns none")
+					v.expect(!strings.Contains(q.Text(), userPrompt), "the child was handed the parent's prompt with fork_turns none")
 				}
 			}),
 		},
@@ -689,8 +691,8 @@ func TestGate(t *testing.T) {
 		c := c
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			w := newWorld(t, c.setup, nil)
-			w.model.script = c.plan(w).script
+			w := newWorld(t, c.setup)
+			w.model.Play(c.plan(w).scripts())
 			r := c.run(w)
 			// A run that failed, or never got its spawn call answered, would
 			// pass every "never starts" check without proving anything.

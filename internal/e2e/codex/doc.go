@@ -11,9 +11,13 @@
 // its definition's developer_instructions) run a shell command, and records
 // every request, so a test sees whether a child started, which model it
 // used, which sandbox Codex told it it had, and, on disk, whether its writes
-// really happened. spawngate is wired exactly as the README says; a second,
-// catch-all PreToolUse hook (the test binary itself) records each payload,
-// the hook's environment and what the session transcript held at that moment.
+// really happened. The server is internal/e2e/fakemodel, which every
+// real-client suite shares; model_test.go and script_test.go hold what is
+// Codex's own (its sub-agent headers, its turn metadata, the
+// spawn_agent/wait_agent plans). spawngate is wired exactly as the README
+// says; a second, catch-all PreToolUse hook (the test binary itself) records
+// each payload, the hook's environment and what the session transcript held
+// at that moment.
 //
 // Where `unshare -n` works, the whole suite re-executes itself in a fresh
 // network namespace holding only a loopback interface, so neither Codex nor

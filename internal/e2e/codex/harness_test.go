@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spawngate/spawngate/internal/e2e/fakemodel"
 	"github.com/spawngate/spawngate/internal/e2e/spawngatebin"
 	"github.com/spawngate/spawngate/internal/longtests"
 )
@@ -207,7 +208,7 @@ type world struct {
 	base, repo, home, codexHome, outside string
 	records                              string // the recording hook's folder
 	policyPath                           string
-	model                                *modelServer
+	model                                *fakemodel.Server
 	setup                                setup
 	// launch, when set, goes before codex on every command line that
 	// starts the client (a mount namespace of its own, withRequirements).
@@ -223,7 +224,7 @@ workspace_root: %s
 budget_cap_tokens: 400000
 `
 
-func newWorld(t *testing.T, s setup, script func(*modelRequest) []item) *world {
+func newWorld(t *testing.T, s setup) *world {
 	t.Helper()
 	needCodex(t)
 	base, err := filepath.EvalSymlinks(t.TempDir())
@@ -262,7 +263,7 @@ func newWorld(t *testing.T, s setup, script func(*modelRequest) []item) *world {
 		// know when it is written.
 		mustWrite(t, w.policyPath, strings.ReplaceAll(s.policy, "%REPO%", w.repo))
 	}
-	w.model = startModel(t, script)
+	w.model = fakemodel.Start(t, codexHost, fakemodel.Scripts{})
 	mustWrite(t, filepath.Join(w.codexHome, "config.toml"), w.configTOML(""))
 	if s.hook != hookManaged {
 		mustWrite(t, filepath.Join(w.codexHome, "hooks.json"), w.hooksJSON())
@@ -302,7 +303,7 @@ enabled = false
 
 [agents]
 max_depth = 2
-%s`, sessionModel, w.model.URL, apiKeyEnv, w.setup.sandboxWorkspaceWrite, w.repo, extra)
+%s`, sessionModel, w.model.URL()+"/v1", apiKeyEnv, w.setup.sandboxWorkspaceWrite, w.repo, extra)
 }
 
 // hookGroup is one matcher group of hooks.json with its one command.
@@ -384,7 +385,7 @@ func contextFor() (context.Context, context.CancelFunc) {
 type result struct {
 	stdout, stderr string
 	err            error
-	reqs           []*modelRequest
+	reqs           []*fakemodel.Request // the model turns asked for
 	hooks          []hookRecord
 	approvals      []string // app-server approval requests answered
 	start, end     time.Time
@@ -424,9 +425,24 @@ func (w *world) command(ctx context.Context, args ...string) *exec.Cmd {
 }
 
 func (w *world) finish(r *result) *result {
-	r.reqs = w.model.requests()
+	for _, q := range w.model.Requests() {
+		if q.Kind == "" {
+			continue // a model listing and the like: no turn
+		}
+		if _, err := turnMetadata(q); err != nil {
+			w.t.Errorf("model server: x-codex-turn-metadata: %v", err)
+		}
+		if q.Kind == fakemodel.Sub && !subHeaders(q) {
+			// The fake model also takes a definition's marker in the
+			// system prompt for a sub-agent's sign; Codex's headers are
+			// the word this suite trusts, and a main agent taken for a
+			// child would play a child's script and pass as one.
+			w.t.Errorf("model server: request %d carries a definition's marker but no sub-agent header", q.Seq)
+		}
+		r.reqs = append(r.reqs, q)
+	}
 	r.hooks = w.hookRecords()
-	for _, p := range w.model.problems() {
+	for _, p := range w.model.Problems() {
 		w.t.Errorf("model server: %s", p)
 	}
 	return r
@@ -434,20 +450,20 @@ func (w *world) finish(r *result) *result {
 
 // mainReqs are the main agent's requests; childReqs the requests of the
 // sub-agent whose definition carries name's marker.
-func (r *result) mainReqs() []*modelRequest {
-	var out []*modelRequest
+func (r *result) mainReqs() []*fakemodel.Request {
+	var out []*fakemodel.Request
 	for _, q := range r.reqs {
-		if q.Subagent == "" && q.Parent == "" {
+		if q.Kind != fakemodel.Sub {
 			out = append(out, q)
 		}
 	}
 	return out
 }
 
-func (r *result) childReqs(name string) []*modelRequest {
-	var out []*modelRequest
+func (r *result) childReqs(name string) []*fakemodel.Request {
+	var out []*fakemodel.Request
 	for _, q := range r.reqs {
-		if (q.Subagent != "" || q.Parent != "") && strings.Contains(q.Text, marker(name)) {
+		if q.Kind == fakemodel.Sub && strings.Contains(q.Text(), marker(name)) {
 			out = append(out, q)
 		}
 	}
@@ -457,7 +473,7 @@ func (r *result) childReqs(name string) []*modelRequest {
 // anyChild reports whether any sub-agent made a request at all.
 func (r *result) anyChild() bool {
 	for _, q := range r.reqs {
-		if q.Subagent != "" || q.Parent != "" {
+		if q.Kind == fakemodel.Sub {
 			return true
 		}
 	}
@@ -467,7 +483,7 @@ func (r *result) anyChild() bool {
 // spawnOutput is the tool result the main agent got for its spawn call.
 func (r *result) spawnOutput() string {
 	for _, q := range r.mainReqs() {
-		if out := q.output("main_spawn"); out != "" {
+		if out := q.Output("main_spawn"); out != "" {
 			return out
 		}
 	}
@@ -479,7 +495,7 @@ func (r *result) spawnOutput() string {
 func (r *result) childOutput(name string) string {
 	var out string
 	for _, q := range r.childReqs(name) {
-		if o := q.output(name + "_cmd"); o != "" {
+		if o := q.Output(name + "_cmd"); o != "" {
 			out = o
 		}
 	}
@@ -511,7 +527,7 @@ func (r *result) dump() string {
 	fmt.Fprintf(&b, "stderr (tail):\n%s\n", tail(r.stderr, 2500))
 	for i, q := range r.reqs {
 		fmt.Fprintf(&b, "request %d at +%v: model=%s thread=%s parent=%s subagent=%q sandbox=%s outputs=%q\n",
-			i, q.At.Sub(r.start).Round(time.Millisecond), q.Model, q.Thread, q.Parent, q.Subagent, q.sandboxMode(), q.Outputs)
+			i, q.At.Sub(r.start).Round(time.Millisecond), q.Model, thread(q), q.Header.Get("x-codex-parent-thread-id"), q.Header.Get("x-openai-subagent"), sandboxMode(q), outputs(q))
 	}
 	for _, h := range r.hooks {
 		fmt.Fprintf(&b, "hook: tool_name=%v agent_id=%v permission_mode=%v input=%s\n", h.Payload["tool_name"], h.Payload["agent_id"], h.Payload["permission_mode"], mustJSON(h.Payload["tool_input"]))

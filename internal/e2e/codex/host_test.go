@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/spawngate/spawngate/internal/e2e/fakemodel"
 )
 
 // TestHost pins down what Codex itself does, with no spawngate in the way
@@ -47,9 +49,9 @@ func TestHost(t *testing.T) {
 			c := c
 			t.Run(c.name, func(t *testing.T) {
 				t.Parallel()
-				w := newWorld(t, setup{hook: hookNone, defs: defs("agent", c.def)}, nil)
+				w := newWorld(t, setup{hook: hookNone, defs: defs("agent", c.def)})
 				inside, outside := filepath.Join(w.repo, "inside.txt"), filepath.Join(w.outside, "outside.txt")
-				w.model.script = plan{spawn: v1Spawn("agent", "Go."), children: map[string]childScript{"agent": runs("agent", writeCmd(inside, outside))}}.script
+				w.model.Play(plan{spawn: v1Spawn("agent", "Go."), children: map[string]childScript{"agent": runs("agent", writeCmd(inside, outside))}}.scripts())
 				r := c.run(w)
 				var v verdict
 				kids := r.childReqs("agent")
@@ -57,13 +59,13 @@ func TestHost(t *testing.T) {
 				v.expect(exists(inside) == c.wantInside, "inside.txt written: %v, want %v", exists(inside), c.wantInside)
 				v.expect(exists(outside) == c.wantOutside, "outside.txt written: %v, want %v", exists(outside), c.wantOutside)
 				for _, q := range kids {
-					v.expect(q.sandboxMode() == c.session, "the child's turn metadata says sandbox_mode %q, want the session's %q", q.sandboxMode(), c.session)
+					v.expect(sandboxMode(q) == c.session, "the child's turn metadata says sandbox_mode %q, want the session's %q", sandboxMode(q), c.session)
 				}
 				for _, h := range r.spawnHooks() {
 					v.expect(h.Payload["permission_mode"] == c.wantMode, "permission_mode %v, want %q", h.Payload["permission_mode"], c.wantMode)
 				}
 				if len(kids) > 0 {
-					t.Logf("the child was told: %s", permissionsText(kids[0].Text))
+					t.Logf("the child was told: %s", permissionsText(kids[0].Text()))
 				}
 				t.Logf("approvals asked: %d", len(r.approvals))
 				check(t, r, v)
@@ -74,8 +76,8 @@ func TestHost(t *testing.T) {
 	t.Run("child_approval_is_session_approval", func(t *testing.T) {
 		t.Parallel()
 		// The definition asks for approval never; the session is on-request.
-		w := newWorld(t, setup{hook: hookNone, defs: defs("agent", defReader+"approval_policy = \"never\"\n")}, nil)
-		w.model.script = plan{spawn: v1Spawn("agent", "Go."), children: map[string]childScript{"agent": runs("agent", "true")}}.script
+		w := newWorld(t, setup{hook: hookNone, defs: defs("agent", defReader+"approval_policy = \"never\"\n")})
+		w.model.Play(plan{spawn: v1Spawn("agent", "Go."), children: map[string]childScript{"agent": runs("agent", "true")}}.scripts())
 		r := w.appSession("on-request", "read-only")
 		var v verdict
 		kids := r.childReqs("agent")
@@ -84,9 +86,9 @@ func TestHost(t *testing.T) {
 		if len(kids) > 0 && len(main) > 0 {
 			// Told exactly what the main agent was told: the session's
 			// approval (on-request asks the model to escalate), not never.
-			v.expect(permissionsText(kids[0].Text) == permissionsText(main[0].Text),
-				"the child was told other permissions than the main agent:\nchild: %s\nmain:  %s", permissionsText(kids[0].Text), permissionsText(main[0].Text))
-			v.expect(!strings.Contains(kids[0].Text, "Approval policy is currently never"), "the child was told approval never")
+			v.expect(permissionsText(kids[0].Text()) == permissionsText(main[0].Text()),
+				"the child was told other permissions than the main agent:\nchild: %s\nmain:  %s", permissionsText(kids[0].Text()), permissionsText(main[0].Text()))
+			v.expect(!strings.Contains(kids[0].Text(), "Approval policy is currently never"), "the child was told approval never")
 		}
 		for _, h := range r.hooks {
 			if h.Payload["agent_id"] == nil && strings.HasSuffix(fmt.Sprint(h.Payload["tool_name"]), "spawn_agent") {
@@ -116,12 +118,12 @@ func TestHost(t *testing.T) {
 			c := c
 			t.Run(c.name, func(t *testing.T) {
 				t.Parallel()
-				w := newWorld(t, setup{hook: hookNone, defs: defs("agent", defReader+c.def)}, nil)
+				w := newWorld(t, setup{hook: hookNone, defs: defs("agent", defReader+c.def)})
 				args := v1Spawn("agent", "Go.")
 				if c.callModel != "" {
 					args["model"] = c.callModel
 				}
-				w.model.script = plan{spawn: args, children: map[string]childScript{"agent": runs("agent", "true")}}.script
+				w.model.Play(plan{spawn: args, children: map[string]childScript{"agent": runs("agent", "true")}}.scripts())
 				r := w.execCodex("-s", "read-only")
 				var v verdict
 				kids := r.childReqs("agent")
@@ -154,7 +156,7 @@ func TestHost(t *testing.T) {
 			c := c
 			t.Run(c.name, func(t *testing.T) {
 				t.Parallel()
-				w := newWorld(t, setup{hook: hookNone}, nil)
+				w := newWorld(t, setup{hook: hookNone})
 				outside := filepath.Join(w.outside, "outside.txt")
 				widen := fmt.Sprintf("\n[sandbox_workspace_write]\nwritable_roots = [%q]\nnetwork_access = true\n", w.outside)
 				args := []string{"-s", "workspace-write"}
@@ -166,11 +168,11 @@ func TestHost(t *testing.T) {
 						"-c", "sandbox_workspace_write.network_access=true")
 				}
 				writeDefs(t, w)
-				host, port, _ := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(w.model.URL, "http://"), "/v1"), ":")
+				host, port, _ := strings.Cut(strings.TrimPrefix(w.model.URL(), "http://"), ":")
 				netProbe := fmt.Sprintf("(exec 3<>/dev/tcp/%s/%s) 2>/dev/null && echo NET-OPEN || echo NET-CLOSED", host, port)
-				w.model.script = plan{spawn: v1Spawn("agent", "Go."), children: map[string]childScript{
+				w.model.Play(plan{spawn: v1Spawn("agent", "Go."), children: map[string]childScript{
 					"agent": runs("agent", writeCmd(outside)+"; "+netProbe),
-				}}.script
+				}}.scripts())
 				r := w.execCodex(args...)
 				var v verdict
 				kids := r.childReqs("agent")
@@ -178,13 +180,13 @@ func TestHost(t *testing.T) {
 				v.expect(exists(outside) == c.want, "the child wrote in the extra writable root: %v, want %v", exists(outside), c.want)
 				var out string
 				for _, q := range kids {
-					if o := q.output("agent_cmd"); o != "" {
+					if o := q.Output("agent_cmd"); o != "" {
 						out = o
 					}
 				}
 				v.expect(strings.Contains(out, "NET-OPEN") == c.want, "the child reached 127.0.0.1: %v, want %v (%q)", strings.Contains(out, "NET-OPEN"), c.want, out)
 				if len(kids) > 0 {
-					t.Logf("the child was told: %s", permissionsText(kids[0].Text))
+					t.Logf("the child was told: %s", permissionsText(kids[0].Text()))
 				}
 				check(t, r, v)
 			})
@@ -209,8 +211,8 @@ func TestHost(t *testing.T) {
 			c := c
 			t.Run(c.name, func(t *testing.T) {
 				t.Parallel()
-				w := newWorld(t, setup{hook: hookNone, defs: defs("agent", defReader)}, nil)
-				w.model.script = simple(false, v1Spawn("agent", "Go."), "agent")(w).script
+				w := newWorld(t, setup{hook: hookNone, defs: defs("agent", defReader)})
+				w.model.Play(simple(false, v1Spawn("agent", "Go."), "agent")(w).scripts())
 				r := w.execCodex(c.args(w)...)
 				var v verdict
 				expectSession(&v, r, "read-only")
@@ -249,8 +251,8 @@ func TestHost(t *testing.T) {
 			c := c
 			t.Run(c.name, func(t *testing.T) {
 				t.Parallel()
-				w := newWorld(t, setup{hook: hookNone, defs: defs("agent", defReader)}, nil)
-				w.model.script = plan{v2: c.v2, spawn: c.args, preface: secret}.script
+				w := newWorld(t, setup{hook: hookNone, defs: defs("agent", defReader)})
+				w.model.Play(plan{v2: c.v2, spawn: c.args, preface: secret}.scripts())
 				args := []string{"-s", "read-only"}
 				if c.v2 {
 					args = append(args, "--enable", "multi_agent_v2")
@@ -259,10 +261,10 @@ func TestHost(t *testing.T) {
 				var v verdict
 				v.expect(r.anyChild(), "no child started: %q", r.spawnOutput())
 				for _, q := range r.reqs {
-					if q.Subagent != "" || q.Parent != "" {
-						seen := strings.Contains(q.Text, userPrompt)
+					if q.Kind == fakemodel.Sub {
+						seen := strings.Contains(q.Text(), userPrompt)
 						v.expect(seen == c.wantSeen, "the child saw the parent's prompt: %v, want %v", seen, c.wantSeen)
-						t.Logf("child saw the parent's prompt: %v; the parent's same-response assistant text: %v", seen, strings.Contains(q.Text, secret))
+						t.Logf("child saw the parent's prompt: %v; the parent's same-response assistant text: %v", seen, strings.Contains(q.Text(), secret))
 						break
 					}
 				}
@@ -292,8 +294,8 @@ func TestHost(t *testing.T) {
 			c := c
 			t.Run(c.name, func(t *testing.T) {
 				t.Parallel()
-				w := newWorld(t, setup{hook: hookNone, defs: defs("agent", defReader)}, nil)
-				w.model.script = plan{spawn: v1Spawn("agent", "Go.")}.script
+				w := newWorld(t, setup{hook: hookNone, defs: defs("agent", defReader)})
+				w.model.Play(plan{spawn: v1Spawn("agent", "Go.")}.scripts())
 				r := c.run(w)
 				var v verdict
 				hs := r.spawnHooks()
@@ -311,8 +313,8 @@ func TestHost(t *testing.T) {
 
 	t.Run("transcript_and_environment_at_hook_time", func(t *testing.T) {
 		t.Parallel()
-		w := newWorld(t, setup{hook: hookNone, defs: defs("agent", defReader)}, nil)
-		w.model.script = plan{spawn: v1Spawn("agent", "Go.")}.script
+		w := newWorld(t, setup{hook: hookNone, defs: defs("agent", defReader)})
+		w.model.Play(plan{spawn: v1Spawn("agent", "Go.")}.scripts())
 		r := w.appSession("on-request", "workspace-write")
 		var v verdict
 		hs := r.spawnHooks()
@@ -349,8 +351,8 @@ func TestHost(t *testing.T) {
 
 	t.Run("untrusted_hook_skipped_silently", func(t *testing.T) {
 		t.Parallel()
-		w := newWorld(t, setup{hook: hookUntrusted, defs: defs("writer", defWriter)}, nil)
-		w.model.script = simple(false, v1Spawn("writer", "Change the code."), "writer")(w).script
+		w := newWorld(t, setup{hook: hookUntrusted, defs: defs("writer", defWriter)})
+		w.model.Play(simple(false, v1Spawn("writer", "Change the code."), "writer")(w).scripts())
 		ctx, cancel := contextFor()
 		defer cancel()
 		entries, err := w.listHooks(ctx)
@@ -379,8 +381,8 @@ func TestHost(t *testing.T) {
 		// Trusted, then edited (another policy path): the hash no longer
 		// matches, hooks/list says "modified", and the gate is skipped while
 		// the unchanged recorder still runs.
-		w := newWorld(t, setup{hook: hookTrustedHash, defs: defs("writer", defWriter)}, nil)
-		w.model.script = simple(false, v1Spawn("writer", "Change the code."), "writer")(w).script
+		w := newWorld(t, setup{hook: hookTrustedHash, defs: defs("writer", defWriter)})
+		w.model.Play(simple(false, v1Spawn("writer", "Change the code."), "writer")(w).scripts())
 		w.trustHooksComputed()
 		w.policyPath += ".moved"
 		mustWrite(t, w.policyPath, fmt.Sprintf(defaultPolicy, w.repo))
@@ -404,8 +406,8 @@ func TestHost(t *testing.T) {
 
 	t.Run("trust_hash", func(t *testing.T) {
 		t.Parallel()
-		w := newWorld(t, setup{hook: hookReadme}, nil)
-		w.model.script = plan{}.script
+		w := newWorld(t, setup{hook: hookReadme})
+		w.model.Play(plan{}.scripts())
 		ctx, cancel := contextFor()
 		defer cancel()
 		entries, err := w.listHooks(ctx)
@@ -449,8 +451,8 @@ func TestHost(t *testing.T) {
 			c := c
 			t.Run(c.name, func(t *testing.T) {
 				t.Parallel()
-				w := newWorld(t, setup{hook: hookNone}, nil)
-				w.model.script = func(*modelRequest) []item { return []item{say("done")} }
+				w := newWorld(t, setup{hook: hookNone})
+				w.model.Play(fakemodel.Scripts{Main: func(*fakemodel.Request) fakemodel.Turn { return fakemodel.Say("done") }})
 				r := w.execCodex(append([]string{"-s", "read-only"}, c.args...)...)
 				var v verdict
 				main := r.mainReqs()
@@ -458,7 +460,7 @@ func TestHost(t *testing.T) {
 				if len(main) > 0 {
 					t.Logf("tools offered: %v", main[0].Tools)
 					for _, want := range c.want {
-						v.expect(main[0].hasTool(want), "%s not offered", want)
+						v.expect(main[0].HasTool(want), "%s not offered", want)
 					}
 					for _, tool := range main[0].Tools {
 						v.expect(!strings.Contains(tool, "csv") && !strings.Contains(tool, "agent_job"), "agent-job tool %s offered", tool)
@@ -492,7 +494,7 @@ func TestHost(t *testing.T) {
 			c := c
 			t.Run(c.name, func(t *testing.T) {
 				t.Parallel()
-				w := newWorld(t, setup{hook: hookNone, defs: defs("lead", defReader, "writer", defWriter)}, nil)
+				w := newWorld(t, setup{hook: hookNone, defs: defs("lead", defReader, "writer", defWriter)})
 				var args map[string]any
 				if c.v2 {
 					args = v2Spawn("writer")
@@ -508,7 +510,7 @@ func TestHost(t *testing.T) {
 					p.spawn = v1Spawn("lead", "Lead the work.")
 					p.children = map[string]childScript{"lead": spawnThenWait("lead", false, v1Spawn("writer", "Change the code."), "")}
 				}
-				w.model.script = p.script
+				w.model.Play(p.scripts())
 				r := c.run(w)
 				var v verdict
 				var rec *hookRecord

@@ -160,33 +160,12 @@ func helperRefusedInLead(w *world, r *result, v *verdict) {
 	v.expect(!exists(filepath.Join(w.repo, "inside.txt")), "inside.txt was written")
 	var leadOut string
 	for _, q := range r.childReqs("lead") {
-		if out := q.output("lead_spawn"); out != "" {
+		if out := q.Output("lead_spawn"); out != "" {
 			leadOut = out
 		}
 	}
 	v.expect(strings.Contains(leadOut, "spawngate refused this sub-agent") && strings.Contains(leadOut, "tree.depth"),
 		"the lead's spawn was not refused by spawngate's tree.depth: %q", leadOut)
-}
-
-// mainInNamespace is p's script with the main agent's v2 spawn and wait
-// called in namespace ns.
-func mainInNamespace(ns string, p plan) func(*modelRequest) []item {
-	return func(r *modelRequest) []item {
-		if r.Subagent != "" || r.Parent != "" {
-			return p.script(r)
-		}
-		switch r.step("main") {
-		case 0:
-			return []item{call(ns, "spawn_agent", "main_spawn", p.spawn)}
-		case 1:
-			if !spawned(r.output("main_spawn")) {
-				return []item{say("spawn refused: done")}
-			}
-			return []item{call(ns, "wait_agent", "main_wait", map[string]any{"timeout_ms": 60000})}
-		default:
-			return []item{say("done")}
-		}
-	}
 }
 
 // userConfig writes $CODEX_HOME/config.toml with extra after the
@@ -471,12 +450,14 @@ func TestDoctorInstallation(t *testing.T) {
 			t.Parallel()
 			s := c.setup
 			s.hook = hookManaged
-			w := newWorld(t, s, nil)
+			w := newWorld(t, s)
 			p := c.plan(w)
-			w.model.script = p.script
+			scripts := p.scripts()
 			if c.namespace != "" {
-				w.model.script = mainInNamespace(c.namespace, p)
+				// The main agent's v2 spawn and wait, called in namespace ns.
+				scripts.Main = spawnThenWaitIn(c.namespace, p.spawn)
 			}
+			w.model.Play(scripts)
 			req := w.requirementsTOML()
 			if c.requirements != nil {
 				req = c.requirements(req)

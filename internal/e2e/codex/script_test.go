@@ -2,10 +2,12 @@ package codex
 
 import (
 	"strings"
+
+	"github.com/spawngate/spawngate/internal/e2e/fakemodel"
 )
 
 // childScript answers the requests of one agent.
-type childScript func(*modelRequest) []item
+type childScript = fakemodel.Script
 
 // plan scripts a scenario's model: the main agent spawns once (v1:
 // multi_agent_v1.spawn_agent; v2: collaboration.spawn_agent), waits for the
@@ -23,19 +25,12 @@ type plan struct {
 	other childScript
 }
 
-func (p plan) script(r *modelRequest) []item {
-	if r.Subagent != "" || r.Parent != "" {
-		for name, f := range p.children {
-			if strings.Contains(r.Text, marker(name)) {
-				return f(r)
-			}
-		}
-		if p.other != nil {
-			return p.other(r)
-		}
-		return []item{say("child done")}
+func (p plan) scripts() fakemodel.Scripts {
+	subs := map[string]fakemodel.Script{}
+	for name, f := range p.children {
+		subs[marker(name)] = f
 	}
-	return spawnThenWait("main", p.v2, p.spawn, p.preface)(r)
+	return fakemodel.Scripts{Main: spawnThenWait("main", p.v2, p.spawn, p.preface), Subs: subs, Other: p.other}
 }
 
 // spawnThenWait is an agent that spawns once and waits for the child: the
@@ -43,29 +38,27 @@ func (p plan) script(r *modelRequest) []item {
 // over, so what the child did is on disk when the run returns. Its call_ids
 // start with prefix.
 func spawnThenWait(prefix string, v2 bool, args map[string]any, preface string) childScript {
-	return func(r *modelRequest) []item {
+	return func(r *fakemodel.Request) fakemodel.Turn {
 		ns := "multi_agent_v1"
 		if v2 {
 			ns = "collaboration"
 		}
-		switch r.step(prefix) {
+		switch r.Step(prefix) {
 		case 0:
-			var items []item
-			if preface != "" {
-				items = append(items, say(preface))
-			}
-			return append(items, call(ns, "spawn_agent", prefix+"_spawn", args))
+			t := call(ns, "spawn_agent", prefix+"_spawn", args)
+			t.Text = preface
+			return t
 		case 1:
-			out := r.output(prefix + "_spawn")
+			out := r.Output(prefix + "_spawn")
 			if !spawned(out) {
-				return []item{say("spawn refused: done")}
+				return fakemodel.Say("spawn refused: done")
 			}
 			if v2 {
-				return []item{call(ns, "wait_agent", prefix+"_wait", map[string]any{"timeout_ms": 60000})}
+				return call(ns, "wait_agent", prefix+"_wait", map[string]any{"timeout_ms": 60000})
 			}
-			return []item{call(ns, "wait_agent", prefix+"_wait", map[string]any{"targets": []string{agentID(out)}, "timeout_ms": 60000})}
+			return call(ns, "wait_agent", prefix+"_wait", map[string]any{"targets": []string{agentID(out)}, "timeout_ms": 60000})
 		default:
-			return []item{say("done")}
+			return fakemodel.Say("done")
 		}
 	}
 }
@@ -82,10 +75,10 @@ func spawned(out string) bool {
 
 // runs is a child that runs one shell command with exec_command, then ends.
 func runs(prefix, cmd string) childScript {
-	return func(r *modelRequest) []item {
-		if r.step(prefix) == 0 {
-			return []item{call("", "exec_command", prefix+"_cmd", map[string]any{"cmd": cmd})}
+	return func(r *fakemodel.Request) fakemodel.Turn {
+		if r.Step(prefix) == 0 {
+			return call("", "exec_command", prefix+"_cmd", map[string]any{"cmd": cmd})
 		}
-		return []item{say("child done")}
+		return fakemodel.Say("child done")
 	}
 }
