@@ -2,6 +2,8 @@ package agent
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/spawngate/spawngate/internal/plan"
 )
@@ -47,4 +49,38 @@ func (d *Definition) ParseProblem() string {
 		at += plan.ShowPointer(d.Err.Pointer) + ": "
 	}
 	return at + plan.OneLine(d.Err.Msg)
+}
+
+// ToolList reads a tools setting written as a comma-separated string or a
+// list, with each entry's line. An entry that is not a string is kept as
+// it is, for the checks to refuse.
+func ToolList(raw any, defLines map[string]int, key string) ([]any, []int) {
+	var entries []any
+	var lines []int
+	switch v := raw.(type) {
+	case string:
+		for _, part := range strings.Split(v, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				entries = append(entries, part)
+				lines = append(lines, defLines[key])
+			}
+		}
+	case []any:
+		for i, e := range v {
+			if s, ok := e.(string); ok {
+				e = strings.TrimSpace(s)
+			}
+			entries = append(entries, e)
+			line, ok := defLines[key+"/"+strconv.Itoa(i)]
+			if !ok {
+				line = defLines[key]
+			}
+			lines = append(lines, line)
+		}
+	case nil:
+	default:
+		entries = append(entries, v)
+		lines = append(lines, defLines[key])
+	}
+	return entries, lines
 }

@@ -116,8 +116,8 @@ func child(c call, def *agent.Definition, child, facts map[string]any, lines map
 		return
 	}
 	facts["inherits_tools"] = false
-	entries, entryLines := toolList(rawTools, def.Lines, "tools")
-	denied, _ := toolList(def.Fields["disallowedTools"], def.Lines, "disallowedTools")
+	entries, entryLines := agent.ToolList(rawTools, def.Lines, "tools")
+	denied, _ := agent.ToolList(def.Fields["disallowedTools"], def.Lines, "disallowedTools")
 	tools := []any{}
 	lines["/tools"] = def.Lines["tools"]
 	add := func(tool any, line int) {
@@ -178,40 +178,6 @@ func child(c call, def *agent.Definition, child, facts map[string]any, lines map
 		add("hooks", def.Lines["hooks"])
 	}
 	child["tools"] = tools
-}
-
-// toolList reads a tools setting written as a comma-separated string or a
-// list, with each entry's line. An entry that is not a string is kept as
-// it is, for the checks to refuse.
-func toolList(raw any, defLines map[string]int, key string) ([]any, []int) {
-	var entries []any
-	var lines []int
-	switch v := raw.(type) {
-	case string:
-		for _, part := range strings.Split(v, ",") {
-			if part = strings.TrimSpace(part); part != "" {
-				entries = append(entries, part)
-				lines = append(lines, defLines[key])
-			}
-		}
-	case []any:
-		for i, e := range v {
-			if s, ok := e.(string); ok {
-				e = strings.TrimSpace(s)
-			}
-			entries = append(entries, e)
-			line, ok := defLines[key+"/"+strconv.Itoa(i)]
-			if !ok {
-				line = defLines[key]
-			}
-			lines = append(lines, line)
-		}
-	case nil:
-	default:
-		entries = append(entries, v)
-		lines = append(lines, defLines[key])
-	}
-	return entries, lines
 }
 
 // removed tells whether disallowedTools removes a tool: by its name (Bash
