@@ -1,74 +1,30 @@
-package agent
+package agent_test
 
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/host/hosttest"
 	"github.com/spawngate/spawngate/internal/plan"
 )
 
-// writeTree writes files under root: a path ending in "/" is a folder, a
-// content starting with "->" a symbolic link to what follows.
-func writeTree(t *testing.T, root string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		path := filepath.Join(root, filepath.FromSlash(name))
-		if strings.HasSuffix(name, "/") {
-			if err := os.MkdirAll(path, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		var err error
-		if target, ok := strings.CutPrefix(content, "->"); ok {
-			err = os.Symlink(target, path)
-		} else {
-			err = os.WriteFile(path, []byte(content), 0o644)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-// outsideRepo returns a temporary directory that no .git lies above, or
-// skips the test.
-func outsideRepo(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	if root := repoRoot(dir); root != "" {
-		t.Skipf("the temporary directory %s lies in a repository at %s", dir, root)
-	}
-	return dir
-}
-
-// readName is a Reader for the tests: a file's whole text, trimmed, is
-// the name it defines.
-func readName(_ context.Context, file string, data []byte) *Definition {
-	return &Definition{File: file, Name: strings.TrimSpace(string(data)), Lines: map[string]int{}}
+// readName is an agent.Reader for the tests: a file's whole text,
+// trimmed, is the name it defines.
+func readName(_ context.Context, file string, data []byte) *agent.Definition {
+	return &agent.Definition{File: file, Name: strings.TrimSpace(string(data)), Lines: map[string]int{}}
 }
 
 // TestUpToRoot holds the walk every host's search for project folders
 // starts from: the directory and each one above it, up to the closest
 // directory holding .git.
 func TestUpToRoot(t *testing.T) {
-	base := outsideRepo(t)
-	writeTree(t, base, map[string]string{
-		"repo/.git/":         "",
-		"repo/a/b/":          "",
-		"worktree/.git":      "gitdir: ../repo/.git/worktrees/w\n", // a worktree's .git is a file
-		"worktree/src/":      "",
-		"plain/a/":           "",
-		"repo/a/b/sub/.git/": "", // a repository nested inside another
-	})
+	base := hosttest.OutsideRepo(t)
+	hosttest.WriteTree(t, base, hosttest.Repositories())
 	j := filepath.Join
 	for _, tc := range []struct {
 		name string
@@ -102,15 +58,15 @@ func TestUpToRoot(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := UpToRoot(tc.dir); !slices.Equal(got, tc.want) {
+			if got := agent.UpToRoot(tc.dir); !slices.Equal(got, tc.want) {
 				t.Errorf("UpToRoot = %q\nwant       %q", got, tc.want)
 			}
 		})
 	}
-	if got := RepoRoot(j(base, "repo/a/b")); got != j(base, "repo") {
+	if got := agent.RepoRoot(j(base, "repo/a/b")); got != j(base, "repo") {
 		t.Errorf("RepoRoot in a repository = %q", got)
 	}
-	if got := RepoRoot(j(base, "plain/a")); got != j(base, "plain/a") {
+	if got := agent.RepoRoot(j(base, "plain/a")); got != j(base, "plain/a") {
 		t.Errorf("RepoRoot outside one = %q", got)
 	}
 }
@@ -180,12 +136,12 @@ func TestLoad(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
-			writeTree(t, root, tc.files)
+			hosttest.WriteTree(t, root, tc.files)
 			var dirs []string
 			for _, d := range tc.dirs {
 				dirs = append(dirs, filepath.Join(root, d))
 			}
-			c, err := Load(context.Background(), dirs, tc.suffix, tc.recursive, plan.DefaultLimits, readName)
+			c, err := agent.Load(context.Background(), dirs, tc.suffix, tc.recursive, plan.DefaultLimits, readName)
 			if tc.err != "" {
 				var pe *plan.Error
 				if err == nil || !strings.Contains(err.Error(), tc.err) || !errors.As(err, &pe) {
@@ -223,25 +179,25 @@ func TestLoad(t *testing.T) {
 
 func TestLoadCanceled(t *testing.T) {
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{"agents/a.md": "a"})
+	hosttest.WriteTree(t, root, map[string]string{"agents/a.md": "a"})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Load(ctx, []string{filepath.Join(root, "agents")}, ".md", true, plan.DefaultLimits, readName); !errors.Is(err, context.Canceled) {
+	if _, err := agent.Load(ctx, []string{filepath.Join(root, "agents")}, ".md", true, plan.DefaultLimits, readName); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Load with a canceled context: %v", err)
 	}
 }
 
 func TestReadFileTooLarge(t *testing.T) {
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{"a.md": "a name longer than eight bytes"})
+	hosttest.WriteTree(t, root, map[string]string{"a.md": "a name longer than eight bytes"})
 	lim := plan.DefaultLimits
 	lim.MaxBytes = 8
-	read := func(context.Context, string, []byte) *Definition {
+	read := func(context.Context, string, []byte) *agent.Definition {
 		t.Error("the reader was given a file over the limit")
 		return nil
 	}
 	file := filepath.Join(root, "a.md")
-	d := ReadFile(context.Background(), file, lim, read)
+	d := agent.ReadFile(context.Background(), file, lim, read)
 	if d == nil || d.Err == nil || d.Name != "" || d.Skipped != "" || d.File != file || d.Lines == nil {
 		t.Fatalf("%+v, want an unnamed definition that does not parse", d)
 	}
@@ -255,7 +211,7 @@ func TestReadFileTooLarge(t *testing.T) {
 // a folder or file reached twice (two links, or a loop) is listed once.
 func TestFilesFollowsLinks(t *testing.T) {
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{
+	hosttest.WriteTree(t, root, map[string]string{
 		"elsewhere/x.md":   "x",
 		"other/target.txt": "y", // the link's name is what counts
 		"agents/real.md":   "r",
@@ -288,7 +244,7 @@ func TestFilesFollowsLinks(t *testing.T) {
 		{"the top level only", false, []string{"agents/real.md", "agents/y.md"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			files, err := Files(context.Background(), dir, ".md", tc.recursive)
+			files, err := agent.Files(context.Background(), dir, ".md", tc.recursive)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -298,7 +254,7 @@ func TestFilesFollowsLinks(t *testing.T) {
 		})
 	}
 	// The definitions behind the links are read.
-	c, err := Load(context.Background(), []string{dir}, ".md", true, plan.DefaultLimits, readName)
+	c, err := agent.Load(context.Background(), []string{dir}, ".md", true, plan.DefaultLimits, readName)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,8 +262,8 @@ func TestFilesFollowsLinks(t *testing.T) {
 		t.Errorf("Names() = %q", got)
 	}
 	// A linked agents folder is followed too.
-	writeTree(t, root, map[string]string{"project/.claude/agents": "->../../agents"})
-	files, err := Files(context.Background(), filepath.Join(root, "project/.claude/agents"), ".md", false)
+	hosttest.WriteTree(t, root, map[string]string{"project/.claude/agents": "->../../agents"})
+	files, err := agent.Files(context.Background(), filepath.Join(root, "project/.claude/agents"), ".md", false)
 	if err != nil || len(files) != 2 {
 		t.Errorf("Files of a linked folder = %q, %v", files, err)
 	}
@@ -316,15 +272,15 @@ func TestFilesFollowsLinks(t *testing.T) {
 // TestFind holds the precedence every host's resolution builds on: the
 // highest level that defines a name wins, and found says whether any did.
 func TestFind(t *testing.T) {
-	def := func(dir, name string) *Definition {
-		return &Definition{File: dir + "/" + name, Name: name, Lines: map[string]int{}}
+	def := func(dir, name string) *agent.Definition {
+		return &agent.Definition{File: dir + "/" + name, Name: name, Lines: map[string]int{}}
 	}
-	broken := &Definition{File: "low/broken", Err: &plan.Error{Source: "low/broken", Line: 2, Msg: "bad"}, Lines: map[string]int{}}
-	c := &Catalog{Folders: []Folder{
-		{Dir: "high", Defs: []*Definition{def("high", "a")}},
-		{Dir: "low", Defs: []*Definition{def("low", "a"), def("low", "b"), broken, {File: "low/skipped", Name: "c", Skipped: "why"}}},
+	broken := &agent.Definition{File: "low/broken", Err: &plan.Error{Source: "low/broken", Line: 2, Msg: "bad"}, Lines: map[string]int{}}
+	c := &agent.Catalog{Folders: []agent.Folder{
+		{Dir: "high", Defs: []*agent.Definition{def("high", "a")}},
+		{Dir: "low", Defs: []*agent.Definition{def("low", "a"), def("low", "b"), broken, {File: "low/skipped", Name: "c", Skipped: "why"}}},
 	}}
-	never := func(*Definition) bool { return false }
+	never := func(*agent.Definition) bool { return false }
 	if d, problem, found := c.Find("a", never); !found || problem != "" || d == nil || d.File != "high/a" {
 		t.Errorf("Find(a) = %v, %q, %v", d, problem, found)
 	}
@@ -334,7 +290,7 @@ func TestFind(t *testing.T) {
 	if d, problem, found := c.Find("c", never); !found || d != nil || !strings.Contains(problem, "low/broken") {
 		t.Errorf("Find(c), defined only by a skipped file = %v, %q, %v", d, problem, found)
 	}
-	c.Folders[1].Defs = slices.DeleteFunc(c.Folders[1].Defs, func(d *Definition) bool { return d == broken })
+	c.Folders[1].Defs = slices.DeleteFunc(c.Folders[1].Defs, func(d *agent.Definition) bool { return d == broken })
 	if d, problem, found := c.Find("c", never); found || d != nil || problem != "" {
 		t.Errorf("Find(c) without the broken file = %v, %q, %v", d, problem, found)
 	}

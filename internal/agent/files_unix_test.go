@@ -1,6 +1,6 @@
 //go:build unix
 
-package agent
+package agent_test
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/host/hosttest"
 	"github.com/spawngate/spawngate/internal/plan"
 )
 
@@ -26,20 +28,20 @@ func TestReadFileRefusesNonRegular(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Skipf("cannot make a FIFO here: %v", err)
 	}
-	writeTree(t, root, map[string]string{
+	hosttest.WriteTree(t, root, map[string]string{
 		"agents/linked.md": "->pipe.md",
 		"agents/null.md":   "->/dev/null",
 	})
-	read := func(context.Context, string, []byte) *Definition {
+	read := func(context.Context, string, []byte) *agent.Definition {
 		t.Error("the reader was given a file that is not a regular one")
 		return nil
 	}
 	for _, name := range []string{"pipe.md", "linked.md", "null.md"} {
 		t.Run(name, func(t *testing.T) {
 			file := filepath.Join(root, "agents", name)
-			done := make(chan *Definition, 1)
-			go func() { done <- ReadFile(context.Background(), file, plan.DefaultLimits, read) }()
-			var d *Definition
+			done := make(chan *agent.Definition, 1)
+			go func() { done <- agent.ReadFile(context.Background(), file, plan.DefaultLimits, read) }()
+			var d *agent.Definition
 			select {
 			case d = <-done:
 			case <-time.After(5 * time.Second):
@@ -59,7 +61,7 @@ func TestReadFileRefusesNonRegular(t *testing.T) {
 	}
 	// Files lists them, for ReadFile to refuse: a definition the gate
 	// cannot read is never passed over.
-	files, err := Files(context.Background(), filepath.Join(root, "agents"), ".md", true)
+	files, err := agent.Files(context.Background(), filepath.Join(root, "agents"), ".md", true)
 	if err != nil || len(files) != 2 {
 		t.Errorf("Files = %q, %v; want the FIFO (once, through either name) and the device", files, err)
 	}

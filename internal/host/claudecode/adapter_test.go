@@ -9,6 +9,7 @@ import (
 
 	"github.com/spawngate/spawngate/internal/agent"
 	"github.com/spawngate/spawngate/internal/host"
+	"github.com/spawngate/spawngate/internal/host/hosttest"
 	"github.com/spawngate/spawngate/internal/plan"
 )
 
@@ -24,7 +25,7 @@ func claudeAgent(name, tools string) string {
 func callerCatalog(t *testing.T) (string, *agent.Catalog) {
 	t.Helper()
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{
+	hosttest.WriteTree(t, dir, map[string]string{
 		"cc/lead.md":      claudeAgent("lead", "Read, Grep, Agent"),
 		"cc/reader.md":    claudeAgent("reader", "Read, Grep"),
 		"cc/open-lead.md": claudeAgent("open-lead", ""),
@@ -62,7 +63,7 @@ func TestCallerParent(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			parent, problem := callerParent(call{Call: agent.Call{Host: Name, Paths: []string{"/w"}, Caller: "a1"}}, tc.typ, c)
-			if got := canonical(t, parent); got != tc.want {
+			if got := hosttest.Canonical(t, parent); got != tc.want {
 				t.Errorf("parent %s\nwant   %s", got, tc.want)
 			}
 			if (problem == "") != (tc.problem == "") || !strings.Contains(problem, tc.problem) {
@@ -71,7 +72,7 @@ func TestCallerParent(t *testing.T) {
 		})
 	}
 	parent, _ := callerParent(call{Call: agent.Call{Host: Name, Paths: []string{"/p", "/p/sub"}, Caller: "a1"}}, "lead", c)
-	if got := canonical(t, parent["paths"]); got != `["/p","/p/sub"]` {
+	if got := hosttest.Canonical(t, parent["paths"]); got != `["/p","/p/sub"]` {
 		t.Errorf("paths %s", got)
 	}
 }
@@ -100,7 +101,7 @@ func TestSpawn(t *testing.T) {
 		t.Fatalf("spawn %+v", sp)
 	}
 	want := `{"agent":{"definition":"` + filepath.Join(dir, "reader.md") + `","host":"claude-code","inherits_tools":false,"permission_mode":"default","type":"reader"},"brief":"Find it.","budget_tokens":900,"id":"toolu_1","model":"sonnet","paths":["/w"],"role":"reader","tools":["Read","Grep"]}`
-	if got := canonical(t, sp.Children[0].Child); got != want {
+	if got := hosttest.Canonical(t, sp.Children[0].Child); got != want {
 		t.Errorf("child %s\nwant  %s", got, want)
 	}
 
@@ -121,7 +122,7 @@ func TestSpawn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := canonical(t, sp.Children[0].Child["paths"]); got != `["/w","/w/sub","/elsewhere"]` {
+	if got := hosttest.Canonical(t, sp.Children[0].Child["paths"]); got != `["/w","/w/sub","/elsewhere"]` {
 		t.Errorf("paths %s", got)
 	}
 
@@ -143,7 +144,7 @@ func TestSpawn(t *testing.T) {
 	// A caller that is a sub-agent: its definition is the parent block; one
 	// that cannot be found refuses the child.
 	sp, err = Adapter{}.Spawn(ctx, agentPayload("/w", map[string]any{"subagent_type": "reader"}, map[string]any{"agent_id": "a1", "agent_type": "lead"}), dirsEnv(dir))
-	if err != nil || canonical(t, sp.Parent) != `{"depth":1,"paths":["/w"],"role":"lead","tools":["Read","Grep","Agent"]}` {
+	if err != nil || hosttest.Canonical(t, sp.Parent) != `{"depth":1,"paths":["/w"],"role":"lead","tools":["Read","Grep","Agent"]}` {
 		t.Fatalf("nested: %+v, %v", sp, err)
 	}
 	sp, err = Adapter{}.Spawn(ctx, agentPayload("/w", map[string]any{"subagent_type": "reader"}, map[string]any{"agent_id": "a1", "agent_type": "ghost"}), dirsEnv(dir))
@@ -259,7 +260,7 @@ func TestParseCommandLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if canonical(t, s.addDirs) != `["a","b","c"]` || len(s.agents) != 1 || canonical(t, s.sources) != `["user","project"]` {
+	if hosttest.Canonical(t, s.addDirs) != `["a","b","c"]` || len(s.agents) != 1 || hosttest.Canonical(t, s.sources) != `["user","project"]` {
 		t.Errorf("parsed %+v", s)
 	}
 	if !s.loads("user") || s.loads("local") {
@@ -285,7 +286,7 @@ func TestLastAgentsFlag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.Defs) != 1 || f.Defs[0].Name != "y" || canonical(t, f.Defs[0].Fields["tools"]) != `["Bash"]` {
+	if len(f.Defs) != 1 || f.Defs[0].Name != "y" || hosttest.Canonical(t, f.Defs[0].Fields["tools"]) != `["Bash"]` {
 		t.Errorf("defs %+v", f.Defs)
 	}
 }

@@ -3,7 +3,6 @@ package claudecode
 import (
 	"context"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,46 +10,9 @@ import (
 
 	"github.com/spawngate/spawngate/internal/agent"
 	"github.com/spawngate/spawngate/internal/host"
+	"github.com/spawngate/spawngate/internal/host/hosttest"
 	"github.com/spawngate/spawngate/internal/plan"
 )
-
-// writeTree writes files under root: a path ending in "/" is a folder, a
-// content starting with "->" a symbolic link to what follows.
-func writeTree(t *testing.T, root string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		path := filepath.Join(root, filepath.FromSlash(name))
-		if strings.HasSuffix(name, "/") {
-			if err := os.MkdirAll(path, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		var err error
-		if target, ok := strings.CutPrefix(content, "->"); ok {
-			err = os.Symlink(target, path)
-		} else {
-			err = os.WriteFile(path, []byte(content), 0o644)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-// outsideRepo returns a temporary directory that no .git lies above, or
-// skips the test.
-func outsideRepo(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	if root := agent.RepoRoot(dir); root != dir {
-		t.Skipf("the temporary directory %s lies in a repository at %s", dir, root)
-	}
-	return dir
-}
 
 // dirsEnv is the environment of a test that names its folders of
 // definitions itself.
@@ -59,15 +21,8 @@ func dirsEnv(dirs ...string) host.Env {
 }
 
 func TestSearchDirs(t *testing.T) {
-	base := outsideRepo(t)
-	writeTree(t, base, map[string]string{
-		"repo/.git/":         "",
-		"repo/a/b/":          "",
-		"worktree/.git":      "gitdir: ../repo/.git/worktrees/w\n", // a worktree's .git is a file
-		"worktree/src/":      "",
-		"plain/a/":           "",
-		"repo/a/b/sub/.git/": "", // a repository nested inside another
-	})
+	base := hosttest.OutsideRepo(t)
+	hosttest.WriteTree(t, base, hosttest.Repositories())
 	j := filepath.Join
 	root := j(base, "root")
 	managed := j(root, "etc/claude-code/.claude/agents")
@@ -353,7 +308,7 @@ func TestResolve(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
-			writeTree(t, root, tc.files)
+			hosttest.WriteTree(t, root, tc.files)
 			var dirs []string
 			for _, d := range tc.dirs {
 				dirs = append(dirs, filepath.Join(root, d))
@@ -363,21 +318,7 @@ func TestResolve(t *testing.T) {
 				t.Fatal(err)
 			}
 			def, problem := resolve(c, tc.typ)
-			want := strings.NewReplacer("{a}", filepath.Join(root, "a"), "{b}", filepath.Join(root, "b")).Replace(tc.problem)
-			switch {
-			case tc.want != "":
-				if def == nil || def.File != filepath.Join(root, filepath.FromSlash(tc.want)) || problem != "" {
-					t.Fatalf("resolve = %v, %q; want %s", def, problem, tc.want)
-				}
-				if def.Err != nil || def.Skipped != "" {
-					t.Errorf("resolved to a definition with Err %v, Skipped %q", def.Err, def.Skipped)
-				}
-			case def != nil:
-				t.Fatalf("resolve found %s, want the problem %q", def.File, want)
-			case strings.HasSuffix(want, ": ") && strings.HasPrefix(problem, want):
-			case problem != want:
-				t.Errorf("problem = %q\nwant      %q", problem, want)
-			}
+			hosttest.Resolved(t, root, def, problem, hosttest.WantResolved{File: tc.want, Problem: tc.problem})
 		})
 	}
 }
@@ -440,8 +381,8 @@ func TestResolveLevels(t *testing.T) {
 	md := func(name, tools string) string {
 		return "---\nname: " + name + "\ndescription: d\ntools: " + tools + "\n---\nbody\n"
 	}
-	base := outsideRepo(t)
-	writeTree(t, base, map[string]string{
+	base := hosttest.OutsideRepo(t)
+	hosttest.WriteTree(t, base, map[string]string{
 		"repo/.git/":                                     "",
 		"repo/.claude/agents/r.md":                       md("reviewer", "Read, Bash"),
 		"repo/.claude/agents/top.md":                     md("top", "Read"),
@@ -541,8 +482,8 @@ func TestResolveLevels(t *testing.T) {
 // TestCommandLineAgents: the definitions --agents gives are translated as
 // a file's would be, and a later --agents wins for a name given twice.
 func TestCommandLineAgents(t *testing.T) {
-	base := outsideRepo(t)
-	writeTree(t, base, map[string]string{
+	base := hosttest.OutsideRepo(t)
+	hosttest.WriteTree(t, base, map[string]string{
 		"p/.claude/agents/r.md": "---\nname: reviewer\ndescription: d\ntools: Bash\n---\n",
 		"p/agents.json":         `{"reviewer": {"description": "d", "prompt": "p", "tools": "Grep"}}`,
 	})
@@ -555,7 +496,7 @@ func TestCommandLineAgents(t *testing.T) {
 		}
 		return Adapter{}.Spawn(context.Background(), payload, env)
 	}
-	tools := func(sp *host.Spawn) string { return canonical(t, sp.Children[0].Child["tools"]) }
+	tools := func(sp *host.Spawn) string { return hosttest.Canonical(t, sp.Children[0].Child["tools"]) }
 	sp, err := spawn("--agents", `{"reviewer": {"description": "d", "prompt": "p", "tools": ["Read"]}}`)
 	if err != nil || tools(sp) != `["Read"]` {
 		t.Fatalf("--agents JSON: %v, %v", sp, err)
@@ -600,9 +541,9 @@ func upTo(dir string) []string {
 // file's definition or the general-purpose fallback. A managed
 // definition, which the program's do not replace, is still judged.
 func TestProgramDefinitions(t *testing.T) {
-	base := outsideRepo(t)
+	base := hosttest.OutsideRepo(t)
 	root := filepath.Join(base, "root")
-	writeTree(t, base, map[string]string{
+	hosttest.WriteTree(t, base, map[string]string{
 		"p/.claude/agents/reader.md":                   "---\nname: reader\ndescription: d\ntools: Read\nmodel: sonnet\n---\n",
 		"p/.claude/agents/general-purpose.md":          "---\nname: general-purpose\ndescription: d\ntools: Read\nmodel: sonnet\n---\n",
 		"p/.claude/skills/fork/SKILL.md":               "---\ndescription: d\ncontext: fork\nagent: sdkwriter\n---\nDo it.\n",
@@ -654,8 +595,8 @@ func TestProgramDefinitions(t *testing.T) {
 // or CLAUDE_CODE_SIMPLE) loads no definition of the project's or the
 // user's; one of its names is not judged by their files.
 func TestBareSession(t *testing.T) {
-	base := outsideRepo(t)
-	writeTree(t, base, map[string]string{"p/.claude/agents/reader.md": "---\nname: reader\ndescription: d\ntools: Read\nmodel: sonnet\n---\n"})
+	base := hosttest.OutsideRepo(t)
+	hosttest.WriteTree(t, base, map[string]string{"p/.claude/agents/reader.md": "---\nname: reader\ndescription: d\ntools: Read\nmodel: sonnet\n---\n"})
 	project := filepath.Join(base, "p")
 	env := host.Env{Root: filepath.Join(base, "none"), Home: filepath.Join(base, "home")}
 	for _, args := range [][]string{{"claude", "--bare", "-p", "hi"}, {"claude", "--append-system-prompt", "--bare", "-p", "hi"}} {
@@ -680,9 +621,9 @@ func TestBareSession(t *testing.T) {
 // at the client's precedence: below the managed definitions, above the
 // project's and the user's; a name it does not define is the files'.
 func TestProgramHandsItsDefinitions(t *testing.T) {
-	base := outsideRepo(t)
+	base := hosttest.OutsideRepo(t)
 	root := filepath.Join(base, "root")
-	writeTree(t, base, map[string]string{
+	hosttest.WriteTree(t, base, map[string]string{
 		"p/.claude/agents/reader.md":                   "---\nname: reader\ndescription: d\ntools: Read\nmodel: sonnet\n---\n",
 		"p/.claude/agents/lister.md":                   "---\nname: lister\ndescription: d\ntools: Glob\nmodel: sonnet\n---\n",
 		"p/.claude/skills/fork/SKILL.md":               "---\ndescription: d\ncontext: fork\nagent: sdkwriter\n---\nDo it.\n",
@@ -707,7 +648,7 @@ func TestProgramHandsItsDefinitions(t *testing.T) {
 		if p, _ := facts["problem"].(string); p != "" {
 			return "problem: " + p, ""
 		}
-		return file, canonical(t, sp.Children[0].Child["tools"])
+		return file, hosttest.Canonical(t, sp.Children[0].Child["tools"])
 	}
 	for _, tc := range []struct{ typ, file, tools string }{
 		{"reader", programDefsLevel, `["Read","Write"]`},                                                  // the program's shadows the project's

@@ -3,7 +3,6 @@ package claudecode
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/spawngate/spawngate/internal/host"
@@ -359,23 +358,11 @@ func TestReadClaude(t *testing.T) {
 				lim = *tc.lim
 			}
 			d := ReadClaude(context.Background(), "agents/a.md", []byte(tc.data), lim)
-			if d.File != "agents/a.md" || d.Lines == nil {
-				t.Errorf("File, Lines = %q, %v", d.File, d.Lines)
+			want := hosttest.WantDefinition{File: "agents/a.md", Name: tc.defName, Skipped: tc.skipped, Problem: tc.err, Fields: tc.fields, Lines: tc.lines}
+			if tc.err == "SKIP" && d.ParseProblem() != "" {
+				want.Problem = d.ParseProblem() // any problem will do
 			}
-			if d.Name != tc.defName {
-				t.Errorf("Name = %q, want %q", d.Name, tc.defName)
-			}
-			if tc.skipped == "" && d.Skipped != "" || !strings.Contains(d.Skipped, tc.skipped) {
-				t.Errorf("Skipped = %q, want one with %q", d.Skipped, tc.skipped)
-			}
-			if got := d.ParseProblem(); got != tc.err && !(tc.err == "SKIP" && got != "") {
-				t.Errorf("ParseProblem() = %q, want %q", got, tc.err)
-			}
-			if d.Err != nil && d.Err.Source != "agents/a.md" {
-				t.Errorf("Err.Source = %q", d.Err.Source)
-			}
-			hosttest.Fields(t, d.Fields, tc.fields)
-			hosttest.Lines(t, d.Lines, tc.lines)
+			hosttest.Definition(t, d, want)
 		})
 	}
 }
@@ -389,18 +376,5 @@ func TestExampleDefinitions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defs := c.Definitions()
-	if len(defs) < 5 {
-		t.Fatalf("%s: %d definitions", dir, len(defs))
-	}
-	for _, d := range defs {
-		base := d.File[strings.LastIndexByte(d.File, '/')+1:]
-		wantErr := base == "ambiguous.md"
-		if (d.Err != nil) != wantErr || d.Skipped != "" || d.Name == "" {
-			t.Errorf("%s: Name %q, Err %v, Skipped %q", d.File, d.Name, d.Err, d.Skipped)
-		}
-		if name := strings.TrimSuffix(base, ".md"); d.Name != name {
-			t.Errorf("%s: Name %q", d.File, d.Name)
-		}
-	}
+	hosttest.Examples(t, c.Definitions(), "ambiguous.md")
 }

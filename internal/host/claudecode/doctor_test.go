@@ -4,19 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/spawngate/spawngate/internal/host"
 	"github.com/spawngate/spawngate/internal/host/doctor"
+	"github.com/spawngate/spawngate/internal/host/hosttest"
 )
 
 // The folders of an installation under test, relative to its base:
@@ -92,64 +89,6 @@ const only = `"allowManagedHooksOnly": true,`
 // goodManaged is a managed installation that holds.
 var goodManaged = withHook(only, "Agent|Task|Skill|Workflow", command(goodCommand, "30"))
 
-// readHookFake reads a hook's --policy and --timeout as the hook's flags
-// do, and fails as the hook would when the policy cannot be read.
-func readHookFake(_ context.Context, hostName string, args []string, dir string) (doctor.HookLine, error) {
-	if hostName != Name {
-		return doctor.HookLine{}, fmt.Errorf("asked for host %q", hostName)
-	}
-	fs := flag.NewFlagSet("hook", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	policy := fs.String("policy", "", "")
-	timeout := fs.Duration("timeout", 30*time.Second, "")
-	if err := fs.Parse(args); err != nil {
-		return doctor.HookLine{}, err
-	}
-	if fs.NArg() > 0 {
-		return doctor.HookLine{}, fmt.Errorf("hook takes no arguments (got %q)", fs.Arg(0))
-	}
-	line := doctor.HookLine{Timeout: *timeout, Policy: *policy}
-	p := *policy
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(dir, p)
-	}
-	if _, err := os.Stat(p); err != nil {
-		return line, fmt.Errorf("--policy %s: cannot read", p)
-	}
-	line.Files = []string{p}
-	return line, nil
-}
-
-// testOwners stand the test's own user in for root, the owner doctor
-// otherwise asks of the binary and the policy, so that the tests hold
-// whoever runs them.
-var testOwners = &host.Owners{Trusted: []int{0, os.Geteuid()}, Session: -1}
-
-// install writes files under a fresh base folder, with root, home, proj,
-// an executable bin/spawngate and a policy.yaml, and fills in
-// {{BIN}}, {{POLICY}}, {{BASE}} and {{PROJECT}}.
-func install(t *testing.T, files map[string]string) string {
-	t.Helper()
-	base := t.TempDir()
-	for _, d := range []string{"root", "home", "proj", "bin"} {
-		must(t, os.MkdirAll(filepath.Join(base, d), 0o755))
-	}
-	must(t, os.WriteFile(filepath.Join(base, "bin", "spawngate"), []byte("#!/bin/sh\n"), 0o755))
-	must(t, os.WriteFile(filepath.Join(base, "policy.yaml"), []byte("allowed_tools: [Read]\n"), 0o644))
-	r := strings.NewReplacer("{{BIN}}", filepath.Join(base, "bin", "spawngate"), "{{POLICY}}", filepath.Join(base, "policy.yaml"),
-		"{{BASE}}", base, "{{PROJECT}}", filepath.Join(base, "proj"))
-	for name, text := range files {
-		p := filepath.Join(base, name)
-		if strings.HasSuffix(name, "/") {
-			must(t, os.MkdirAll(p, 0o755))
-			continue
-		}
-		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		must(t, os.WriteFile(p, []byte(r.Replace(text)), 0o644))
-	}
-	return base
-}
-
 func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
@@ -162,9 +101,9 @@ func diagnose(t *testing.T, base, project string) *doctor.Diagnosis {
 	if project == "" {
 		project = "proj"
 	}
-	d, err := Adapter{}.Doctor(context.Background(), doctor.Options{
-		Project: filepath.Join(base, project), Home: filepath.Join(base, "home"), Root: filepath.Join(base, "root"), ReadHook: readHookFake, Owners: testOwners,
-	})
+	o := hosttest.DoctorOptions(base, Name)
+	o.Project = filepath.Join(base, project)
+	d, err := Adapter{}.Doctor(context.Background(), o)
 	if err != nil {
 		t.Fatalf("Doctor: %v", err)
 	}
@@ -215,7 +154,7 @@ func TestDoctorExpansion(t *testing.T) {
 			[]string{"hook.absent " + managedJSON + " /hooks/UserPromptExpansion"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			base := install(t, tc.files)
+			base := hosttest.Install(t, tc.files)
 			d := diagnose(t, base, "")
 			var got []string
 			for _, f := range d.Findings {
@@ -616,7 +555,7 @@ func TestDoctor(t *testing.T) {
 		want:  []string{"settings.invalid " + managedJSON + " /disableAllHooks"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			base := install(t, tc.files)
+			base := hosttest.Install(t, tc.files)
 			d := diagnose(t, base, tc.project)
 			var got []string
 			for _, f := range d.Findings {
@@ -657,7 +596,7 @@ func show(d *doctor.Diagnosis) string {
 // the gate that holds at its handler.
 func TestDoctorPlaces(t *testing.T) {
 	lower := withHook("", "Agent", command("spawngate hook claude-code --policy {{POLICY}}", ""))
-	base := install(t, map[string]string{managedJSON: goodManaged, projectJSON: lower})
+	base := hosttest.Install(t, map[string]string{managedJSON: goodManaged, projectJSON: lower})
 	d := diagnose(t, base, "")
 	// allowManagedHooksOnly drops the project's hook: nothing of it is
 	// reported, and the managed one gates.
@@ -668,7 +607,7 @@ func TestDoctorPlaces(t *testing.T) {
 		t.Fatalf("gates: %+v, want %+v", d.Gates, want)
 	}
 
-	base = install(t, map[string]string{projectJSON: lower, localJSON: "{\n  \"permissions\": {}\n}\n"})
+	base = hosttest.Install(t, map[string]string{projectJSON: lower, localJSON: "{\n  \"permissions\": {}\n}\n"})
 	d = diagnose(t, base, "")
 	var got []string
 	for _, f := range d.Findings {
@@ -698,7 +637,7 @@ func TestDoctorCannotEvaluate(t *testing.T) {
 		{name: "local-too-large", huge: localJSON},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			base := install(t, map[string]string{managedJSON: goodManaged})
+			base := hosttest.Install(t, map[string]string{managedJSON: goodManaged})
 			switch {
 			case tc.folder != "":
 				must(t, os.RemoveAll(filepath.Join(base, tc.folder)))
@@ -710,9 +649,7 @@ func TestDoctorCannotEvaluate(t *testing.T) {
 			default:
 				must(t, os.WriteFile(filepath.Join(base, tc.file), nil, 0o644))
 			}
-			_, err := Adapter{}.Doctor(context.Background(), doctor.Options{
-				Project: filepath.Join(base, "proj"), Home: filepath.Join(base, "home"), Root: filepath.Join(base, "root"), ReadHook: readHookFake, Owners: testOwners,
-			})
+			_, err := Adapter{}.Doctor(context.Background(), hosttest.DoctorOptions(base, Name))
 			var de *doctor.Error
 			if !errors.As(err, &de) {
 				t.Fatalf("got %v, want a *doctor.Error", err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/spawngate/spawngate/internal/host"
+	"github.com/spawngate/spawngate/internal/host/hosttest"
 	"github.com/spawngate/spawngate/internal/plan"
 )
 
@@ -19,7 +20,7 @@ type launchWorld struct {
 
 func newLaunchWorld(t *testing.T, files map[string]string) launchWorld {
 	t.Helper()
-	base := outsideRepo(t)
+	base := hosttest.OutsideRepo(t)
 	w := launchWorld{project: filepath.Join(base, "p"), home: filepath.Join(base, "h"), root: filepath.Join(base, "r")}
 	tree := map[string]string{
 		"p/.claude/agents/writer.md": claudeAgent("writer", "Read, Write"),
@@ -29,7 +30,7 @@ func newLaunchWorld(t *testing.T, files map[string]string) launchWorld {
 	for k, v := range files {
 		tree[k] = v
 	}
-	writeTree(t, base, tree)
+	hosttest.WriteTree(t, base, tree)
 	return w
 }
 

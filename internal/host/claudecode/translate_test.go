@@ -3,12 +3,11 @@ package claudecode
 import (
 	"context"
 	"encoding/json"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/spawngate/spawngate/internal/agent"
 	"github.com/spawngate/spawngate/internal/host"
+	"github.com/spawngate/spawngate/internal/host/hosttest"
 	"github.com/spawngate/spawngate/internal/plan"
 )
 
@@ -289,63 +288,17 @@ var translateCases = []translateCase{
 }
 
 func TestTranslate(t *testing.T) {
-	loader, err := plan.NewLoader(plan.DefaultLimits)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, tc := range translateCases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tc.call
-			c.Host = Name
-			if c.Paths == nil {
-				c.Paths = []string{"/w"}
-			}
-			switch c.Budget {
-			case "":
-				c.Budget = "5000"
-			case "-":
-				c.Budget = ""
-			}
+			c.Call = hosttest.TableCall(c.Call, Name)
 			var def *agent.Definition
-			file := ""
+			want := hosttest.WantChild{Child: tc.child, Lines: tc.lines, Issues: tc.issues}
 			if tc.def != "" {
 				def = readDef(t, tc.def)
-				file = def.File
+				want.File = def.File
 			}
-			tr := translate(c, def, tc.problem)
-			want := canonicalText(t, strings.ReplaceAll(tc.child, "{F}", file))
-			if got := canonical(t, tr.Child); got != want {
-				t.Errorf("child = %s\nwant    %s", got, want)
-			}
-			if tr.File != file {
-				t.Errorf("File = %q, want %q", tr.File, file)
-			}
-			for pointer, line := range tc.lines {
-				if got := tr.LineOf(pointer); got != line {
-					t.Errorf("LineOf(%q) = %d, want %d", pointer, got, line)
-				}
-			}
-			if def == nil {
-				for pointer, line := range tr.Lines {
-					if line != 0 {
-						t.Errorf("without a definition, Lines[%q] = %d", pointer, line)
-					}
-				}
-			}
-			p, err := loader.Plan(context.Background(), "spawn.json", tr.Plan())
-			if err != nil {
-				t.Fatalf("the loader refuses the plan: %v\n%s", err, tr.Plan())
-			}
-			if len(p.Children) != 1 {
-				t.Fatalf("%d children", len(p.Children))
-			}
-			var fields []string
-			for _, is := range p.SchemaViolations() {
-				fields = append(fields, is.Field)
-			}
-			if !slices.Equal(fields, tc.issues) {
-				t.Errorf("schema issues at %q, want %q: %v", fields, tc.issues, p.SchemaViolations())
-			}
+			hosttest.Translated(t, translate(c, def, tc.problem), want)
 		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/host/hosttest"
 	"github.com/spawngate/spawngate/internal/plan"
 )
 
@@ -28,7 +29,7 @@ func codexAgent(name, sandbox string, mcp ...string) string {
 func callerCatalog(t *testing.T) (string, *agent.Catalog) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "cx")
-	writeTree(t, dir, map[string]string{
+	hosttest.WriteTree(t, dir, map[string]string{
 		"lead.toml":    codexAgent("lead", "workspace-write", "github"),
 		"root.toml":    codexAgent("root", "danger-full-access"),
 		"ro.toml":      codexAgent("ro", "read-only"),

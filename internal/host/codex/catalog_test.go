@@ -2,7 +2,6 @@ package codex
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -10,46 +9,9 @@ import (
 
 	"github.com/spawngate/spawngate/internal/agent"
 	"github.com/spawngate/spawngate/internal/host"
+	"github.com/spawngate/spawngate/internal/host/hosttest"
 	"github.com/spawngate/spawngate/internal/plan"
 )
-
-// writeTree writes files under root: a path ending in "/" is a folder, a
-// content starting with "->" a symbolic link to what follows.
-func writeTree(t *testing.T, root string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		path := filepath.Join(root, filepath.FromSlash(name))
-		if strings.HasSuffix(name, "/") {
-			if err := os.MkdirAll(path, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		var err error
-		if target, ok := strings.CutPrefix(content, "->"); ok {
-			err = os.Symlink(target, path)
-		} else {
-			err = os.WriteFile(path, []byte(content), 0o644)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-// outsideRepo returns a temporary directory that no .git lies above, or
-// skips the test.
-func outsideRepo(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	if root := agent.RepoRoot(dir); root != dir {
-		t.Skipf("the temporary directory %s lies in a repository at %s", dir, root)
-	}
-	return dir
-}
 
 var testEnv = host.Env{Limits: plan.DefaultLimits}
 
@@ -58,7 +20,7 @@ var testEnv = host.Env{Limits: plan.DefaultLimits}
 func TestLoad(t *testing.T) {
 	const toml = "name = \"a\"\ndescription = \"d\"\n"
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{
+	hosttest.WriteTree(t, root, map[string]string{
 		"agents/b.toml": toml, "agents/a.toml": toml, "agents/team/c.toml": toml,
 		"agents/x.md": "---\nname: a\ndescription: d\n---\n", "agents/dir.toml/": "", "agents/a.toml.bak": toml,
 		"agents/linked.toml": "->../elsewhere/l.toml", "elsewhere/l.toml": toml,
@@ -191,7 +153,7 @@ func TestResolve(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
-			writeTree(t, root, tc.files)
+			hosttest.WriteTree(t, root, tc.files)
 			var dirs []string
 			for _, d := range tc.dirs {
 				dirs = append(dirs, filepath.Join(root, d))
@@ -201,20 +163,7 @@ func TestResolve(t *testing.T) {
 				t.Fatal(err)
 			}
 			def, problem := resolve(c, nil, tc.typ)
-			want := strings.NewReplacer("{a}", filepath.Join(root, "a"), "{b}", filepath.Join(root, "b")).Replace(tc.problem)
-			switch {
-			case tc.want != "":
-				if def == nil || def.File != filepath.Join(root, filepath.FromSlash(tc.want)) || problem != "" {
-					t.Fatalf("resolve = %v, %q; want %s", def, problem, tc.want)
-				}
-				if def.Err != nil || def.Skipped != "" {
-					t.Errorf("resolved to a definition with Err %v, Skipped %q", def.Err, def.Skipped)
-				}
-			case def != nil:
-				t.Fatalf("resolve found %s, want the problem %q", def.File, want)
-			case problem != want:
-				t.Errorf("problem = %q\nwant      %q", problem, want)
-			}
+			hosttest.Resolved(t, root, def, problem, hosttest.WantResolved{File: tc.want, Problem: tc.problem})
 		})
 	}
 }
@@ -226,7 +175,7 @@ func TestResolve(t *testing.T) {
 // declaration without a file, which runs with what the session has.
 func TestDeclaredRoles(t *testing.T) {
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{
+	hosttest.WriteTree(t, root, map[string]string{
 		"a/r.toml":         codexAgent("reader", ""),
 		"b/w.toml":         codexAgent("writer", ""),
 		"b/bad.toml":       "x = \n",

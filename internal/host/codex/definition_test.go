@@ -1,15 +1,13 @@
 package codex
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"maps"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/spawngate/spawngate/internal/host"
+	"github.com/spawngate/spawngate/internal/host/hosttest"
 	"github.com/spawngate/spawngate/internal/plan"
 )
 
@@ -195,20 +193,7 @@ func TestReadCodex(t *testing.T) {
 	for _, tc := range codexCases {
 		t.Run(tc.name, func(t *testing.T) {
 			d := ReadCodex("agents/a.toml", []byte(tc.data))
-			if d.File != "agents/a.toml" || d.Skipped != "" || d.Lines == nil {
-				t.Errorf("File, Skipped, Lines = %q, %q, %v", d.File, d.Skipped, d.Lines)
-			}
-			if d.Name != tc.defName {
-				t.Errorf("Name = %q, want %q", d.Name, tc.defName)
-			}
-			if got := d.ParseProblem(); got != tc.err {
-				t.Errorf("ParseProblem() = %q, want %q", got, tc.err)
-			}
-			if d.Err != nil && d.Err.Source != "agents/a.toml" {
-				t.Errorf("Err.Source = %q", d.Err.Source)
-			}
-			checkFields(t, d.Fields, tc.fields)
-			checkLines(t, d.Lines, tc.lines)
+			hosttest.Definition(t, d, hosttest.WantDefinition{File: "agents/a.toml", Name: tc.defName, Problem: tc.err, Fields: tc.fields, Lines: tc.lines})
 		})
 	}
 }
@@ -240,69 +225,5 @@ func TestExampleDefinitions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defs := c.Definitions()
-	if len(defs) < 5 {
-		t.Fatalf("%s: %d definitions", dir, len(defs))
-	}
-	for _, d := range defs {
-		base := d.File[strings.LastIndexByte(d.File, '/')+1:]
-		wantErr := base == "broken.toml"
-		if (d.Err != nil) != wantErr || d.Skipped != "" || d.Name == "" {
-			t.Errorf("%s: Name %q, Err %v, Skipped %q", d.File, d.Name, d.Err, d.Skipped)
-		}
-		if name := strings.TrimSuffix(base, ".toml"); d.Name != name {
-			t.Errorf("%s: Name %q", d.File, d.Name)
-		}
-	}
-}
-
-// checkFields compares a definition's fields with the JSON of the ones
-// wanted ("" for none).
-func checkFields(t *testing.T, got map[string]any, want string) {
-	t.Helper()
-	if want == "" {
-		if got != nil {
-			t.Errorf("Fields = %#v, want nil", got)
-		}
-		return
-	}
-	if got == nil {
-		t.Errorf("Fields = nil, want %s", want)
-		return
-	}
-	if g, w := canonical(t, got), canonicalText(t, want); g != w {
-		t.Errorf("Fields = %s\nwant     %s", g, w)
-	}
-}
-
-func checkLines(t *testing.T, got, want map[string]int) {
-	t.Helper()
-	if want == nil {
-		want = map[string]int{}
-	}
-	if !maps.Equal(got, want) {
-		t.Errorf("Lines = %v\nwant    %v", got, want)
-	}
-}
-
-// canonical is a JSON-shaped value's JSON, keys in order.
-func canonical(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatalf("not JSON: %v: %#v", err, v)
-	}
-	return string(b)
-}
-
-// canonicalText is a JSON text with keys in order and numbers as written.
-func canonicalText(t *testing.T, text string) string {
-	t.Helper()
-	dec := json.NewDecoder(bytes.NewReader([]byte(text)))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		t.Fatalf("bad JSON in the test: %v: %s", err, text)
-	}
-	return canonical(t, v)
+	hosttest.Examples(t, c.Definitions(), "broken.toml")
 }

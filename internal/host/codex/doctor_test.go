@@ -3,19 +3,16 @@ package codex
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/spawngate/spawngate/internal/host"
 	"github.com/spawngate/spawngate/internal/host/doctor"
+	"github.com/spawngate/spawngate/internal/host/hosttest"
 )
 
 // The files of an installation under test, relative to its base: the
@@ -95,67 +92,19 @@ var goodManaged = managedOnly + "\n" + tomlHook(suggestedMatcher, goodCommand, "
 // readmeHooks is the README's hooks.json, with absolute paths.
 var readmeHooks = jsonHooks(preToolUse, suggestedMatcher, command(goodCommand, "30", ""))
 
-// readHookFake reads a hook's --policy and --timeout as the hook's flags
-// do, and fails as the hook would when the policy cannot be read.
-func readHookFake(_ context.Context, hostName string, args []string, dir string) (doctor.HookLine, error) {
-	if hostName != Name {
-		return doctor.HookLine{}, fmt.Errorf("asked for host %q", hostName)
-	}
-	fs := flag.NewFlagSet("hook", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	policy := fs.String("policy", "", "")
-	timeout := fs.Duration("timeout", 30*time.Second, "")
-	if err := fs.Parse(args); err != nil {
-		return doctor.HookLine{}, err
-	}
-	if fs.NArg() > 0 {
-		return doctor.HookLine{}, fmt.Errorf("hook takes no arguments (got %q)", fs.Arg(0))
-	}
-	line := doctor.HookLine{Timeout: *timeout, Policy: *policy}
-	p := *policy
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(dir, p)
-	}
-	if _, err := os.Stat(p); err != nil {
-		return line, fmt.Errorf("--policy %s: cannot read", p)
-	}
-	line.Files = []string{p}
-	return line, nil
-}
-
-// testOwners stand the test's own user in for root, the owner doctor
-// otherwise asks of the binary and the policy, so that the tests hold
-// whoever runs them.
-var testOwners = &host.Owners{Trusted: []int{0, os.Geteuid()}, Session: -1}
-
-// install writes files under a fresh base folder, with root, home, proj,
-// an executable bin/spawngate and a policy.yaml, and fills in {{BIN}},
-// {{POLICY}}, {{BASE}} and {{PROJECT}}; {{TRUST FILE G H}} is the
-// [hooks.state] table that trusts the spawngate hook at group G, handler H
-// of FILE (relative to the base) as written there, and {{TRUST-PROJECT}}
-// the [projects] entry that trusts proj.
+// install writes files into a fresh installation, as hosttest.Install does, and
+// fills in {{TRUST FILE G H}}, the [hooks.state] table that trusts the
+// spawngate hook at group G, handler H of FILE (relative to the base) as
+// written there, and {{TRUST-PROJECT}}, the [projects] entry that trusts
+// proj.
 func install(t *testing.T, files map[string]string) string {
 	t.Helper()
-	base := t.TempDir()
-	for _, d := range []string{"root", "home", "proj", "bin"} {
-		must(t, os.MkdirAll(filepath.Join(base, d), 0o755))
-	}
-	must(t, os.WriteFile(filepath.Join(base, "bin", "spawngate"), []byte("#!/bin/sh\n"), 0o755))
-	must(t, os.WriteFile(filepath.Join(base, "policy.yaml"), []byte("allowed_tools: [Read]\n"), 0o644))
-	r := strings.NewReplacer("{{BIN}}", filepath.Join(base, "bin", "spawngate"), "{{POLICY}}", filepath.Join(base, "policy.yaml"),
-		"{{BASE}}", base, "{{PROJECT}}", filepath.Join(base, "proj"),
-		"{{TRUST-PROJECT}}", fmt.Sprintf("[projects.%q]\ntrust_level = \"trusted\"\n", filepath.Join(base, "proj")))
+	base := hosttest.NewInstallation(t)
+	hosttest.Fill(t, base, files, "{{TRUST-PROJECT}}", fmt.Sprintf("[projects.%q]\ntrust_level = \"trusted\"\n", filepath.Join(base, "proj")))
 	var trusting []string
 	for name, text := range files {
-		p := filepath.Join(base, name)
-		if strings.HasSuffix(name, "/") {
-			must(t, os.MkdirAll(p, 0o755))
-			continue
-		}
-		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		must(t, os.WriteFile(p, []byte(r.Replace(text)), 0o644))
 		if strings.Contains(text, "{{TRUST ") {
-			trusting = append(trusting, p)
+			trusting = append(trusting, filepath.Join(base, name))
 		}
 	}
 	// Trust is filled in once every file is written: it is the hash of
@@ -235,10 +184,9 @@ func diagnose(t *testing.T, base, project, codexHome string) *doctor.Diagnosis {
 			return ""
 		}
 	}
-	d, err := Adapter{}.Doctor(context.Background(), doctor.Options{
-		Project: filepath.Join(base, project), Home: filepath.Join(base, "home"), Root: filepath.Join(base, "root"),
-		Getenv: getenv, ReadHook: readHookFake, Owners: testOwners,
-	})
+	o := hosttest.DoctorOptions(base, Name)
+	o.Project, o.Getenv = filepath.Join(base, project), getenv
+	d, err := Adapter{}.Doctor(context.Background(), o)
 	if err != nil {
 		t.Fatalf("Doctor: %v", err)
 	}
@@ -737,9 +685,7 @@ func TestDoctorCannotEvaluate(t *testing.T) {
 			base := install(t, map[string]string{reqTOML: goodManaged, userTOML: "{{TRUST-PROJECT}}"})
 			must(t, os.RemoveAll(filepath.Join(base, tc)))
 			must(t, os.MkdirAll(filepath.Join(base, tc), 0o755))
-			_, err := Adapter{}.Doctor(context.Background(), doctor.Options{
-				Project: filepath.Join(base, "proj"), Home: filepath.Join(base, "home"), Root: filepath.Join(base, "root"), ReadHook: readHookFake, Owners: testOwners,
-			})
+			_, err := Adapter{}.Doctor(context.Background(), hosttest.DoctorOptions(base, Name))
 			var de *doctor.Error
 			if !errors.As(err, &de) {
 				t.Fatalf("got %v, want a *doctor.Error", err)
@@ -753,9 +699,7 @@ func TestDoctorCannotEvaluate(t *testing.T) {
 		must(t, os.MkdirAll(filepath.Dir(filepath.Join(base, projJSON)), 0o755))
 		big := `{"hooks": {}, "x": "` + strings.Repeat("x", doctor.MaxConfigBytes) + `"}`
 		must(t, os.WriteFile(filepath.Join(base, projJSON), []byte(big), 0o644))
-		_, err := Adapter{}.Doctor(context.Background(), doctor.Options{
-			Project: filepath.Join(base, "proj"), Home: filepath.Join(base, "home"), Root: filepath.Join(base, "root"), ReadHook: readHookFake, Owners: testOwners,
-		})
+		_, err := Adapter{}.Doctor(context.Background(), hosttest.DoctorOptions(base, Name))
 		var de *doctor.Error
 		if !errors.As(err, &de) || !strings.Contains(de.Msg, "larger than") {
 			t.Fatalf("got %v, want a *doctor.Error saying it is too large", err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spawngate/spawngate/internal/agent"
 	"github.com/spawngate/spawngate/internal/host"
+	"github.com/spawngate/spawngate/internal/host/hosttest"
 	"github.com/spawngate/spawngate/internal/plan"
 )
 
@@ -224,7 +225,7 @@ func TestSessionSandboxJudged(t *testing.T) {
 func writeDefs(t *testing.T, files map[string]string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "defs")
-	writeTree(t, dir, files)
+	hosttest.WriteTree(t, dir, files)
 	return dir
 }
 
@@ -253,12 +254,12 @@ func TestSessionRoots(t *testing.T) {
 // layers Codex loads: a trusted project's .codex and CODEX_HOME, never an
 // untrusted project's.
 func TestReadLayers(t *testing.T) {
-	base := outsideRepo(t)
+	base := hosttest.OutsideRepo(t)
 	j := filepath.Join
 	home := j(base, "home")
 	repo := j(base, "repo")
 	other := j(base, "other")
-	writeTree(t, base, map[string]string{
+	hosttest.WriteTree(t, base, map[string]string{
 		"repo/.git/":                "",
 		"repo/.codex/config.toml":   "[mcp_servers.proj]\ncommand = \"p\"\n\n[agents.both]\nconfig_file = \"roles/both.toml\"\n",
 		"repo/.codex/agents/r.toml": codexAgent("r", ""),

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/spawngate/spawngate/internal/host"
+	"github.com/spawngate/spawngate/internal/host/hosttest"
 	"github.com/spawngate/spawngate/internal/plan"
 )
 
@@ -306,7 +307,7 @@ func TestTranscriptResolved(t *testing.T) {
 	ww := func(roots ...any) map[string]any {
 		return map[string]any{"type": "workspace-write", "writable_roots": roots, "exclude_slash_tmp": true, "exclude_tmpdir_env_var": true}
 	}
-	writeTree(t, base, map[string]string{
+	hosttest.WriteTree(t, base, map[string]string{
 		"work/dotcodex/sessions/": "",
 		"home/.codex":             "->" + j(work, "dotcodex"),
 		"real/.codex/sessions/":   "",
