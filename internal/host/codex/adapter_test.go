@@ -45,15 +45,6 @@ func callerCatalog(t *testing.T) (string, *agent.Catalog) {
 	return dir, c
 }
 
-func asJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 // The caller's own definition, translated like a child's, is the parent
 // block: its sandbox and servers as tools when it sets a sandbox, its
 // budget when the definition states one, depth 1.
@@ -77,7 +68,7 @@ func TestCallerParent(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			parent, problem := callerParent(call{Call: agent.Call{Host: Name, Paths: []string{"/w"}, Caller: "a1"}}, tc.typ, c, nil)
-			if got := asJSON(t, parent); got != tc.want {
+			if got := hosttest.Canonical(t, parent); got != tc.want {
 				t.Errorf("parent %s\nwant   %s", got, tc.want)
 			}
 			if (problem == "") != (tc.problem == "") || !strings.Contains(problem, tc.problem) {
@@ -155,7 +146,7 @@ func TestSpawn(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `{"agent":{"definition":null,"host":"codex","permission_mode":"default","problem":"agent type \"default\" is built in and no agents folder defines it, so it would inherit every tool: define default in an agents folder with the tools it may use","type":"default"},"brief":"m","budget_tokens":700,"id":"call_1","model":"main-model","paths":["/w"],"role":"default"}`
-	if got := asJSON(t, sp.Children[0].Child); got != want || sp.Session != "s" || sp.Parent != nil {
+	if got := hosttest.Canonical(t, sp.Children[0].Child); got != want || sp.Session != "s" || sp.Parent != nil {
 		t.Errorf("no type: %s\nwant     %s", got, want)
 	}
 	sp, err = Adapter{}.Spawn(ctx, codexPayload(`{"agent_type": "ro", "model": "o3"}`), env)
@@ -168,7 +159,7 @@ func TestSpawn(t *testing.T) {
 	p := codexPayload(`{"agent_type": "ro"}`)
 	p["agent_id"], p["agent_type"] = "a1", "lead"
 	sp, err = Adapter{}.Spawn(ctx, p, env)
-	if err != nil || asJSON(t, sp.Parent) != `{"depth":1,"paths":["/w"],"role":"lead","tools":["sandbox:workspace-write","mcp__github"]}` {
+	if err != nil || hosttest.Canonical(t, sp.Parent) != `{"depth":1,"paths":["/w"],"role":"lead","tools":["sandbox:workspace-write","mcp__github"]}` {
 		t.Fatalf("nested: %+v, %v", sp, err)
 	}
 	p["agent_type"] = "ghost"
@@ -195,7 +186,7 @@ func TestSpawn(t *testing.T) {
 		p := codexPayload(`{"id": "019a"}`)
 		p["tool_name"] = tool
 		sp, err := Adapter{}.Spawn(ctx, p, env)
-		if err != nil || sp == nil || !strings.Contains(asJSON(t, sp.Children[0].Child), `resume_agent starts the closed agent \"019a\" again`) {
+		if err != nil || sp == nil || !strings.Contains(hosttest.Canonical(t, sp.Children[0].Child), `resume_agent starts the closed agent \"019a\" again`) {
 			t.Errorf("%s: %+v, %v", tool, sp, err)
 		}
 	}

@@ -186,7 +186,7 @@ func TestSessionSandboxJudged(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := asJSON(t, sp.Children[0].Child)
+			got := hosttest.Canonical(t, sp.Children[0].Child)
 			for _, w := range strings.Split(tc.want, "|") {
 				if !strings.Contains(got, w) {
 					t.Errorf("child %s\nlacks %s", got, w)
@@ -244,7 +244,7 @@ func TestSessionRoots(t *testing.T) {
 	} {
 		se := &session{sandbox: tc.sandbox, roots: []string{"/outside", "/tmp", "$TMPDIR"}}
 		tr := translate(call{Call: agent.Call{Host: Name, Type: "ro", Paths: []string{"/w"}}, Session: se}, def, "")
-		if got := asJSON(t, tr.Child["paths"]); got != tc.want {
+		if got := hosttest.Canonical(t, tr.Child["paths"]); got != tc.want {
 			t.Errorf("%s: paths %s, want %s", tc.sandbox, got, tc.want)
 		}
 	}
@@ -303,7 +303,7 @@ func TestReadLayers(t *testing.T) {
 	_, c := callerCatalog(t)
 	def, _ := resolve(c, nil, "github")
 	tr := translate(call{Call: agent.Call{Host: Name, Type: "github", Paths: []string{"/w"}}, Session: se}, def, "")
-	if got := asJSON(t, tr.Child["tools"]); got != `["sandbox:read-only","mcp__user","mcp__github"]` {
+	if got := hosttest.Canonical(t, tr.Child["tools"]); got != `["sandbox:read-only","mcp__user","mcp__github"]` {
 		t.Errorf("tools %s", got)
 	}
 }
