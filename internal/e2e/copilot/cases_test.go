@@ -20,6 +20,11 @@ type e2eCase struct {
 	// was seen: a client that changes fails it, and the docs that rely on
 	// it must then be re-checked.
 	hostFact string
+	// open, when set, says why today's spawngate gets this scenario
+	// wrong: the check keeps the right expectation, its failure becomes a
+	// skip naming the reason, and a pass fails (so the mark is removed
+	// once the adapter is fixed).
+	open string
 	// needsRoot marks a scenario that writes /etc/github-copilot (in a
 	// mount namespace of its own): skipped when not root.
 	needsRoot bool
@@ -41,7 +46,14 @@ func runCases(t *testing.T, cases []e2eCase) {
 			if c.hostFact != "" {
 				t.Logf("known host fact: %s", c.hostFact)
 			}
-			if err := c.check(t, o); err != nil {
+			err := c.check(t, o)
+			switch {
+			case c.open != "" && err != nil:
+				t.Skipf("known open, %s: %v", c.open, err)
+			case c.open != "":
+				t.Fatalf("marked open (%s) but passes now: remove the mark", c.open)
+			}
+			if err != nil {
 				if c.hostFact != "" {
 					err = fmt.Errorf("the client no longer behaves as recorded (%s): re-check docs and research: %w", c.hostFact, err)
 				}

@@ -6,15 +6,19 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/spawngate/spawngate/internal/e2e/fakemodel"
 )
 
 // The definitions the scenarios write, in .github/agents. Their tools
 // are the client's tool sets (read, search, edit, shell, agent), which it
 // turns into tool names of its own (view, grep, create, bash, task, ...).
+// Each names the session's model: a policy with allowed_models refuses a
+// definition that names none (the gate cannot know the session's).
 var (
-	readerDef = agentDef("reader", "tools: [read, search]")
-	writerDef = agentDef("writer", "tools: [read, edit, shell]")
-	leadDef   = agentDef("lead", "tools: [read, agent]")
+	readerDef = agentDef("reader", "tools: [read, search]\nmodel: "+sessionModel)
+	writerDef = agentDef("writer", "tools: [read, edit, shell]\nmodel: "+sessionModel)
+	leadDef   = agentDef("lead", "tools: [read, agent]\nmodel: "+sessionModel)
 )
 
 // defs is the Files of a repository holding the named definitions.
@@ -138,6 +142,25 @@ func hostTruthCases() []e2eCase {
 		},
 		check: all(starts("main_spawn", "reader"), starts("spawn_modeled", "modeled"), childModel("reader", "gpt-5-mini"),
 			childModel("modeled", "gpt-5-mini"), payloadIs("rec", "model-override")),
+	}, {
+		// A built-in runs on the session's model under a provider of the
+		// user's own (COPILOT_PROVIDER_BASE_URL), whatever models its
+		// shipped definition lists, with its shipped tools.
+		name: "builtin-explore-runs-on-the-session-model",
+		sc: func(*testing.T) scenario {
+			return scenario{UserHook: "-", Main: []turn{spawn("main_spawn", "explore")}}
+		},
+		check: func(t *testing.T, o *outcome) error {
+			for _, r := range o.Requests {
+				if r.Kind == fakemodel.Sub && r.Marker == "" {
+					if r.Model != sessionModel || !slices.Equal(r.Tools, []string{"grep", "glob", "view", "bash", "read_bash", "stop_bash", "list_bash"}) {
+						return fmt.Errorf("explore asked for model %s with tools %v", r.Model, r.Tools)
+					}
+					return nil
+				}
+			}
+			return errors.New("explore never started")
+		},
 	}, {
 		// An unknown type still reaches the hook, before the client looks
 		// it up.
