@@ -192,16 +192,25 @@ func spawnArgs(o *outcome, callID string) map[string]any {
 	return nil
 }
 
-// denial is the reason of a camelCase deny the hook printed, if it did.
+// denial is the reason of a deny the hook printed, if it did: the flat
+// camelCase answer, or the PascalCase event's hookSpecificOutput.
 func denial(h hookCall) (string, bool) {
-	var out struct {
+	type decision struct {
 		PermissionDecision       string `json:"permissionDecision"`
 		PermissionDecisionReason string `json:"permissionDecisionReason"`
 	}
-	if h.Exit != "0" || jsonUnmarshal(strings.TrimSpace(h.Stdout), &out) != nil || out.PermissionDecision != "deny" {
+	var out struct {
+		decision
+		HookSpecificOutput *decision `json:"hookSpecificOutput"`
+	}
+	if h.Exit != "0" || jsonUnmarshal(strings.TrimSpace(h.Stdout), &out) != nil {
 		return "", false
 	}
-	return out.PermissionDecisionReason, true
+	d := out.decision
+	if d.PermissionDecision == "" && out.HookSpecificOutput != nil {
+		d = *out.HookSpecificOutput
+	}
+	return d.PermissionDecisionReason, d.PermissionDecision == "deny"
 }
 
 // toolInput is a payload's tool arguments, in either event's spelling.

@@ -127,6 +127,13 @@ func gateCases() []e2eCase {
 		check: all(refusedBy("main_spawn", "lead", "gate"), neverMentioned("writer"),
 			reasonHas("main_spawn", `- tools.spawn /tools/1 (line 4): tool "task" lets the child dispatch children of its own, and allow_spawn: true is not set`)),
 	}, {
+		// The PascalCase event (the tool named Agent) is judged alike.
+		name: "PascalCase-writer-refused-reader-starts",
+		sc: gate(scenario{Files: defs("reader", "writer"),
+			UserHook: `{"version": 1, "hooks": {"PreToolUse": [{"type": "command", "bash": "{{BIN}}/record gate {{SPAWNGATE}} hook copilot --policy {{POLICY}}", "timeoutSec": 30, "matcher": "Agent"}]}}`,
+			Main:     []turn{spawn("spawn_writer", "writer"), spawn("spawn_reader", "reader")}}),
+		check: all(refusedBy("spawn_writer", "writer", "gate"), starts("spawn_reader", "reader"), calledFor("gate", "Agent", 2)),
+	}, {
 		// A built-in starts when the policy allows all it holds: explore's
 		// tools (its shell writes), and its models.
 		name:  "explore-allowed-by-policy-starts",
