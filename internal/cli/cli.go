@@ -8,10 +8,12 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/spawngate/spawngate/internal/hosts"
 	"github.com/spawngate/spawngate/internal/judge"
 	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
@@ -132,7 +134,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}()
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprintf(stderr, usage, strings.Join(hosts.Names(), ", "))
 		return exitError
 	}
 	if args[0] == "serve" {
@@ -217,7 +219,7 @@ var commands = []string{"check", "rules", "hook", "agents", "serve", "verify", "
 func help(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case len(args) == 1:
-		fmt.Fprint(stdout, usage)
+		fmt.Fprintf(stdout, usage, strings.Join(hosts.Names(), ", "))
 		return exitPass
 	case len(args) == 2 && args[0] == "help" && args[1] == "check":
 		return check(context.Background(), []string{"-h"}, nil, stdout, stderr)
@@ -252,16 +254,16 @@ Usage:
                                     judge spawn plans (PLAN: a .yaml, .yml or
                                     .json file, a folder of them, or - for
                                     standard input)
-  spawngate hook claude-code|codex  answer a host's PreToolUse hook: judge the
-                                    sub-agent its payload asks for
-  spawngate agents [flags] [PATH]   judge every Claude Code and Codex agent
-                                    definition in a repository (for CI)
+  spawngate hook HOST               answer a host's hook: judge the sub-agent
+                                    its payload asks for
+  spawngate agents [flags] [PATH]   judge every agent definition of every
+                                    host in a repository (for CI)
   spawngate serve --policy FILE     answer decisions over HTTP (check and
-                                    both hooks), with metrics and reload
+                                    every host's hook), with metrics and
+                                    reload
   spawngate verify [DIR...]         run the Rego tests of your own checks, with
                                     their coverage (for CI)
-  spawngate doctor claude-code|codex
-                                    report every way a host's settings let
+  spawngate doctor HOST             report every way a host's settings let
                                     a spawn past the hook
   spawngate version                 the version, OPA's, and the checks' digest
   spawngate rules                   list the rules a refusal can cite
@@ -273,6 +275,8 @@ Exit codes (check, agents):
   2  the gate could not evaluate (usage, unreadable or invalid plan or
      policy, internal error)
 A hook answers in its host's protocol instead, and never exits 1.
+
+HOST is one of the hosts: %s.
 
 Example:
   spawngate check --policy examples/policy.yaml examples/refused-plan.yaml

@@ -161,7 +161,7 @@ func newDoctorCommand(opts *doctorOptions) *command {
 	c := newCommand("spawngate doctor", printDoctorHelp)
 	c.fs.Var(fileFlag{&opts.project, "the folder sessions start in"}, "project", "the `DIR` sessions start in, whose project settings are read (default: the current folder)")
 	c.fs.Var(fileFlag{&opts.home, "the user's home folder"}, "home", "the home `DIR` of the user who runs the host, whose own settings are read (default: $HOME)")
-	c.fs.Var(fileFlag{&opts.root, "the folder standing in for /"}, "root", "the `DIR` that stands in for / in the machine-wide paths (/etc/claude-code/..., /etc/codex/...)")
+	c.fs.Var(fileFlag{&opts.root, "the folder standing in for /"}, "root", "the `DIR` that stands in for / in the machine-wide paths (/etc/...)")
 	c.fs.StringVar(&opts.owner, "owner", "root", "the `USER` (a name or a uid) who installs spawngate: its binary, its policy, checks and bundle, and every folder above them must be this user's or root's, and writable by their owner alone")
 	c.fs.Var(doctorFormatFlag{&opts.format}, "format", "output `format`: "+doctorFormatHelp())
 	return c
@@ -315,42 +315,24 @@ func doctorFormatHelp() string {
 }
 
 func printDoctorHelp(w io.Writer, fs *flag.FlagSet) {
-	fmt.Fprint(w, `Usage: spawngate doctor claude-code|codex [--project DIR] [--home DIR] [--root DIR] [--format text|json]
+	fmt.Fprintf(w, `Usage: spawngate doctor %s [--project DIR] [--home DIR] [--root DIR] [--format text|json]
 
 Reads the host's own settings files the way the host does and reports
 every way they let a sub-agent start without spawngate hook HOST judging
 it, one line per finding with the file and the fix.
 
-claude-code: managed settings (/etc/claude-code/managed-settings.json and
-managed-settings.d/), ~/.claude/settings.json, and the
-.claude/settings.json and .claude/settings.local.json of the folder
-sessions start in (not of a folder above it). It reports: no such hook; a
-hook that project settings can turn off (disableAllHooks), or that is not
-alone (allowManagedHooksOnly); a matcher that misses Agent, Skill or
-Workflow; an http hook.
+`, strings.Join(doctorHostNames(), "|"))
+	for _, name := range doctorHostNames() {
+		d, _ := doctorFor(name)
+		fmt.Fprintf(w, "%s: %s\n\n", name, d.DoctorHelp())
+	}
+	fmt.Fprint(w, `For every host: a command that may not run or may not be spawngate; a
+timeout that ends the hook before spawngate answers; a policy that does
+not load, so that every spawn would be refused; a settings file the host
+does not read.
 
-codex: /etc/codex/requirements.toml, /etc/codex/config.toml and
-hooks.json, $CODEX_HOME/config.toml and hooks.json (CODEX_HOME defaults to
-the home folder's .codex), and the .codex folders of a trusted project,
-from its root down to the folder sessions start in. It reports: no such
-hook; a hook that is not trusted, or changed since (Codex skips it without
-a warning), or disabled; hooks turned off by [features] hooks = false; a
-hook that is not managed, or not alone (allow_managed_hooks_only), or that
-any layer can turn off (no [features] hooks = true in requirements); a
-matcher that misses spawn_agent or collaborationspawn_agent (the spawn
-tool of multi_agent_v2, which a project can turn on); an async hook; a
-hook on another event than PreToolUse.
-
-For both: a command that may not run or may not be spawngate; a timeout
-that ends the hook before spawngate answers; a policy that does not load,
-so that every spawn would be refused; a settings file the host does not
-read.
-
-It reads files and runs nothing. What is given on the host's command line
-is not a file it can see: Claude Code's --settings; Codex's
---dangerously-bypass-hook-trust (which runs untrusted hooks: automation
-should store the hooks' trust instead), --enable, --disable, -c and
---profile.
+It reads files and runs nothing: what is given on a host's command line
+is not a file it can see (each host's paragraph names what).
 
 Exit codes: 0 nothing lets a spawn through; 1 at least one finding; 2 it
 could not evaluate (a usage error, a settings file it cannot read).
@@ -361,8 +343,9 @@ Flags:
 		fs = newDoctorCommand(&doctorOptions{root: string(filepath.Separator), format: doctorFormats[0]}).fs
 	}
 	printFlags(w, fs)
-	fmt.Fprint(w, "\nExamples:\n"+
-		"  spawngate doctor claude-code --project ~/src/repo\n"+
-		"  spawngate doctor claude-code --format json\n"+
-		"  spawngate doctor codex --project ~/src/repo\n")
+	fmt.Fprint(w, "\nExamples:\n")
+	for _, name := range doctorHostNames() {
+		fmt.Fprintf(w, "  spawngate doctor %s --project ~/src/repo\n", name)
+	}
+	fmt.Fprintf(w, "  spawngate doctor %s --format json\n", doctorHostNames()[0])
 }

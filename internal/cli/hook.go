@@ -47,7 +47,7 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return exitError
 	}
 	if len(args) == 0 {
-		return fail("hook needs the host it answers for: spawngate hook claude-code or spawngate hook codex (see spawngate help hook)")
+		return fail("hook needs the host it answers for: spawngate hook " + strings.Join(hosts.Names(), "|") + " (see spawngate help hook)")
 	}
 	adapter, ok := hosts.Lookup(args[0])
 	if !ok {
@@ -253,27 +253,31 @@ func (d *dirsFlag) Set(s string) error {
 }
 
 func printHookHelp(w io.Writer) {
-	fmt.Fprint(w, `Usage: spawngate hook claude-code|codex --policy FILE [flags] < PAYLOAD
+	names := hosts.Names()
+	fmt.Fprintf(w, `Usage: spawngate hook %s --policy FILE [flags] < PAYLOAD
 
-Reads one hook payload on standard input (PreToolUse; for Claude Code
-also UserPromptExpansion, where a /command can fork a skill), finds what
-the host will run for it as the host finds it, translates that into a
-plan and judges it like spawngate check. It answers in the host's
-protocol:
+Reads one hook payload on standard input (a tool call's, and each event a
+host can start a sub-agent on), finds what the host will run for it as the
+host finds it, translates that into a plan and judges it like spawngate
+check. It answers in the host's protocol:
 
   pass            no output, exit 0
-  refused         exit 0 with {"hookSpecificOutput": {... "permissionDecision": "deny", ...}}
-                  (on UserPromptExpansion: {"decision": "block", "reason": ...})
-  cannot judge    exit 2 with one line on stderr (both hosts block on it)
+  refused         exit 0 with the host's refusal on stdout (below)
+  cannot judge    exit 2 with one line on stderr (every host blocks on it)
   not a spawn     no output, exit 0 (the matcher was wider than needed)
 
-It never exits 1, which both hosts read as "go ahead". Its help exits 2,
-so that a hook wired with -h blocks rather than passes.
+It never exits 1, which hosts read as "go ahead". Its help exits 2, so
+that a hook wired with -h blocks rather than passes.
 
-Run 'spawngate hook claude-code -h' or 'spawngate hook codex -h' for the
-flags; docs/claude-code.md and docs/codex.md give the settings that wire
-it in.
-`)
+The refusals:
+`, strings.Join(names, "|"))
+	var pages []string
+	for _, a := range hosts.All {
+		h := a.(host.Help)
+		fmt.Fprintf(w, "  %-12s  %s\n", a.Name(), h.Refusal())
+		pages = append(pages, h.Page())
+	}
+	fmt.Fprintf(w, "\nRun 'spawngate hook HOST -h' for the flags; %s give the\nsettings that wire it in.\n", orList(pages, "and"))
 }
 
 func printHookFlags(w io.Writer, adapter host.Adapter, fs *flag.FlagSet) {
@@ -282,15 +286,15 @@ func printHookFlags(w io.Writer, adapter host.Adapter, fs *flag.FlagSet) {
 		"Refused: the host's refusal JSON on stdout, exit 0. Cannot judge: one line on\n"+
 		"stderr, exit 2. Never exit 1. (This help exits 2.)\n\nFlags:\n")
 	printFlags(w, fs)
-	fmt.Fprint(w, "\nExample (a payload tried by hand; the host writes one on stdin):\n"+hookExamples[adapter.Name()])
+	fmt.Fprintf(w, "\nExample (a payload tried by hand; the host writes one on stdin):\n  spawngate hook %s %s\n", adapter.Name(), adapter.(host.Help).Example())
 }
 
-// hookExamples are the help's example per host, run from a checkout.
-var hookExamples = map[string]string{
-	"claude-code": "  spawngate hook claude-code --policy examples/claude-code/policy.yaml \\\n" +
-		"    --agents-dir examples/claude-code/.claude/agents < examples/claude-code/payloads/fixer.json\n",
-	"codex": "  spawngate hook codex --policy examples/codex/policy.yaml --agents-dir examples/codex/.codex/agents \\\n" +
-		"    --transcript examples/codex/sessions/workspace-write.jsonl < examples/codex/payloads/writer-v2.json\n",
+// orList joins words as a sentence lists them: a, b and c.
+func orList(words []string, and string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " " + and + " " + words[len(words)-1]
 }
 
 // isTerminal tells whether r is a terminal, where a person types.

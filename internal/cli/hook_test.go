@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spawngate/spawngate/internal/host"
+	"github.com/spawngate/spawngate/internal/hosts"
 	"github.com/spawngate/spawngate/internal/mutate"
 	"github.com/spawngate/spawngate/internal/report"
 )
@@ -661,9 +663,10 @@ func TestNamesStdout(t *testing.T) {
 // checkout and refuses the writer it is given, as the help says.
 func TestHookHelpExamplesRun(t *testing.T) {
 	t.Chdir(filepath.Join("..", ".."))
-	for name, example := range hookExamples {
-		t.Run(name, func(t *testing.T) {
-			line := strings.ReplaceAll(strings.TrimSpace(example), "\\\n", " ")
+	for _, a := range hosts.All {
+		example := "spawngate hook " + a.Name() + " " + a.(host.Help).Example()
+		t.Run(a.Name(), func(t *testing.T) {
+			line := strings.TrimSpace(example)
 			cmd, payload, ok := strings.Cut(line, " < ")
 			if !ok {
 				t.Fatalf("the example reads no payload: %q", example)

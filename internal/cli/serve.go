@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/spawngate/spawngate/internal/hosts"
 	"github.com/spawngate/spawngate/internal/judge"
 	"github.com/spawngate/spawngate/internal/report"
 	"github.com/spawngate/spawngate/internal/server"
@@ -277,7 +278,7 @@ func openLog(name string, stdout io.Writer) (io.Writer, func(), error) {
 }
 
 func printServeHelp(w io.Writer, fs *flag.FlagSet) {
-	fmt.Fprint(w, `Usage: spawngate serve --policy FILE|--bundle FILE [flags]
+	fmt.Fprintf(w, `Usage: spawngate serve --policy FILE|--bundle FILE [flags]
 
 Answers decisions over HTTP, judged by the same checks as spawngate check:
 
@@ -287,10 +288,11 @@ Answers decisions over HTTP, judged by the same checks as spawngate check:
                               verdict, 422 a document error, 413 too large,
                               415 another media type, 504 timed out, 503
                               shutting down or busy, 500 internal, 401 no token
-  POST /v1/hooks/claude-code  a Claude Code hook payload; always 200: an
-  POST /v1/hooks/codex        empty body to pass, the deny JSON to refuse
-                              and whenever it cannot judge (a non-2xx answer
-                              would let Claude Code spawn the child)
+  POST /v1/hooks/HOST         a hook payload of HOST (%s);
+                              always 200: an empty body to pass, the host's
+                              deny JSON to refuse and whenever it cannot
+                              judge (a non-2xx answer would let a host
+                              spawn the child)
   GET  /healthz /readyz       alive; ready (policy loaded, not draining)
   GET  /metrics               Prometheus metrics (the token only with
                               --metrics-auth)
@@ -304,7 +306,7 @@ stops accepting, answers what is in flight, exits 0; what outlives
 --shutdown-timeout is answered as interrupted, and the exit is 2.
 
 Flags:
-`)
+`, strings.Join(hosts.Names(), ", "))
 	printFlags(w, fs)
 }
 

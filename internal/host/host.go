@@ -52,6 +52,22 @@ type Adapter interface {
 	Deny(event, reason string) []byte
 }
 
+// Help is what the command line's help and errors say of a host, so that
+// none of them names one: every adapter implements it (internal/hosts'
+// conformance test holds each to it).
+type Help interface {
+	// Title is the host's name for people: Claude Code.
+	Title() string
+	// Refusal is the host's refusal as help shows it, one line:
+	// {"permissionDecision": "deny", ...}.
+	Refusal() string
+	// Example is a payload tried by hand from a checkout: the arguments
+	// that follow spawngate hook NAME, with the payload on stdin.
+	Example() string
+	// Page is the host's page of the documentation: docs/codex.md.
+	Page() string
+}
+
 // Env is what an adapter may read beside the payload: the environment the
 // host started the hook in, the machine's files, and the gate's settings.
 type Env struct {

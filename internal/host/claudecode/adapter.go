@@ -246,3 +246,21 @@ func refuseStale(catalog *agent.Catalog, s session, children []agent.Translation
 		}
 	}
 }
+
+var _ host.Help = Adapter{}
+
+// Title implements host.Help.
+func (Adapter) Title() string { return "Claude Code" }
+
+// Refusal implements host.Help.
+func (Adapter) Refusal() string {
+	return `{"hookSpecificOutput": {... "permissionDecision": "deny", ...}}; on UserPromptExpansion {"decision": "block", ...}`
+}
+
+// Example implements host.Help.
+func (Adapter) Example() string {
+	return "--policy examples/claude-code/policy.yaml --agents-dir examples/claude-code/.claude/agents < examples/claude-code/payloads/fixer.json"
+}
+
+// Page implements host.Help.
+func (Adapter) Page() string { return "docs/claude-code.md" }

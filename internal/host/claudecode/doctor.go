@@ -709,3 +709,14 @@ func noWait(k string) func(v any) (string, string) {
 func expandProjectDir(s, project string) string {
 	return strings.NewReplacer("${CLAUDE_PROJECT_DIR}", project, "$CLAUDE_PROJECT_DIR", project).Replace(s)
 }
+
+// DoctorHelp implements doctor.Doctor.
+func (Adapter) DoctorHelp() string {
+	return `managed settings (/etc/claude-code/managed-settings.json and
+managed-settings.d/), ~/.claude/settings.json, and the
+.claude/settings.json and .claude/settings.local.json of the folder
+sessions start in (not of a folder above it). It reports: no such hook; a
+hook that project settings can turn off (disableAllHooks), or that is not
+alone (allowManagedHooksOnly); a matcher that misses Agent, Skill or
+Workflow; an http hook. It cannot see Claude Code's --settings.`
+}

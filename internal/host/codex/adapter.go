@@ -302,3 +302,21 @@ func sessionFolders(env host.Env, se session, cwd string) []string {
 	}
 	return dirs
 }
+
+var _ host.Help = Adapter{}
+
+// Title implements host.Help.
+func (Adapter) Title() string { return "Codex" }
+
+// Refusal implements host.Help.
+func (Adapter) Refusal() string {
+	return `{"hookSpecificOutput": {... "permissionDecision": "deny", ...}}`
+}
+
+// Example implements host.Help.
+func (Adapter) Example() string {
+	return "--policy examples/codex/policy.yaml --agents-dir examples/codex/.codex/agents --transcript examples/codex/sessions/workspace-write.jsonl < examples/codex/payloads/writer-v2.json"
+}
+
+// Page implements host.Help.
+func (Adapter) Page() string { return "docs/codex.md" }

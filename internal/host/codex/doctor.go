@@ -1212,3 +1212,21 @@ func (d *checkup) checkCommand(ctx context.Context, h *gateHook) {
 		LookedFor: "on the PATH of a login shell, or from the session's folder", PolicyFrom: "the session's folder", Policy: "/etc/spawngate/codex.yaml",
 		Directly: "run spawngate directly: /usr/local/bin/spawngate hook codex --policy FILE", ReadHook: d.Options.ReadHook})
 }
+
+// DoctorHelp implements doctor.Doctor.
+func (Adapter) DoctorHelp() string {
+	return `/etc/codex/requirements.toml, /etc/codex/config.toml and
+hooks.json, $CODEX_HOME/config.toml and hooks.json (CODEX_HOME defaults to
+the home folder's .codex), and the .codex folders of a trusted project,
+from its root down to the folder sessions start in. It reports: no such
+hook; a hook that is not trusted, or changed since (Codex skips it without
+a warning), or disabled; hooks turned off by [features] hooks = false; a
+hook that is not managed, or not alone (allow_managed_hooks_only), or that
+any layer can turn off (no [features] hooks = true in requirements); a
+matcher that misses spawn_agent or collaborationspawn_agent (the spawn
+tool of multi_agent_v2, which a project can turn on); an async hook; a
+hook on another event than PreToolUse. It cannot see Codex's command
+line: --dangerously-bypass-hook-trust (which runs untrusted hooks:
+automation should store the hooks' trust instead), --enable, --disable,
+-c and --profile.`
+}

@@ -29,6 +29,10 @@ import (
 // judging it. It reads files and runs nothing.
 type Doctor interface {
 	Doctor(ctx context.Context, o Options) (*Diagnosis, error)
+	// DoctorHelp is what spawngate doctor -h says of the host: the files
+	// it reads, what it reports, and what it cannot see; a paragraph
+	// wrapped to 72 columns, its first line shorter by the host's name.
+	DoctorHelp() string
 }
 
 // Options say which installation a doctor reads.
