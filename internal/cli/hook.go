@@ -55,7 +55,7 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			printHookHelp(stderr)
 			return exitError
 		}
-		return fail(fmt.Sprintf("hook: unknown host %q: choose %s", args[0], strings.Join(hosts.Names(), " or ")))
+		return fail(fmt.Sprintf("hook: unknown host %q: choose %s", args[0], orList(hosts.Names(), "or")))
 	}
 	// The help goes to stderr, with exit 2: a hook wired with -h blocks,
 	// and says why, where the host shows a blocking hook's reason.
