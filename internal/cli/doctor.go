@@ -131,7 +131,7 @@ func parseDoctor(args []string, help io.Writer) (*doctorOptions, error) {
 		if _, known := hosts.Lookup(opts.host); known {
 			what = "no doctor yet for host"
 		}
-		return opts, &usageError{fmt.Sprintf("doctor: %s %q: choose %s", what, opts.host, strings.Join(doctorHostNames(), " or "))}
+		return opts, &usageError{fmt.Sprintf("doctor: %s %q: choose %s", what, opts.host, orList(doctorHostNames(), "or"))}
 	}
 	if len(rest) > 0 {
 		return opts, &usageError{fmt.Sprintf("doctor takes no arguments but the host, only flags (got %q)", rest[0])}
