@@ -2,8 +2,11 @@ package agent
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 
+	"github.com/spawngate/spawngate/internal/plan"
 	"gopkg.in/yaml.v3"
 )
 
@@ -46,4 +49,24 @@ func KeyLines(front []byte, offset int, lines map[string]int) {
 			}
 		}
 	}
+}
+
+// DecodeFrontmatter reads a definition's frontmatter with the gate's
+// strict YAML reader. An error is placed in the file (the frontmatter
+// starts on its second line); document is false when the error is not
+// the text's (the deadline ran out), and nothing more should be read.
+func DecodeFrontmatter(ctx context.Context, file string, front []byte, lim plan.Limits) (v any, err *plan.Error, document bool) {
+	v, derr := plan.Decode(ctx, file, front, plan.YAML, lim)
+	if derr == nil {
+		return v, nil, true
+	}
+	var pe *plan.Error
+	if !errors.As(derr, &pe) {
+		return nil, &plan.Error{Source: file, Msg: plan.OneLine(derr.Error())}, false
+	}
+	shifted := *pe
+	if shifted.Line > 0 {
+		shifted.Line++
+	}
+	return nil, &shifted, true
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -57,19 +56,12 @@ func ReadClaude(ctx context.Context, file string, data []byte, lim plan.Limits) 
 		}
 		return d
 	}
-	// The frontmatter starts on the file's second line.
-	v, err := plan.Decode(ctx, file, front, plan.YAML, lim)
-	if err != nil {
-		var pe *plan.Error
-		if !errors.As(err, &pe) {
-			d.Err = &plan.Error{Source: file, Msg: plan.OneLine(err.Error())}
+	v, perr, document := agent.DecodeFrontmatter(ctx, file, front, lim)
+	if perr != nil {
+		d.Err = perr
+		if !document {
 			return d
 		}
-		shifted := *pe
-		if shifted.Line > 0 {
-			shifted.Line++
-		}
-		d.Err = &shifted
 		// Claude Code reads YAML more leniently than the gate. Its parser
 		// keeps the last of a key given twice; YAML it refuses it parses
 		// again rewritten (clientFallback). Where the host finds a name,
