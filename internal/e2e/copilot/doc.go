@@ -27,17 +27,33 @@
 //
 // TestHostTruth pins down, with stub hooks, what Copilot CLI 1.0.102 does:
 // the payload and the hook's environment, which answers deny (the flat
-// camelCase permissionDecision, exit 2) and which do not, and each way
-// the gate is gone (a hook timeout, disableAllHooks in a trusted
-// repository, allowManagedHooksOnly for a user hook), each marked as a
+// camelCase permissionDecision, exit 2, any failure) and which do not
+// (hookSpecificOutput on the camelCase event, an explicit allow), which
+// tools each tool set grants, the models children run on, background and
+// nested spawns, and each way the gate is gone (a hook timeout,
+// disableAllHooks in a trusted repository, a matcher of Agent,
+// allowManagedHooksOnly for a user hook, --agent NAME), each marked as a
 // known host fact beside its opposite; a policy.d hook holds against
-// both. TestGate holds spawngate's answers on the real client: readers
-// start, writers, unknown types, built-ins and models the policy does not
-// allow are refused with the reason in the tool result, in the
-// background and nested too. TestDoctorInstallation runs spawngate doctor
-// copilot on the documented enforcing installation, then the client
-// under it, and on broken ones. Scenarios that capture a real payload
-// check it against examples/copilot/payloads.
+// disableAllHooks and allowManagedHooksOnly.
+//
+// TestGate holds spawngate's answers on the real client, wired as the
+// docs' user-level hook: readers start; writers, unknown types, built-ins
+// and models the policy does not allow (the definition's, the call's) are
+// refused with spawngate's reason as the tool result, in the background,
+// nested and on the PascalCase event too, and a refused child never
+// reaches the model. TestDoctorInstallation runs spawngate doctor copilot
+// on the documented enforcing installation (spawngate and its policy in
+// /usr/local/bin and /etc/spawngate, its hook in
+// /etc/github-copilot/policy.d, allowManagedHooksOnly in managed
+// settings), which it must pass, then the client under it against what a
+// repository and the user can do; and on installations short of it,
+// which doctor must fail, with what the client then lets through.
+//
+// A scenario today's spawngate gets wrong keeps the right expectation and
+// is marked open, which turns its failure into a skip naming why; a
+// marked scenario that passes fails, so the marks are kept honest.
+// Scenarios that capture a real payload check it against
+// examples/copilot/payloads.
 //
 // Run it from the module root:
 //
