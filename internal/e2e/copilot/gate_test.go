@@ -141,8 +141,8 @@ func gateCases() []e2eCase {
 		check: all(gateAllowed("explore"), builtinStarts("main_spawn")),
 	}, {
 		// A built-in runs on the session's model, not on the models its
-		// shipped definition lists (TestHostTruth/builtin-explore-runs-on-
-		// the-session-model): a policy that allows the shipped ones and not
+		// shipped definition lists (TestHostTruth/builtins-run-on-the-session-
+		// model): a policy that allows the shipped ones and not
 		// the session's must refuse it.
 		name:  "explore-on-a-session-model-the-policy-refuses",
 		open:  "the adapter judges a built-in by the models its shipped definition lists, while 1.0.102 (with a provider of the user's own) runs it on the session's model",

@@ -145,21 +145,30 @@ func hostTruthCases() []e2eCase {
 	}, {
 		// A built-in runs on the session's model under a provider of the
 		// user's own (COPILOT_PROVIDER_BASE_URL), whatever models its
-		// shipped definition lists, with its shipped tools.
-		name: "builtin-explore-runs-on-the-session-model",
+		// shipped definition lists (explore's, task's and research's name
+		// others); explore has its shipped tools, task every tool of the
+		// main agent, task itself included.
+		name: "builtins-run-on-the-session-model",
 		sc: func(*testing.T) scenario {
-			return scenario{UserHook: "-", Main: []turn{spawn("main_spawn", "explore")}}
+			return scenario{UserHook: "-", Main: []turn{spawn("spawn_explore", "explore"), spawn("spawn_task", "task"), spawn("spawn_research", "research")}}
 		},
 		check: func(t *testing.T, o *outcome) error {
+			var tools [][]string
 			for _, r := range o.Requests {
 				if r.Kind == fakemodel.Sub && r.Marker == "" {
-					if r.Model != sessionModel || !slices.Equal(r.Tools, []string{"grep", "glob", "view", "bash", "read_bash", "stop_bash", "list_bash"}) {
-						return fmt.Errorf("explore asked for model %s with tools %v", r.Model, r.Tools)
+					if r.Model != sessionModel {
+						return fmt.Errorf("a built-in asked for model %s, not the session's %s", r.Model, sessionModel)
 					}
-					return nil
+					tools = append(tools, r.Tools)
 				}
 			}
-			return errors.New("explore never started")
+			main := o.Requests[0].Tools
+			want := [][]string{{"grep", "glob", "view", "bash", "read_bash", "stop_bash", "list_bash"}, main, main}
+			if !slices.Contains(main, "task") ||
+				!slices.EqualFunc(tools, want, func(a, b []string) bool { return slices.Equal(a, b) }) {
+				return fmt.Errorf("the built-ins were offered %v, want %v", tools, want)
+			}
+			return nil
 		},
 	}, {
 		// An unknown type still reaches the hook, before the client looks
