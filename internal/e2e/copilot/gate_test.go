@@ -130,7 +130,7 @@ func gateCases() []e2eCase {
 		// The PascalCase event (the tool named Agent) is judged alike.
 		name: "PascalCase-writer-refused-reader-starts",
 		sc: gate(scenario{Files: defs("reader", "writer"),
-			UserHook: `{"version": 1, "hooks": {"PreToolUse": [{"type": "command", "bash": "{{BIN}}/record gate {{SPAWNGATE}} hook copilot --policy {{POLICY}}", "timeoutSec": 30, "matcher": "Agent"}]}}`,
+			UserHook: pascalHookFile("{{BIN}}/record gate {{SPAWNGATE}} hook copilot --policy {{POLICY}}", "Agent"),
 			Main:     []turn{spawn("spawn_writer", "writer"), spawn("spawn_reader", "reader")}}),
 		check: all(refusedBy("spawn_writer", "writer", "gate"), starts("spawn_reader", "reader"), calledFor("gate", "Agent", 2)),
 	}, {

@@ -205,6 +205,12 @@ func hookFile(bash string, timeoutSec int, matcher string) string {
 	return string(b) + "\n"
 }
 
+// pascalHookFile is a hook file with one PascalCase PreToolUse command
+// hook (Claude Code's event name, which Copilot also runs).
+func pascalHookFile(bash, matcher string) string {
+	return strings.Replace(hookFile(bash, 30, matcher), `"preToolUse"`, `"PreToolUse"`, 1)
+}
+
 // denyStub is a hook command that records its call and denies with reason.
 func denyStub(label, reason string) string {
 	return "{{BIN}}/record " + label + " {{BIN}}/deny " + shellQuote(reason)
@@ -625,16 +631,4 @@ func trim(s string, n int) string {
 		return s[:n] + "..."
 	}
 	return s
-}
-
-// run runs a command to completion within runTimeout; its error holds
-// what it printed.
-func run(name string, args ...string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, name, args...).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, out)
-	}
-	return nil
 }

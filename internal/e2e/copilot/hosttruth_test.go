@@ -254,8 +254,7 @@ func hostTruthCases() []e2eCase {
 		// The PascalCase event names the tool Agent, with Claude Code's
 		// keys, and its flat deny denies.
 		name: "PascalCase-PreToolUse-denies",
-		sc: reader(scenario{UserHook: `{"version": 1, "hooks": {"PreToolUse": [{"type": "command", "bash": "` + denyStub("stub", stubReason) +
-			`", "timeoutSec": 30, "matcher": "Agent"}]}}`}),
+		sc:   reader(scenario{UserHook: pascalHookFile(denyStub("stub", stubReason), "Agent")}),
 		check: all(refusedBy("main_spawn", "reader", "stub"), payloadIs("stub", "pascal-case"), func(t *testing.T, o *outcome) error {
 			hs := o.hooks("stub", "Agent")
 			if len(hs) != 1 || hs[0].Payload["hook_event_name"] != "PreToolUse" || toolInput(hs[0].Payload)["agent_type"] != "reader" {
@@ -263,6 +262,12 @@ func hostTruthCases() []e2eCase {
 			}
 			return nil
 		}),
+	}, {
+		// The PascalCase event also reads hookSpecificOutput's deny,
+		// which the camelCase one ignores.
+		name:  "PascalCase-hookSpecificOutput-denies",
+		sc:    reader(scenario{UserHook: pascalHookFile(`{{BIN}}/record stub echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"R"}}'`, "Agent")}),
+		check: all(refusedBy("main_spawn", "reader", "stub"), resultIs("main_spawn", "Denied by preToolUse hook: R")),
 	}, {
 		// A hook with no matcher sees every tool: here view, a call that
 		// is no spawn (its payload is the fixture a hook must pass).
