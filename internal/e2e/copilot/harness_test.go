@@ -32,7 +32,7 @@ const (
 
 // isolatedEnv is what every client start gets besides PATH: its own HOME
 // and caches, every proxy variable pointed at a port nothing listens on
-// (127.0.0.9 is the discard port's address) and the scripted model kept
+// (127.0.0.1:9, the discard port) and the scripted model kept
 // off them, the client told to stay offline and never update itself.
 func isolatedEnv(home, cache string) []string {
 	env := []string{
