@@ -78,7 +78,7 @@ func gateCases() []e2eCase {
 	}, {
 		name: "writer-refused",
 		sc:   gate(scenario{Files: defs("reader", "writer"), Main: []turn{spawn("main_spawn", "writer")}}),
-		check: all(refusedBy("main_spawn", "writer", "gate"), reasonHas("main_spawn", "spawngate refused this sub-agent: writer ("),
+		check: all(refusedBy("main_spawn", "writer", "gate"), payloadIs("gate", "writer"), reasonHas("main_spawn", "spawngate refused this sub-agent: writer ("),
 			reasonHas("main_spawn", `- tools.write /tools/1 (line 4): tool "create" writes, and allow_write: true is not set by the operator policy`)),
 	}, {
 		name:  "unknown-type-refused",
