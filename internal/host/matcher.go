@@ -37,10 +37,19 @@ func PortableMatcher(pattern string) (*regexp.Regexp, error) {
 	}
 	re, err := regexp.Compile(pattern)
 	if err != nil {
-		return nil, fmt.Errorf("does not compile: %s", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+		return nil, &NotRegexpError{Msg: strings.TrimPrefix(err.Error(), "error parsing regexp: ")}
 	}
 	return re, nil
 }
+
+// NotRegexpError is PortableMatcher's error for a pattern written in the
+// syntax every engine reads alike that does not compile: no host's engine
+// compiles it either, so a doctor can say what the host does with it.
+type NotRegexpError struct {
+	Msg string // why, as Go's regexp says it
+}
+
+func (e *NotRegexpError) Error() string { return "does not compile: " + e.Msg }
 
 func firstRune(s string) string {
 	for _, r := range s {

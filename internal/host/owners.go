@@ -110,6 +110,14 @@ func (o Owners) sessionName() string {
 
 func (o Owners) trusted(uid int) bool { return slices.Contains(o.Trusted, uid) }
 
+// Trusts tells whether the file fi describes is owned by one of Trusted:
+// false too when its owner cannot be read. A doctor uses it where a host
+// itself skips a file root does not own.
+func (o Owners) Trusts(fi os.FileInfo) bool {
+	uid, ok := ownerOf(fi)
+	return ok && o.trusted(uid)
+}
+
 // ownerCheck is one Check: the folders looked at, by path.
 type ownerCheck struct {
 	o       Owners
