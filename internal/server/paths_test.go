@@ -74,7 +74,7 @@ func TestPathsAreNeverCleanedOrRedirected(t *testing.T) {
 				var answer struct{ Decision, Reason string }
 				sent, _, _ := strings.Cut(target, "?")
 				if res.StatusCode != http.StatusOK || res.Header.Get("Location") != "" || json.Unmarshal([]byte(body), &answer) != nil ||
-					answer.Decision != "block" || !strings.Contains(answer.Reason, "no hook is served at "+sent+" (the hooks are /v1/hooks/claude-code, /v1/hooks/codex)") {
+					answer.Decision != "block" || !strings.Contains(answer.Reason, "no hook is served at "+sent+" (the hooks are "+hookPaths()+")") {
 					t.Errorf("%d (Location %q) %s; want 200 and the refusal of a path that names no host", res.StatusCode, res.Header.Get("Location"), body)
 				}
 			})

@@ -386,7 +386,7 @@ func TestUnknownHookRefuses(t *testing.T) {
 		status, body := post(t, ts.URL+path, "application/json", string(payload))
 		var answer struct{ Decision, Reason string }
 		if status != 200 || json.Unmarshal([]byte(body), &answer) != nil || answer.Decision != "block" ||
-			!strings.Contains(answer.Reason, "no hook is served at "+path+" (the hooks are /v1/hooks/claude-code, /v1/hooks/codex)") {
+			!strings.Contains(answer.Reason, "no hook is served at "+path+" (the hooks are "+hookPaths()+")") {
 			t.Errorf("%s: %d %s", path, status, body)
 		}
 	}
@@ -407,4 +407,14 @@ func TestHookEndpointJudgesAProgramsOwnAgents(t *testing.T) {
 	if status, body := post(t, ts.URL+"/v1/hooks/claude-code", "application/json", payload("sdkwriter")); status != 200 || !strings.Contains(body, `"permissionDecision":"deny"`) || !strings.Contains(body, `Write`) {
 		t.Fatalf("the program's writer: %d %s", status, body)
 	}
+}
+
+// hookPaths are the server's hook addresses, one for each registered host,
+// as an unknown address's refusal lists them.
+func hookPaths() string {
+	paths := make([]string, len(hosts.All))
+	for i, a := range hosts.All {
+		paths[i] = "/v1/hooks/" + a.Name()
+	}
+	return strings.Join(paths, ", ")
 }
