@@ -109,7 +109,7 @@ func judgeDefinitions(ctx context.Context, g *judge.Gate, opts *agentsOptions, r
 		for _, a := range hosts.All {
 			looked = append(looked, a.DefinitionsFolder())
 		}
-		rep.Error = fmt.Sprintf("no agent definitions found under %s (looked for %s)", strings.Join(opts.paths, ", "), strings.Join(looked, " and "))
+		rep.Error = fmt.Sprintf("no agent definitions found under %s (looked for %s)", strings.Join(opts.paths, ", "), orList(looked, "and"))
 		fmt.Fprintf(stderr, "spawngate: %s\n", report.Clean(rep.Error))
 	}
 }
