@@ -18,6 +18,7 @@ type Host string
 const (
 	ClaudeCode Host = "claude-code"
 	Codex      Host = "codex"
+	Copilot    Host = "copilot"
 )
 
 // HookDecision is what a hook answers.

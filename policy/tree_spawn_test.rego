@@ -17,18 +17,18 @@ nested_with(policies, tools, n) := {
 nested(tools, n) := nested_with({"operator": fixtures.operator}, tools, n)
 
 test_parent_holding_a_default_spawn_tool_allowed[tool] if {
-	some tool in ["Agent", "Task", "Skill", "Workflow", "spawn_agent", "collaboration.spawn_agent", "collaborationspawn_agent"]
+	some tool in ["Agent", "Task", "Skill", "Workflow", "spawn_agent", "collaboration.spawn_agent", "collaborationspawn_agent", "task", "run_dynamic_workflow"]
 	count(tree_spawn.deny) == 0 with input as nested(["fs.read", tool], 2)
 }
 
 test_parent_without_a_spawn_tool_denied if {
 	deny := tree_spawn.deny with input as nested(["fs.read", "fs.write"], 1)
-	deny == {{"child": 0, "field": "/children", "message": "the child lists 1 child of its own but holds no spawn tool (Agent, Skill, Task, Workflow, collaboration.spawn_agent, collaborationspawn_agent, spawn_agent), so it could not dispatch them"}}
+	deny == {{"child": 0, "field": "/children", "message": "the child lists 1 child of its own but holds no spawn tool (Agent, Skill, Task, Workflow, collaboration.spawn_agent, collaborationspawn_agent, run_dynamic_workflow, spawn_agent, task), so it could not dispatch them"}}
 }
 
 test_parent_of_several_without_a_spawn_tool_denied if {
 	deny := tree_spawn.deny with input as nested(["fs.read"], 3)
-	deny == {{"child": 0, "field": "/children", "message": "the child lists 3 children of its own but holds no spawn tool (Agent, Skill, Task, Workflow, collaboration.spawn_agent, collaborationspawn_agent, spawn_agent), so it could not dispatch them"}}
+	deny == {{"child": 0, "field": "/children", "message": "the child lists 3 children of its own but holds no spawn tool (Agent, Skill, Task, Workflow, collaboration.spawn_agent, collaborationspawn_agent, run_dynamic_workflow, spawn_agent, task), so it could not dispatch them"}}
 }
 
 test_spawn_tools_of_the_policy_allowed if {
@@ -53,7 +53,7 @@ test_spawn_tool_of_any_policy_allowed if {
 test_message_lists_the_spawn_tools_of_every_policy_denied if {
 	plan := object.union(fixtures.operator, {"spawn_tools": ["orchestrate.*"]})
 	deny := tree_spawn.deny with input as nested_with({"operator": fixtures.operator, "plan": plan}, ["fs.read"], 1)
-	{v.message | some v in deny} == {"the child lists 1 child of its own but holds no spawn tool (Agent, Skill, Task, Workflow, collaboration.spawn_agent, collaborationspawn_agent, orchestrate.*, spawn_agent), so it could not dispatch them"}
+	{v.message | some v in deny} == {"the child lists 1 child of its own but holds no spawn tool (Agent, Skill, Task, Workflow, collaboration.spawn_agent, collaborationspawn_agent, orchestrate.*, run_dynamic_workflow, spawn_agent, task), so it could not dispatch them"}
 }
 
 test_tool_that_is_not_a_plain_name_does_not_spawn_denied[note] if {
@@ -91,16 +91,16 @@ test_flat_plan_never_refused_allowed if {
 }
 
 test_parent_holding_a_spawn_tool_its_adapter_names_allowed if {
-	plan := nested(["view", "task"], 1)
-	lead := object.union(plan.children[0], {"agent": {"host": "copilot", "type": "lead", "spawn_tools": ["task"]}})
+	plan := nested(["view", "delegate"], 1)
+	lead := object.union(plan.children[0], {"agent": {"host": "copilot", "type": "lead", "spawn_tools": ["delegate"]}})
 	count(tree_spawn.deny) == 0 with input as object.union(plan, {"children": array.concat([lead], array.slice(plan.children, 1, 2))})
 }
 
 test_spawn_tool_named_by_another_childs_adapter_counts if {
-	# task spawns for a Copilot child; the lead of the same plan holding
-	# task may dispatch its children.
-	plan := nested(["view", "task"], 1)
-	other := fixtures.child({"tools": ["task"], "agent": {"host": "copilot", "type": "x", "spawn_tools": ["task"]}})
+	# delegate spawns for one child by its adapter's word; the lead of the
+	# same plan holding delegate may dispatch its children.
+	plan := nested(["view", "delegate"], 1)
+	other := fixtures.child({"tools": ["delegate"], "agent": {"host": "copilot", "type": "x", "spawn_tools": ["delegate"]}})
 	count(tree_spawn.deny) == 0 with input as object.union(plan, {"children": array.concat(plan.children, [other])})
 	count(tree_spawn.deny) == 1 with input as plan
 }

@@ -8,12 +8,13 @@ import (
 	"github.com/spawngate/spawngate/internal/host"
 	"github.com/spawngate/spawngate/internal/host/claudecode"
 	"github.com/spawngate/spawngate/internal/host/codex"
+	"github.com/spawngate/spawngate/internal/host/copilot"
 )
 
 // All are the hosts, in the order help and reports list them.
-var All = []host.Adapter{claudecode.Adapter{}, codex.Adapter{}}
+var All = []host.Adapter{claudecode.Adapter{}, codex.Adapter{}, copilot.Adapter{}}
 
-// Lookup finds a host by its exact name (claude-code, codex).
+// Lookup finds a host by its exact name (claude-code, codex, copilot).
 func Lookup(name string) (host.Adapter, bool) {
 	for _, a := range All {
 		if a.Name() == name {

@@ -135,17 +135,24 @@ func gateCases() []e2eCase {
 		check: all(refusedBy("spawn_writer", "writer", "gate"), starts("spawn_reader", "reader"), calledFor("gate", "Agent", 2)),
 	}, {
 		// A built-in starts when the policy allows all it holds: explore's
-		// tools (its shell writes), and its models.
+		// tools (its shell writes), and the model its call names, which
+		// the client runs it on.
 		name:  "explore-allowed-by-policy-starts",
-		sc:    gate(scenario{Policy: explorePolicy, Main: []turn{spawn("main_spawn", "explore")}}),
+		sc:    gate(scenario{Policy: explorePolicy, Main: []turn{spawn("main_spawn", "explore", "model", "gpt-4.1")}}),
 		check: all(gateAllowed("explore"), builtinStarts("main_spawn")),
 	}, {
-		// A built-in runs on the session's model, not on the models its
-		// shipped definition lists (TestHostTruth/builtins-run-on-the-session-
-		// model): a policy that allows the shipped ones and not
-		// the session's must refuse it.
+		// Without a model in its call a built-in runs on the session's
+		// model, not on the models its shipped definition lists
+		// (TestHostTruth/builtins-run-on-the-session-model), which the
+		// hook cannot see: a policy that names models refuses it, even
+		// one that allows the session's.
+		name:  "explore-without-a-model-refused",
+		sc:    gate(scenario{Policy: explorePolicy, Main: []turn{spawn("main_spawn", "explore")}}),
+		check: all(refusedBy("main_spawn", "", "gate"), reasonHas("main_spawn", "- model.allowlist /model: the child names no model")),
+	}, {
+		// Its opposite, the host's fact: the built-in without a model in
+		// its call runs on the session's model.
 		name:  "explore-on-a-session-model-the-policy-refuses",
-		open:  "the adapter judges a built-in by the models its shipped definition lists, while 1.0.102 (with a provider of the user's own) runs it on the session's model",
 		sc:    gate(scenario{Policy: strings.Replace(explorePolicy, ", gpt-4.1]", "]", 1), Main: []turn{spawn("main_spawn", "explore")}}),
 		check: refusedBy("main_spawn", "", "gate"),
 	}}

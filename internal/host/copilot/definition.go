@@ -1,0 +1,108 @@
+package copilot
+
+import (
+	"context"
+	"fmt"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/plan"
+)
+
+// ReadCopilot reads a Copilot CLI agent definition (NAME.agent.md, or any
+// NAME.md in an agents folder): Markdown with YAML frontmatter, read with
+// the gate's strict YAML reader. The name is the frontmatter's name, else
+// the file's (observed). Copilot checks the frontmatter against a schema
+// and skips a file that fails it (no frontmatter, no description, tools:
+// null, a setting of the wrong type), and a definition of the name
+// further down then runs: such a file is Skipped here too. A file whose
+// YAML the gate's reader refuses is one that does not parse, under the
+// name a lenient reading finds (none: it may be any): Copilot's YAML
+// reader may read it otherwise, so a spawn of a name it might define is
+// refused, never passed to a definition further down.
+func ReadCopilot(ctx context.Context, file string, data []byte, lim plan.Limits) *agent.Definition {
+	d := &agent.Definition{File: file, Lines: map[string]int{}}
+	front, ok := agent.Frontmatter(data)
+	if !ok {
+		d.Skipped = "it does not start with YAML frontmatter between --- lines, so Copilot does not load it"
+		return d
+	}
+	v, perr, document := agent.DecodeFrontmatter(ctx, file, front, lim)
+	if perr != nil {
+		d.Err = perr
+		if !document {
+			return d
+		}
+		d.Name = looseName(front, file)
+		return d
+	}
+	fields, ok := v.(map[string]any)
+	if !ok {
+		d.Skipped = "its frontmatter is not a mapping of settings, so Copilot does not load it"
+		return d
+	}
+	d.Fields = fields
+	agent.KeyLines(front, 1, d.Lines)
+	d.Name = stem(file)
+	if name, set := fields["name"]; set && name != nil {
+		s, ok := name.(string)
+		if !ok {
+			d.Skipped = "its name is not a string, so Copilot does not load it"
+			return d
+		}
+		if s != "" {
+			d.Name = s
+		}
+	}
+	if desc, ok := fields["description"].(string); !ok || desc == "" {
+		d.Skipped = "its frontmatter has no description, so Copilot does not load it"
+		return d
+	}
+	if t, set := fields["tools"]; set {
+		if _, list := t.([]any); !list && !agent.IsString(t) {
+			d.Skipped = "its tools is neither a list nor a string, so Copilot does not load it"
+			return d
+		}
+	}
+	for _, k := range []string{"infer", "disable-model-invocation", "user-invocable"} {
+		if v, set := fields[k]; set {
+			if _, ok := v.(bool); !ok {
+				d.Skipped = fmt.Sprintf("its %s is not true or false, so Copilot does not load it", k)
+				return d
+			}
+		}
+	}
+	return d
+}
+
+// uninvocable says why task cannot start a definition Copilot loads
+// (infer: false, disable-model-invocation: true), "" when it can. Such a
+// definition still hides one of its name further down (observed).
+func uninvocable(d *agent.Definition) string {
+	switch {
+	case d.Fields["infer"] == false:
+		return "infer: false"
+	case d.Fields["disable-model-invocation"] == true:
+		return "disable-model-invocation: true"
+	}
+	return ""
+}
+
+// looseName is the name a definition the strict reader refuses goes by,
+// read as leniently as YAML allows (a key given twice, say): its name,
+// else its file's; "" when the text is no YAML mapping at all, so that it
+// may define any name.
+func looseName(front []byte, file string) string {
+	var doc yaml.Node
+	if yaml.Unmarshal(front, &doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return ""
+	}
+	m := doc.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == "name" && m.Content[i+1].Kind == yaml.ScalarNode && m.Content[i+1].Value != "" {
+			return m.Content[i+1].Value
+		}
+	}
+	return stem(file)
+}
