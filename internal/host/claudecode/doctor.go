@@ -129,11 +129,11 @@ type checkup struct {
 // exactly as Claude Code does and reports every way the installation lets
 // a spawn through. An error is a file it must read and cannot.
 func (Adapter) Doctor(ctx context.Context, o doctor.Options) (*doctor.Diagnosis, error) {
-	project, home, err := o.Dirs()
+	run, err := doctor.NewRun(o)
 	if err != nil {
 		return nil, err
 	}
-	d := &checkup{Run: doctor.Run{Options: o}, project: project, home: home}
+	d := &checkup{Run: run, project: run.Project, home: run.Home}
 	if err := d.read(); err != nil {
 		return nil, err
 	}

@@ -184,11 +184,11 @@ type hookSource struct {
 // does and reports every way the installation lets a spawn through. An
 // error is a file it must read and cannot.
 func (Adapter) Doctor(ctx context.Context, o doctor.Options) (*doctor.Diagnosis, error) {
-	project, home, err := o.Dirs()
+	run, err := doctor.NewRun(o)
 	if err != nil {
 		return nil, err
 	}
-	d := &checkup{Run: doctor.Run{Options: o}, project: project, home: home, states: map[string]hookState{}}
+	d := &checkup{Run: run, project: run.Project, home: run.Home, states: map[string]hookState{}}
 	d.codexHome = d.findCodexHome()
 	if err := d.read(); err != nil {
 		return nil, err
@@ -316,7 +316,7 @@ func (d *checkup) readProjects() error {
 			why = fmt.Sprintf(`the project is trusted only as %q ([projects.%q] in %s)`, level, key, d.userConfigPath())
 		}
 		for _, name := range []string{hooksName, configName} {
-			if namesSpawngate(filepath.Join(dot, name)) {
+			if doctor.FileNamesSpawngate(filepath.Join(dot, name)) {
 				d.off = append(d.off, fmt.Sprintf("the one in %s is not loaded: %s", filepath.Join(dot, name), why))
 			}
 		}
@@ -417,13 +417,6 @@ func sameFile(a, b string) bool {
 	ia, err1 := os.Stat(a)
 	ib, err2 := os.Stat(b)
 	return err1 == nil && err2 == nil && os.SameFile(ia, ib)
-}
-
-// namesSpawngate tells whether a file mentions spawngate; a file that
-// cannot be read, or is larger than a doctor reads, does not.
-func namesSpawngate(path string) bool {
-	data, found, err := doctor.ReadConfig(path)
-	return found && err == nil && bytes.Contains(bytes.ToLower(data), []byte("spawngate"))
 }
 
 // readDoc reads one file: nil for one that does not exist; a finding (and

@@ -173,11 +173,11 @@ type checkup struct {
 // Copilot CLI does and reports every way the installation lets a spawn
 // through. An error is a file it must read and cannot.
 func (Adapter) Doctor(ctx context.Context, o doctor.Options) (*doctor.Diagnosis, error) {
-	project, home, err := o.Dirs()
+	run, err := doctor.NewRun(o)
 	if err != nil {
 		return nil, err
 	}
-	d := &checkup{Run: doctor.Run{Options: o}, project: project, home: home}
+	d := &checkup{Run: run, project: run.Project, home: run.Home}
 	d.userDir = d.findUserDir()
 	if err := d.read(); err != nil {
 		return nil, err
@@ -318,14 +318,14 @@ func (d *checkup) readPolicies() error {
 			return &doctor.Error{File: path, Msg: "cannot be read: " + host.Cause(err)}
 		}
 		if !strings.HasSuffix(e.Name(), ".json") {
-			if fi.Mode().IsRegular() && namesSpawngate(path) {
+			if fi.Mode().IsRegular() && doctor.FileNamesSpawngate(path) {
 				d.Add(path, "settings.invalid", "", "is not read: Copilot CLI reads only the *.json files of "+dir+", so the spawngate hook here never runs",
 					"name it "+suggestedName)
 			}
 			continue
 		}
 		if why := d.rootOnly(fi); why != "" {
-			if namesSpawngate(path) {
+			if doctor.FileNamesSpawngate(path) {
 				d.Add(path, "settings.invalid", "", why+": Copilot CLI skips such a policy file, the spawngate hook in it too (it reads only files root owns and alone can write)",
 					"make it a file owned by root and writable by root alone: chown root:root, chmod 644")
 			}
@@ -336,13 +336,6 @@ func (d *checkup) readPolicies() error {
 		}
 	}
 	return nil
-}
-
-// namesSpawngate tells whether a file mentions spawngate; a file that
-// cannot be read, or is larger than a doctor reads, does not.
-func namesSpawngate(path string) bool {
-	data, found, err := doctor.ReadConfig(path)
-	return found && err == nil && (&doctor.File{Data: data}).NamesSpawngate()
 }
 
 // readHookDir reads every *.json file under a hooks folder, subfolders

@@ -49,9 +49,19 @@ func (e *Entry) Place() Place { return Place{File: e.File.Path, Pointer: e.Point
 
 // Run is one doctor's run: the files it read and what it found.
 type Run struct {
-	Options  Options
-	Files    []*File
-	Findings []Finding
+	Options Options
+	// Project and Home are the options' folders, absolute (Home "" when
+	// none is given).
+	Project, Home string
+	Files         []*File
+	Findings      []Finding
+}
+
+// NewRun starts a run of a doctor with the options' folders made
+// absolute; an error is a folder that cannot be.
+func NewRun(o Options) (Run, error) {
+	project, home, err := o.Dirs()
+	return Run{Options: o, Project: project, Home: home}, err
 }
 
 // Add records a finding about a setting of a file.

@@ -85,6 +85,13 @@ func (f *File) Key(name string) string {
 	return `"` + name + `":`
 }
 
+// FileNamesSpawngate tells whether the file at path mentions spawngate; a
+// file that cannot be read, or is larger than a doctor reads, does not.
+func FileNamesSpawngate(path string) bool {
+	data, found, err := ReadConfig(path)
+	return found && err == nil && (&File{Data: data}).NamesSpawngate()
+}
+
 // NamesSpawngate tells whether the file mentions spawngate anywhere: a
 // shape the host drops matters there, since it can take a spawngate hook
 // with it.
