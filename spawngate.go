@@ -41,8 +41,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/judge"
-	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
 )
 
@@ -80,15 +80,15 @@ type Limits struct {
 }
 
 // DefaultLimits returns the limits the command uses unless told otherwise.
-func DefaultLimits() Limits { return Limits(plan.DefaultLimits) }
+func DefaultLimits() Limits { return Limits(document.DefaultLimits) }
 
 // Check refuses limits no document could be read under, as WithLimits
 // does: every field must be positive (MaxAliasNodes and MaxAliasBytes may
 // be 0), and MaxDepth at most 10,000. An error is an *Error of Kind
 // ErrOption whose Msg names the field.
 func (l Limits) Check() error {
-	var bad *plan.LimitError
-	if errors.As(plan.Limits(l).Check(), &bad) {
+	var bad *document.LimitError
+	if errors.As(document.Limits(l).Check(), &bad) {
 		return optionError("WithLimits", "%s", bad.Error())
 	}
 	return nil
@@ -198,7 +198,7 @@ func WithBundle(path string, key *BundleKey) Option {
 // MaxAliasBytes may be 0, which refuses every YAML alias), and MaxDepth
 // at most 10,000, as the command's --max-* flags. A zero Limits is
 // refused, not read as "the defaults".
-func WithLimits(l Limits) Option { return func(s *settings) { s.opts.Limits = plan.Limits(l) } }
+func WithLimits(l Limits) Option { return func(s *settings) { s.opts.Limits = document.Limits(l) } }
 
 // WithTimeout bounds judging one plan (30s unless given). New refuses a
 // timeout that is not positive.

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/spawngate/spawngate/internal/plan"
+	"github.com/spawngate/spawngate/internal/document"
 )
 
 // RepoRoot is the repository the directory lies in (the closest directory
@@ -73,7 +73,7 @@ type Reader func(ctx context.Context, file string, data []byte) *Definition
 // subfolders too when recursive). A folder that does not exist holds
 // none; one that exists and cannot be read is an error, since the
 // definition a spawn names might be in it.
-func Load(ctx context.Context, dirs []string, suffix string, recursive bool, lim plan.Limits, read Reader) (*Catalog, error) {
+func Load(ctx context.Context, dirs []string, suffix string, recursive bool, lim document.Limits, read Reader) (*Catalog, error) {
 	c := &Catalog{}
 	for _, dir := range dirs {
 		f := Folder{Dir: dir}
@@ -96,24 +96,24 @@ func Load(ctx context.Context, dirs []string, suffix string, recursive bool, lim
 // file is opened, after following links: a FIFO or a device named like a
 // definition (a committed link to /proc/self/fd/1, say) could hold the gate
 // past its deadline, and defines nothing a host would load either.
-func ReadFile(ctx context.Context, file string, lim plan.Limits, read Reader) *Definition {
+func ReadFile(ctx context.Context, file string, lim document.Limits, read Reader) *Definition {
 	fail := func(msg string) *Definition {
-		return &Definition{File: file, Lines: map[string]int{}, Err: &plan.Error{Source: file, Msg: msg}}
+		return &Definition{File: file, Lines: map[string]int{}, Err: &document.Error{Source: file, Msg: msg}}
 	}
 	info, err := os.Stat(file)
 	if err != nil {
-		return fail("cannot be read: " + plan.Reason(err))
+		return fail("cannot be read: " + document.Reason(err))
 	}
 	if !info.Mode().IsRegular() {
 		return fail("is not a regular file (" + info.Mode().Type().String() + "): a definition must be a file")
 	}
-	data, err := plan.ReadFile(file, lim.MaxBytes)
+	data, err := document.ReadFile(file, lim.MaxBytes)
 	if err != nil {
-		var pe *plan.Error
+		var pe *document.Error
 		if errors.As(err, &pe) {
 			return &Definition{File: file, Lines: map[string]int{}, Err: pe}
 		}
-		return fail(plan.OneLine(err.Error()))
+		return fail(document.OneLine(err.Error()))
 	}
 	return read(ctx, file, data)
 }
@@ -124,7 +124,7 @@ func ReadFile(ctx context.Context, file string, lim plan.Limits, read Reader) *D
 // links to one place, or a loop) is listed once. A dir that does not exist
 // holds none.
 func Files(ctx context.Context, dir, suffix string, recursive bool, visit ...func(dir string)) ([]string, error) {
-	w := plan.Walk{Noun: "agents folder", Recursive: recursive, Optional: true, Match: func(name string) bool { return strings.HasSuffix(name, suffix) }}
+	w := document.Walk{Noun: "agents folder", Recursive: recursive, Optional: true, Match: func(name string) bool { return strings.HasSuffix(name, suffix) }}
 	for _, v := range visit {
 		w.Visit = v
 	}

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/host/hosttest"
-	"github.com/spawngate/spawngate/internal/plan"
 )
 
 // readName is an agent.Reader for the tests: a file's whole text,
@@ -141,11 +141,11 @@ func TestLoad(t *testing.T) {
 			for _, d := range tc.dirs {
 				dirs = append(dirs, filepath.Join(root, d))
 			}
-			c, err := agent.Load(context.Background(), dirs, tc.suffix, tc.recursive, plan.DefaultLimits, readName)
+			c, err := agent.Load(context.Background(), dirs, tc.suffix, tc.recursive, document.DefaultLimits, readName)
 			if tc.err != "" {
-				var pe *plan.Error
+				var pe *document.Error
 				if err == nil || !strings.Contains(err.Error(), tc.err) || !errors.As(err, &pe) {
-					t.Fatalf("Load error %v, want a *plan.Error with %q", err, tc.err)
+					t.Fatalf("Load error %v, want a *document.Error with %q", err, tc.err)
 				}
 				return
 			}
@@ -182,7 +182,7 @@ func TestLoadCanceled(t *testing.T) {
 	hosttest.WriteTree(t, root, map[string]string{"agents/a.md": "a"})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := agent.Load(ctx, []string{filepath.Join(root, "agents")}, ".md", true, plan.DefaultLimits, readName); !errors.Is(err, context.Canceled) {
+	if _, err := agent.Load(ctx, []string{filepath.Join(root, "agents")}, ".md", true, document.DefaultLimits, readName); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Load with a canceled context: %v", err)
 	}
 }
@@ -190,7 +190,7 @@ func TestLoadCanceled(t *testing.T) {
 func TestReadFileTooLarge(t *testing.T) {
 	root := t.TempDir()
 	hosttest.WriteTree(t, root, map[string]string{"a.md": "a name longer than eight bytes"})
-	lim := plan.DefaultLimits
+	lim := document.DefaultLimits
 	lim.MaxBytes = 8
 	read := func(context.Context, string, []byte) *agent.Definition {
 		t.Error("the reader was given a file over the limit")
@@ -254,7 +254,7 @@ func TestFilesFollowsLinks(t *testing.T) {
 		})
 	}
 	// The definitions behind the links are read.
-	c, err := agent.Load(context.Background(), []string{dir}, ".md", true, plan.DefaultLimits, readName)
+	c, err := agent.Load(context.Background(), []string{dir}, ".md", true, document.DefaultLimits, readName)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +275,7 @@ func TestFind(t *testing.T) {
 	def := func(dir, name string) *agent.Definition {
 		return &agent.Definition{File: dir + "/" + name, Name: name, Lines: map[string]int{}}
 	}
-	broken := &agent.Definition{File: "low/broken", Err: &plan.Error{Source: "low/broken", Line: 2, Msg: "bad"}, Lines: map[string]int{}}
+	broken := &agent.Definition{File: "low/broken", Err: &document.Error{Source: "low/broken", Line: 2, Msg: "bad"}, Lines: map[string]int{}}
 	c := &agent.Catalog{Folders: []agent.Folder{
 		{Dir: "high", Defs: []*agent.Definition{def("high", "a")}},
 		{Dir: "low", Defs: []*agent.Definition{def("low", "a"), def("low", "b"), broken, {File: "low/skipped", Name: "c", Skipped: "why"}}},

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/spawngate/spawngate/internal/plan"
+	"github.com/spawngate/spawngate/internal/document"
 )
 
 // Definition is one agent definition file, as far as the gate reads it.
@@ -16,7 +16,7 @@ type Definition struct {
 	Name string
 	// Err is why the file cannot be read as a definition the gate can
 	// judge, or nil.
-	Err *plan.Error
+	Err *document.Error
 	// Skipped says why the host itself ignores the file (no name, YAML it
 	// cannot read), so that it defines no agent at all; "" otherwise.
 	Skipped string
@@ -46,9 +46,9 @@ func (d *Definition) ParseProblem() string {
 		at += ": "
 	}
 	if d.Err.Pointer != "" {
-		at += plan.ShowPointer(d.Err.Pointer) + ": "
+		at += document.ShowPointer(d.Err.Pointer) + ": "
 	}
-	return at + plan.OneLine(d.Err.Msg)
+	return at + document.OneLine(d.Err.Msg)
 }
 
 // ToolList reads a tools setting written as a comma-separated string or a

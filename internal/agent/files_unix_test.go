@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/host/hosttest"
-	"github.com/spawngate/spawngate/internal/plan"
 )
 
 // TestReadFileRefusesNonRegular holds ReadFile to opening only regular
@@ -40,7 +40,7 @@ func TestReadFileRefusesNonRegular(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			file := filepath.Join(root, "agents", name)
 			done := make(chan *agent.Definition, 1)
-			go func() { done <- agent.ReadFile(context.Background(), file, plan.DefaultLimits, read) }()
+			go func() { done <- agent.ReadFile(context.Background(), file, document.DefaultLimits, read) }()
 			var d *agent.Definition
 			select {
 			case d = <-done:

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/spawngate/spawngate/internal/plan"
+	"github.com/spawngate/spawngate/internal/document"
 	"gopkg.in/yaml.v3"
 )
 
@@ -53,16 +53,16 @@ func KeyLines(front []byte, offset int, lines map[string]int) {
 
 // DecodeFrontmatter reads a definition's frontmatter with the gate's
 // strict YAML reader. An error is placed in the file (the frontmatter
-// starts on its second line); document is false when the error is not
-// the text's (the deadline ran out), and nothing more should be read.
-func DecodeFrontmatter(ctx context.Context, file string, front []byte, lim plan.Limits) (v any, err *plan.Error, document bool) {
-	v, derr := plan.Decode(ctx, file, front, plan.YAML, lim)
+// starts on its second line); ofText is false when the error is not the
+// text's (the deadline ran out), and nothing more should be read.
+func DecodeFrontmatter(ctx context.Context, file string, front []byte, lim document.Limits) (v any, err *document.Error, ofText bool) {
+	v, derr := document.Decode(ctx, file, front, document.YAML, lim)
 	if derr == nil {
 		return v, nil, true
 	}
-	var pe *plan.Error
+	var pe *document.Error
 	if !errors.As(derr, &pe) {
-		return nil, &plan.Error{Source: file, Msg: plan.OneLine(derr.Error())}, false
+		return nil, &document.Error{Source: file, Msg: document.OneLine(derr.Error())}, false
 	}
 	shifted := *pe
 	if shifted.Line > 0 {

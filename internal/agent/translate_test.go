@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/plan"
 )
 
@@ -144,7 +145,7 @@ func TestPlanBytes(t *testing.T) {
 		t.Errorf("Plan with two children: %v %v", doc.Plan, err)
 	}
 	// The gate's loader reads it as a nested plan of two children.
-	loader, err := plan.NewLoader(plan.DefaultLimits)
+	loader, err := plan.NewLoader(document.DefaultLimits)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,10 +12,10 @@ import (
 	"strings"
 
 	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/host"
 	"github.com/spawngate/spawngate/internal/hosts"
 	"github.com/spawngate/spawngate/internal/judge"
-	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
 	"github.com/spawngate/spawngate/internal/report/render"
 )
@@ -169,7 +169,7 @@ type folder struct {
 // .codex/agents) under root, in path order, not looking into .git. A root
 // that is an agents folder itself is one. Links to folders are followed,
 // as the hosts follow them; a folder reached twice is looked at once, and
-// the walk is bounded (plan.Walk).
+// the walk is bounded (document.Walk).
 func definitionFolders(ctx context.Context, root string) ([]folder, error) {
 	hostOf := func(path string) host.Adapter {
 		slash := filepath.ToSlash(path)
@@ -181,7 +181,7 @@ func definitionFolders(ctx context.Context, root string) ([]folder, error) {
 		}
 		return nil
 	}
-	w := plan.Walk{
+	w := document.Walk{
 		Hint:      "name the repository, or the folders that hold the agent definitions",
 		Folder:    func(path string) bool { return hostOf(path) != nil },
 		Recursive: true,

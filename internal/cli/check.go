@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/future"
 	"github.com/spawngate/spawngate/internal/judge"
-	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
 	"github.com/spawngate/spawngate/internal/report/render"
 )
@@ -293,7 +293,7 @@ func names(plans []planArg) []string {
 // planFolder is what a folder given as PLAN is searched for: the plan
 // documents in it and its subfolders, hidden ones (.git, .github) passed
 // over.
-var planFolder = plan.Walk{Noun: "folder of plans", Recursive: true, Skip: plan.Hidden, Match: func(name string) bool {
+var planFolder = document.Walk{Noun: "folder of plans", Recursive: true, Skip: document.Hidden, Match: func(name string) bool {
 	switch strings.ToLower(filepath.Ext(name)) {
 	case ".yaml", ".yml", ".json":
 		return true
@@ -328,7 +328,7 @@ func expandPlans(ctx context.Context, args []string, policy string) []planArg {
 			n++
 		}
 		if n == 0 {
-			out = append(out, planArg{name: a, err: judge.AsError(a, &plan.Error{Source: a, Msg: "the folder holds no plan (no .yaml, .yml or .json file outside hidden folders): nothing to check"})})
+			out = append(out, planArg{name: a, err: judge.AsError(a, &document.Error{Source: a, Msg: "the folder holds no plan (no .yaml, .yml or .json file outside hidden folders): nothing to check"})})
 		}
 	}
 	return out

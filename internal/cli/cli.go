@@ -13,9 +13,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/hosts"
 	"github.com/spawngate/spawngate/internal/judge"
-	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
 )
 
@@ -286,4 +286,4 @@ doctor, version) for its flags.
 `
 
 // oneLine keeps an error on one line of stderr.
-func oneLine(s string) string { return plan.OneLine(s) }
+func oneLine(s string) string { return document.OneLine(s) }

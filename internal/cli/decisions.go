@@ -33,10 +33,12 @@ type decisionLog struct {
 	policy string // the digest of the operator policy file
 	checks string // the digest of the checks, when the operator's own judge too
 	mu     sync.Mutex
-	seen   map[string]document // by source
+	seen   map[string]documentRead // by source
 }
 
-type document struct {
+// documentRead is a document as the log saw it read: its digest, and
+// its bytes when the log keeps documents.
+type documentRead struct {
 	sum  string
 	data []byte // only when the log keeps documents
 }
@@ -53,7 +55,7 @@ func openDecisionLog(l logFlags, policyFile string, stdout io.Writer) (*decision
 	version, _ := judge.Versions()
 	d := &decisionLog{
 		log:   decisionlog.New(w, decisionlog.NewID(), version, judge.ChecksDigest(), l.input),
-		close: closeLog, input: l.input, seen: map[string]document{},
+		close: closeLog, input: l.input, seen: map[string]documentRead{},
 	}
 	if data, err := os.ReadFile(policyFile); err == nil {
 		d.policy = judge.Digest(data)
@@ -75,7 +77,7 @@ func (d *decisionLog) useGate(g *judge.Gate) {
 
 // read records a document as it is read (judge.Options.OnRead).
 func (d *decisionLog) read(source string, data []byte) {
-	doc := document{sum: decisionlog.Sum(data)}
+	doc := documentRead{sum: decisionlog.Sum(data)}
 	if d.input {
 		doc.data = append([]byte(nil), data...)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/plan"
 )
 
@@ -88,7 +89,7 @@ func TestDeploymentExamplesUseWhatExists(t *testing.T) {
 		t.Errorf("terminationGracePeriodSeconds %d: the preStop sleep, --shutdown-timeout and the grace to answer take %s", grace, need)
 	}
 	policy := dig(t, kinds["ConfigMap"], "data", "policy.yaml").(string)
-	l, err := plan.NewLoader(plan.DefaultLimits)
+	l, err := plan.NewLoader(document.DefaultLimits)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/judge"
-	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
 	"github.com/spawngate/spawngate/internal/report/render"
 )
@@ -37,15 +37,15 @@ func newCommand(name string, help func(io.Writer, *flag.FlagSet)) *command {
 func (c *command) gateFlags(policy *string, o *judge.Options) {
 	fs := c.fs
 	fs.Var(policyFlag{policy}, "policy", "the operator's policy `FILE` (.yaml, .yml or .json)")
-	fs.Int64Var(&o.Limits.MaxBytes, "max-bytes", plan.DefaultLimits.MaxBytes, "largest plan or policy document, and largest bundle once decompressed, in `bytes`")
-	fs.Int64Var(&o.Limits.MaxYAMLBytes, "max-yaml-bytes", plan.DefaultLimits.MaxYAMLBytes, "largest YAML document, in `bytes` (YAML takes far more memory to parse than JSON)")
-	fs.IntVar(&o.Limits.MaxDepth, "max-depth", plan.DefaultLimits.MaxDepth, "deepest nesting of lists and mappings, in `levels`")
-	fs.IntVar(&o.Limits.MaxAliasNodes, "max-alias-nodes", plan.DefaultLimits.MaxAliasNodes, "most `values` YAML aliases may expand to, per document")
-	fs.IntVar(&o.Limits.MaxAliasBytes, "max-alias-bytes", plan.DefaultLimits.MaxAliasBytes, "most `bytes` of strings and keys YAML aliases may expand to, per document")
-	fs.IntVar(&o.Limits.MaxStringBytes, "max-string-bytes", plan.DefaultLimits.MaxStringBytes, "longest string or key, in `bytes`")
-	fs.IntVar(&o.Limits.MaxValues, "max-values", plan.DefaultLimits.MaxValues, "most `values` (of any kind) in one document")
-	fs.IntVar(&o.Limits.MaxChildren, "max-children", plan.DefaultLimits.MaxChildren, "most `children` in one plan")
-	fs.IntVar(&o.Limits.MaxChildEntries, "max-child-entries", plan.DefaultLimits.MaxChildEntries, "most `entries` one child's tools, and one child's paths, may list")
+	fs.Int64Var(&o.Limits.MaxBytes, "max-bytes", document.DefaultLimits.MaxBytes, "largest plan or policy document, and largest bundle once decompressed, in `bytes`")
+	fs.Int64Var(&o.Limits.MaxYAMLBytes, "max-yaml-bytes", document.DefaultLimits.MaxYAMLBytes, "largest YAML document, in `bytes` (YAML takes far more memory to parse than JSON)")
+	fs.IntVar(&o.Limits.MaxDepth, "max-depth", document.DefaultLimits.MaxDepth, "deepest nesting of lists and mappings, in `levels`")
+	fs.IntVar(&o.Limits.MaxAliasNodes, "max-alias-nodes", document.DefaultLimits.MaxAliasNodes, "most `values` YAML aliases may expand to, per document")
+	fs.IntVar(&o.Limits.MaxAliasBytes, "max-alias-bytes", document.DefaultLimits.MaxAliasBytes, "most `bytes` of strings and keys YAML aliases may expand to, per document")
+	fs.IntVar(&o.Limits.MaxStringBytes, "max-string-bytes", document.DefaultLimits.MaxStringBytes, "longest string or key, in `bytes`")
+	fs.IntVar(&o.Limits.MaxValues, "max-values", document.DefaultLimits.MaxValues, "most `values` (of any kind) in one document")
+	fs.IntVar(&o.Limits.MaxChildren, "max-children", document.DefaultLimits.MaxChildren, "most `children` in one plan")
+	fs.IntVar(&o.Limits.MaxChildEntries, "max-child-entries", document.DefaultLimits.MaxChildEntries, "most `entries` one child's tools, and one child's paths, may list")
 	fs.BoolVar(&o.ResolvePaths, "resolve-paths", false, "also resolve every path on this machine's filesystem, following symlinks; the workspace roots must exist")
 	fs.DurationVar(&o.Timeout, "timeout", judge.DefaultTimeout, "longest time to judge one plan (read, validate, evaluate), as a `duration` such as 500ms or 10s")
 	fs.BoolVar(&o.StrictExceptions, "strict-exceptions", false, "refuse a plan that an exception of the operator policy matches nothing in")
@@ -147,7 +147,7 @@ func (c *command) checkGate(policy string, o *judge.Options) error {
 	if err := c.checkChecks(o); err != nil {
 		return err
 	}
-	var bad *plan.LimitError
+	var bad *document.LimitError
 	if errors.As(o.Limits.Check(), &bad) {
 		return &usageError{"--" + bad.Limit + " " + bad.Rule}
 	}

@@ -13,11 +13,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/hook"
 	"github.com/spawngate/spawngate/internal/host"
 	"github.com/spawngate/spawngate/internal/hosts"
 	"github.com/spawngate/spawngate/internal/judge"
-	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
 )
 
@@ -43,7 +43,7 @@ type hookOptions struct {
 // that a hook wired with -h blocks rather than passes.
 func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fail := func(msg string) int {
-		fmt.Fprintf(stderr, "spawngate: %s\n", report.Clean(plan.OneLine(msg)))
+		fmt.Fprintf(stderr, "spawngate: %s\n", report.Clean(document.OneLine(msg)))
 		return exitError
 	}
 	if len(args) == 0 {
@@ -152,7 +152,7 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	if opts.printPlan != "" && d.Plan != nil {
 		if err := writePlan(opts.printPlan, d.Plan, stderr); err != nil {
-			fmt.Fprintf(stderr, "spawngate: --print-plan: %s\n", report.Clean(plan.OneLine(err.Error())))
+			fmt.Fprintf(stderr, "spawngate: --print-plan: %s\n", report.Clean(document.OneLine(err.Error())))
 		}
 	}
 	switch d.Kind {

@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/judge"
-	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
 	"github.com/spawngate/spawngate/policy"
 )
@@ -132,7 +132,7 @@ func writeBuiltins(dir string, stdout io.Writer) error {
 		return err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("%s: %s", dir, plan.Reason(err))
+		return fmt.Errorf("%s: %s", dir, document.Reason(err))
 	}
 	// A module left from another version would be read as one of the
 	// operator's own: the folder holds the built-in modules and nothing else.
@@ -142,7 +142,7 @@ func writeBuiltins(dir string, stdout io.Writer) error {
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return fmt.Errorf("%s: %s", dir, plan.Reason(err))
+		return fmt.Errorf("%s: %s", dir, document.Reason(err))
 	}
 	for _, e := range entries {
 		if strings.HasSuffix(e.Name(), ".rego") && !names[e.Name()] {
@@ -151,7 +151,7 @@ func writeBuiltins(dir string, stdout io.Writer) error {
 	}
 	for _, m := range mods {
 		if err := os.WriteFile(filepath.Join(dir, m.Name), []byte(m.Source), 0o644); err != nil {
-			return fmt.Errorf("%s: %s", filepath.Join(dir, m.Name), plan.Reason(err))
+			return fmt.Errorf("%s: %s", filepath.Join(dir, m.Name), document.Reason(err))
 		}
 	}
 	_, err = fmt.Fprintf(stdout, "wrote the %d built-in modules of spawngate to %s\n", len(mods), dir)

@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/judge"
-	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
 )
 
@@ -29,7 +29,7 @@ var verifyFormats = map[string]bool{"text": true, "json": true}
 
 func parseVerify(args []string, help io.Writer) (*verifyOptions, error) {
 	opts := &verifyOptions{format: "text"}
-	opts.Limits = plan.DefaultLimits
+	opts.Limits = document.DefaultLimits
 	c := newCommand("spawngate verify", printVerifyHelp)
 	var gateOpts judge.Options
 	c.fs.Var(policyFlag{&opts.PolicyFile}, "policy", "an operator policy `FILE` whose checks field names folders to verify too")
@@ -37,7 +37,7 @@ func parseVerify(args []string, help io.Writer) (*verifyOptions, error) {
 	c.fs.BoolVar(&opts.Builtin, "builtin", false, "also run the tests of the built-in checks")
 	c.fs.Var(verifyFormatFlag{&opts.format}, "format", "output `format`: text (for a person) or json (one document on stdout, also on errors)")
 	c.fs.DurationVar(&opts.Timeout, "timeout", judge.DefaultTestTimeout, "longest time one test may take, as a `duration`")
-	c.fs.Int64Var(&opts.Limits.MaxBytes, "max-bytes", plan.DefaultLimits.MaxBytes, "largest module, policy or bundle, in `bytes`")
+	c.fs.Int64Var(&opts.Limits.MaxBytes, "max-bytes", document.DefaultLimits.MaxBytes, "largest module, policy or bundle, in `bytes`")
 	dirs, err := c.parse(args, help)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil, err

@@ -12,7 +12,7 @@ import (
 // child, one for each tool and path it lists) reaches it. Each entry can
 // give a violation or two, so this bounds what one evaluation holds in
 // memory, however many children a plan has; a child alone lists at most
-// plan.Limits.MaxChildEntries tools and as many paths.
+// document.Limits.MaxChildEntries tools and as many paths.
 const batchWeight = 2048
 
 // batch is the representatives, by group, that one evaluation judges.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/ast"
 
-	"github.com/spawngate/spawngate/internal/plan"
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/policy"
 )
 
@@ -26,7 +26,7 @@ type ModuleError struct {
 	Builtin bool
 }
 
-func (e *ModuleError) Error() string { return plan.Where(e.File, e.Line, 0, "") + e.Msg }
+func (e *ModuleError) Error() string { return document.Where(e.File, e.Line, 0, "") + e.Msg }
 
 // Custom adds the operator's own modules (--checks, a bundle) beside the
 // built-in ones. They are held to more than the built-ins: each must be a
@@ -133,7 +133,7 @@ func moduleError(file string, err error) error {
 			one = e
 		}
 		if one == nil {
-			return &ModuleError{File: file, Msg: plan.OneLine(err.Error())}
+			return &ModuleError{File: file, Msg: document.OneLine(err.Error())}
 		}
 		errs = ast.Errors{one}
 	}
@@ -194,7 +194,7 @@ func explainRegoError(e *ast.Error) string {
 			msg += " (" + strings.Join(lines, "; ") + ")"
 		}
 	}
-	return plan.OneLine(fmt.Sprintf("%s: %s (%s)", verb, msg, e.Code))
+	return document.OneLine(fmt.Sprintf("%s: %s (%s)", verb, msg, e.Code))
 }
 
 // forbiddenReason says why a built-in OPA has and the gate removed may not

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/engine"
 	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
@@ -27,7 +28,7 @@ func builtin(t testing.TB, extra ...policy.Module) *engine.Engine {
 
 func loader(t testing.TB) *plan.Loader {
 	t.Helper()
-	l, err := plan.NewLoader(plan.DefaultLimits)
+	l, err := plan.NewLoader(document.DefaultLimits)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/engine"
 	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
@@ -430,7 +431,7 @@ func newFloorGate(t testing.TB) floorGate {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := plan.NewLoader(plan.DefaultLimits)
+	l, err := plan.NewLoader(document.DefaultLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -452,7 +453,7 @@ func (g floorGate) judge(t testing.TB, c floorCase) ([]report.Child, string) {
 	planDoc := floorJSON(map[string]any{"plan": c.children})
 	p, err := g.loader.Plan(ctx, "plan.json", planDoc)
 	if err != nil {
-		var docErr *plan.Error
+		var docErr *document.Error
 		if !errors.As(err, &docErr) {
 			t.Fatalf("loading %s: %v", planDoc, err)
 		}

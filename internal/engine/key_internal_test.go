@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
 	"github.com/spawngate/spawngate/policy"
@@ -104,7 +105,7 @@ func TestEveryPartOfAKeyCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := plan.NewLoader(plan.DefaultLimits)
+	l, err := plan.NewLoader(document.DefaultLimits)
 	if err != nil {
 		t.Fatal(err)
 	}

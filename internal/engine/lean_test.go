@@ -12,6 +12,7 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/ast"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/policy"
 )
@@ -116,7 +117,7 @@ func TestLeanModulesReferToNoGatedPackage(t *testing.T) {
 // compiled for the first plan that reaches it.
 func TestLeanEngineJudgesAsEveryModule(t *testing.T) {
 	lean, full := engines(t)
-	l, err := plan.NewLoader(plan.DefaultLimits)
+	l, err := plan.NewLoader(document.DefaultLimits)
 	if err != nil {
 		t.Fatal(err)
 	}

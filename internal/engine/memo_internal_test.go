@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/spawngate/spawngate/internal/benchplan"
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/plan"
 )
 
@@ -16,7 +17,7 @@ func distinctPlan(n int) string { return string(benchplan.Generate(benchplan.Dis
 func TestALargeDistinctPlanLeavesTheMemoryAlone(t *testing.T) {
 	LongProperty(t)
 	e, _ := engines(t)
-	l, err := plan.NewLoader(plan.DefaultLimits)
+	l, err := plan.NewLoader(document.DefaultLimits)
 	if err != nil {
 		t.Fatal(err)
 	}

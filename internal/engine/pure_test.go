@@ -13,6 +13,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/topdown"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
 	"github.com/spawngate/spawngate/policy"
@@ -151,7 +152,7 @@ func TestSharedValuesChangeNoResult(t *testing.T) {
 	if sharing.shared.purity() == nil {
 		t.Fatal("the built-in checks share nothing")
 	}
-	l, err := plan.NewLoader(plan.DefaultLimits)
+	l, err := plan.NewLoader(document.DefaultLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +249,7 @@ func TestSharedValuesConcurrently(t *testing.T) {
 // with opts; every says each evaluation must run the checks.
 func sharedValuesConcurrently(t *testing.T, every bool, opts ...Option) {
 	lean, _ := engines(t, opts...)
-	l, err := plan.NewLoader(plan.DefaultLimits)
+	l, err := plan.NewLoader(document.DefaultLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,7 +385,7 @@ func TestTheFirstEvaluationSharesNothing(t *testing.T) {
 // under a small policy, and returns what e made of it.
 func oneChild(t *testing.T, e *Engine, role, paths string) (report.Result, error) {
 	t.Helper()
-	l, err := plan.NewLoader(plan.DefaultLimits)
+	l, err := plan.NewLoader(document.DefaultLimits)
 	if err != nil {
 		t.Fatal(err)
 	}

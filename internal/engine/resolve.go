@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/spawngate/spawngate/internal/plan"
+	"github.com/spawngate/spawngate/internal/document"
 )
 
 // ResolveError is a plan that cannot be judged on this machine with path
@@ -28,7 +28,7 @@ func resolveRoots(policies map[string]any) (map[string]any, error) {
 		root, _ := policies[source].(map[string]any)["workspace_root"].(string)
 		real, err := filepath.EvalSymlinks(root)
 		if err != nil {
-			return nil, &ResolveError{fmt.Sprintf("the workspace root %q of the %s policy cannot be resolved on this machine: %s", root, source, plan.Reason(err))}
+			return nil, &ResolveError{fmt.Sprintf("the workspace root %q of the %s policy cannot be resolved on this machine: %s", root, source, document.Reason(err))}
 		}
 		roots[source] = real
 	}
@@ -91,11 +91,11 @@ func resolvePath(abs string) (string, error) {
 			// Nothing exists from here on: nothing below can be a link.
 			return filepath.Join(append([]string{cur}, segments[i:]...)...), nil
 		case err != nil:
-			return "", fmt.Errorf("%s: %s", next, plan.Reason(err))
+			return "", fmt.Errorf("%s: %s", next, document.Reason(err))
 		case info.Mode()&fs.ModeSymlink != 0:
 			target, err := filepath.EvalSymlinks(next)
 			if err != nil {
-				return "", fmt.Errorf("symlink %s leads nowhere: %s", next, plan.Reason(err))
+				return "", fmt.Errorf("symlink %s leads nowhere: %s", next, document.Reason(err))
 			}
 			next = target
 		case i < len(segments)-1 && !info.IsDir():

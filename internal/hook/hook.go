@@ -27,10 +27,10 @@ import (
 	"time"
 
 	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/host"
 	"github.com/spawngate/spawngate/internal/judge"
 	"github.com/spawngate/spawngate/internal/ledger"
-	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/internal/report"
 )
 
@@ -184,7 +184,7 @@ func guard(g *judge.Gate, cfg Config, sp *host.Spawn) error {
 	}
 	for _, f := range g.OnDisk() {
 		if err := o.Check(f); err != nil {
-			return &judge.Error{Kind: judge.Document, Source: f, Msg: plan.OneLine(strings.TrimPrefix(err.Error(), f+" ")) +
+			return &judge.Error{Kind: judge.Document, Source: f, Msg: document.OneLine(strings.TrimPrefix(err.Error(), f+" ")) +
 				"; a session that can change what judges it can widen it, so nothing is judged by it: keep it where only root can write, such as /etc/spawngate"}
 		}
 	}
@@ -262,7 +262,7 @@ func noncePattern(source string, retask any) (*regexp.Regexp, error) {
 		if source == "" {
 			source = "operator policy"
 		}
-		return nil, &judge.Error{Kind: judge.Document, Source: source, Pointer: "/brief_retask/pattern", Msg: "the re-task pattern cannot be used: " + plan.OneLine(err.Error())}
+		return nil, &judge.Error{Kind: judge.Document, Source: source, Pointer: "/brief_retask/pattern", Msg: "the re-task pattern cannot be used: " + document.OneLine(err.Error())}
 	}
 	return re, nil
 }
@@ -391,7 +391,7 @@ func readPayload(ctx context.Context, g *judge.Gate, h host.Adapter, data []byte
 	if int64(len(data)) > lim.MaxBytes {
 		return nil, "", &judge.Error{Kind: judge.Limit, Source: payloadSource, Msg: fmt.Sprintf("payload is larger than %d bytes", lim.MaxBytes), Limit: "max-bytes"}
 	}
-	v, err := plan.Decode(ctx, payloadSource, data, plan.JSON, lim)
+	v, err := document.Decode(ctx, payloadSource, data, document.JSON, lim)
 	if err != nil {
 		return nil, "", err
 	}

@@ -19,7 +19,7 @@ import (
 	"encoding/json"
 
 	"github.com/spawngate/spawngate/internal/agent"
-	"github.com/spawngate/spawngate/internal/plan"
+	"github.com/spawngate/spawngate/internal/document"
 )
 
 // Adapter is one host.
@@ -32,7 +32,7 @@ type Adapter interface {
 	SpawnTools() []string
 	// Spawn reads one hook payload (already decoded, a JSON object) and
 	// translates the spawn it asks for. It returns nil, nil for a call
-	// that starts no sub-agent, and an error (a *plan.Error naming the
+	// that starts no sub-agent, and an error (a *document.Error naming the
 	// payload field) for a payload it cannot read.
 	Spawn(ctx context.Context, payload map[string]any, env Env) (*Spawn, error)
 	// DefinitionsFolder is where a project keeps this host's agent
@@ -84,7 +84,7 @@ type Env struct {
 	Budget json.Number
 	// Cwd is the directory spawngate agents takes the agents to work in.
 	Cwd    string
-	Limits plan.Limits
+	Limits document.Limits
 	// CommandLine reads the command line of a process of the host (by its
 	// pid), for what the host was started with; nil reads the system's.
 	CommandLine func(pid int) ([]string, error)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/spawngate/spawngate/internal/plan"
+	"github.com/spawngate/spawngate/internal/document"
 )
 
 // PayloadSource names a hook payload in messages.
@@ -29,7 +29,7 @@ func (p *Payload) Field(key string) (any, bool) {
 
 // Bad is a payload error at a JSON pointer.
 func Bad(pointer, format string, args ...any) error {
-	return &plan.Error{Source: PayloadSource, Pointer: pointer, Msg: fmt.Sprintf(format, args...)}
+	return &document.Error{Source: PayloadSource, Pointer: pointer, Msg: fmt.Sprintf(format, args...)}
 }
 
 // Tool is the payload's tool_name, which must be a string.

@@ -21,11 +21,11 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/host"
 	"github.com/spawngate/spawngate/internal/host/codex"
 	"github.com/spawngate/spawngate/internal/host/doctor"
 	"github.com/spawngate/spawngate/internal/host/hosttest"
-	"github.com/spawngate/spawngate/internal/plan"
 )
 
 // TestConformance holds every host of All to what a host brings besides
@@ -178,7 +178,7 @@ func (fx fixtures) checkPayloads(t *testing.T, a host.Adapter) (problems []strin
 		Root:        t.TempDir(),
 		AgentsDirs:  []string{filepath.Join(base, a.DefinitionsFolder())},
 		Budget:      "1000",
-		Limits:      plan.DefaultLimits,
+		Limits:      document.DefaultLimits,
 		CommandLine: func(int) ([]string, error) { return nil, errors.New("no host process: the payload is an example") },
 	}
 	if sessions, _ := filepath.Glob(filepath.Join(base, "sessions", "*")); len(sessions) > 0 {
@@ -190,7 +190,7 @@ func (fx fixtures) checkPayloads(t *testing.T, a host.Adapter) (problems []strin
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, err := plan.Decode(context.Background(), rel(file), data, plan.JSON, plan.DefaultLimits)
+		v, err := document.Decode(context.Background(), rel(file), data, document.JSON, document.DefaultLimits)
 		payload, isObject := v.(map[string]any)
 		if err != nil || !isObject {
 			problems = append(problems, fmt.Sprintf("%s is not a hook payload the hook reads (one JSON object): %v", rel(file), err))

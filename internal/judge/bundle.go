@@ -17,6 +17,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/bundle"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/policy"
 )
@@ -49,10 +50,10 @@ var SigningAlgs = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512",
 func (key *BundleKey) config() (*bundle.VerificationConfig, error) {
 	secret, err := os.ReadFile(key.File)
 	if err != nil {
-		return nil, &plan.Error{Source: key.File, Msg: "cannot read the verification key: " + plan.Reason(err)}
+		return nil, &document.Error{Source: key.File, Msg: "cannot read the verification key: " + document.Reason(err)}
 	}
 	if len(bytes.TrimSpace(secret)) == 0 {
-		return nil, &plan.Error{Source: key.File, Msg: "the verification key file is empty"}
+		return nil, &document.Error{Source: key.File, Msg: "the verification key file is empty"}
 	}
 	id, alg := cmp.Or(key.ID, DefaultKeyID), cmp.Or(key.Alg, DefaultSigningAlg)
 	if strings.HasPrefix(alg, "HS") {
@@ -88,15 +89,15 @@ type bundleContents struct {
 // meant it to be checked. Its data may hold only the operator policy, at
 // data.spawngate.policy, which is validated like a --policy file; its
 // *.rego files, but *_test.rego, are the operator's checks. Every error is
-// a *plan.Error naming the bundle.
+// a *document.Error naming the bundle.
 func readBundle(ctx context.Context, loader *plan.Loader, name string, key *BundleKey) (*bundleContents, error) {
 	lim := loader.Limits()
 	fail := func(format string, args ...any) error {
-		return &plan.Error{Source: name, Msg: plan.OneLine(fmt.Sprintf(format, args...))}
+		return &document.Error{Source: name, Msg: document.OneLine(fmt.Sprintf(format, args...))}
 	}
 	info, err := os.Stat(name)
 	if err != nil {
-		return nil, fail("cannot read: %s", plan.Reason(err))
+		return nil, fail("cannot read: %s", document.Reason(err))
 	}
 	var verify *bundle.VerificationConfig
 	if key != nil {
@@ -106,7 +107,7 @@ func readBundle(ctx context.Context, loader *plan.Loader, name string, key *Bund
 	}
 	var src bundleSource = folder{root: name}
 	if !info.IsDir() {
-		raw, err := plan.ReadFile(name, lim.MaxBytes)
+		raw, err := document.ReadFile(name, lim.MaxBytes)
 		if err != nil {
 			return nil, err
 		}
@@ -206,18 +207,18 @@ func bundleFile(bundleName, p string) string {
 }
 
 // strictData reads every data file of the bundle with the gate's reader.
-func strictData(ctx context.Context, files []heldFile, name string, lim plan.Limits) error {
+func strictData(ctx context.Context, files []heldFile, name string, lim document.Limits) error {
 	for _, f := range files {
 		base := path.Base(f.path)
 		if base != "data.json" && !bundle.IsYAMLDataFile(base) {
 			continue
 		}
 		source := bundleFile(name, strings.TrimPrefix(path.Clean("/"+f.path), "/"))
-		syntax := plan.JSON
+		syntax := document.JSON
 		if base != "data.json" {
-			syntax = plan.YAML
+			syntax = document.YAML
 		}
-		if _, err := plan.Decode(ctx, source, f.data, syntax, lim); err != nil {
+		if _, err := document.Decode(ctx, source, f.data, syntax, lim); err != nil {
 			return err
 		}
 	}
@@ -231,7 +232,7 @@ func strictData(ctx context.Context, files []heldFile, name string, lim plan.Lim
 func (c *bundleContents) readPolicy(ctx context.Context, loader *plan.Loader, name string, data map[string]any) error {
 	for _, k := range slices.Sorted(maps.Keys(data)) {
 		if k != bundlePolicyPath[0] {
-			return &plan.Error{Source: name, Pointer: "/" + k, Msg: "a bundle's data may hold only the operator policy, at " + BundlePolicyPointer + ": the checks read only their input"}
+			return &document.Error{Source: name, Pointer: "/" + k, Msg: "a bundle's data may hold only the operator policy, at " + BundlePolicyPointer + ": the checks read only their input"}
 		}
 	}
 	root, ok := data[bundlePolicyPath[0]]
@@ -240,11 +241,11 @@ func (c *bundleContents) readPolicy(ctx context.Context, loader *plan.Loader, na
 	}
 	obj, ok := root.(map[string]any)
 	if !ok {
-		return &plan.Error{Source: name, Pointer: "/spawngate", Msg: "must be a mapping holding the operator policy under policy"}
+		return &document.Error{Source: name, Pointer: "/spawngate", Msg: "must be a mapping holding the operator policy under policy"}
 	}
 	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		if k != bundlePolicyPath[1] {
-			return &plan.Error{Source: name, Pointer: "/spawngate/" + k, Msg: "a bundle's data may hold only the operator policy, at " + BundlePolicyPointer + ": the checks read only their input"}
+			return &document.Error{Source: name, Pointer: "/spawngate/" + k, Msg: "a bundle's data may hold only the operator policy, at " + BundlePolicyPointer + ": the checks read only their input"}
 		}
 	}
 	pol, ok := obj[bundlePolicyPath[1]]
@@ -253,11 +254,11 @@ func (c *bundleContents) readPolicy(ctx context.Context, loader *plan.Loader, na
 	}
 	doc, err := json.Marshal(pol)
 	if err != nil {
-		return &plan.Error{Source: name, Pointer: BundlePolicyPointer, Msg: "cannot be read: " + err.Error()}
+		return &document.Error{Source: name, Pointer: BundlePolicyPointer, Msg: "cannot be read: " + err.Error()}
 	}
 	p, err := loader.Policy(ctx, "bundle-policy.json", doc)
 	if err != nil {
-		var pe *plan.Error
+		var pe *document.Error
 		if errors.As(err, &pe) {
 			// The line and column would be those of the gate's own
 			// rendering of the value; the pointer is into the bundle's data.
@@ -269,7 +270,7 @@ func (c *bundleContents) readPolicy(ctx context.Context, loader *plan.Loader, na
 		return err
 	}
 	if _, ok := p["checks"]; ok {
-		return &plan.Error{Source: name, Pointer: BundlePolicyPointer + "/checks", Msg: "a bundle's policy cannot name folders of checks: the bundle carries its checks as .rego files"}
+		return &document.Error{Source: name, Pointer: BundlePolicyPointer + "/checks", Msg: "a bundle's policy cannot name folders of checks: the bundle carries its checks as .rego files"}
 	}
 	c.policy, c.policyJSON = p, doc
 	return nil

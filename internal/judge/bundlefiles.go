@@ -18,7 +18,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/loader/filter"
 	"github.com/open-policy-agent/opa/v1/util"
 
-	"github.com/spawngate/spawngate/internal/plan"
+	"github.com/spawngate/spawngate/internal/document"
 )
 
 // A bundle is read in at most two streaming passes, each bounded by one
@@ -68,7 +68,7 @@ func newBudget(name string, max int64) *budget { return &budget{name: name, max:
 // over is the error of a bundle that holds more than the budget.
 // where says where in the bundle: "at checks/x.rego".
 func (b *budget) over(where string) error {
-	return &plan.Error{Source: b.name, Msg: fmt.Sprintf("holds more than %d bytes (%s): a bundle, all its files together and decompressed, is held to the size of one document", b.max, where), Limit: "max-bytes"}
+	return &document.Error{Source: b.name, Msg: fmt.Sprintf("holds more than %d bytes (%s): a bundle, all its files together and decompressed, is held to the size of one document", b.max, where), Limit: "max-bytes"}
 }
 
 // fits tells whether n more bytes fit the budget.
@@ -192,7 +192,7 @@ func (f folder) file(b *budget, d *bundle.Descriptor, fn func(path, url string, 
 }
 
 func readFailed(name string, err error) error {
-	return &plan.Error{Source: name, Msg: "cannot be read as a bundle (a .tar.gz file from opa build, or a folder): " + plan.Reason(err)}
+	return &document.Error{Source: name, Msg: "cannot be read as a bundle (a .tar.gz file from opa build, or a folder): " + document.Reason(err)}
 }
 
 // holdFile reads one file whole: size bytes, no more.
@@ -213,7 +213,7 @@ func holdFile(path, url string, size int64, r io.Reader) (heldFile, error) {
 // (see the comment at the top of this file).
 func readBundleFiles(ctx context.Context, name string, src bundleSource, maxBytes int64, verify *bundle.VerificationConfig) ([]heldFile, error) {
 	fail := func(format string, args ...any) error {
-		return &plan.Error{Source: name, Msg: plan.OneLine(fmt.Sprintf(format, args...))}
+		return &document.Error{Source: name, Msg: document.OneLine(fmt.Sprintf(format, args...))}
 	}
 
 	// The first pass: the signature, and nothing else.
@@ -291,7 +291,7 @@ func readBundleFiles(ctx context.Context, name string, src bundleSource, maxByte
 // asReadError keeps the errors of this file as they are and says any
 // other reading error as one about the bundle.
 func asReadError(name string, err error) error {
-	var pe *plan.Error
+	var pe *document.Error
 	if errors.As(err, &pe) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}

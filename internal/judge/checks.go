@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/engine"
 	"github.com/spawngate/spawngate/internal/future"
 	"github.com/spawngate/spawngate/internal/plan"
@@ -40,7 +41,7 @@ func policyCheckDirs(source, policyFile string, pol plan.Policy) ([]CheckSource,
 		ptr := "/checks/" + strconv.Itoa(i)
 		if !filepath.IsAbs(dir) {
 			if policyFile == "" {
-				return nil, &plan.Error{Source: source, Pointer: ptr, Msg: fmt.Sprintf("folder %q is relative, and this policy has no file it could be read from: name the folder by an absolute path", dir)}
+				return nil, &document.Error{Source: source, Pointer: ptr, Msg: fmt.Sprintf("folder %q is relative, and this policy has no file it could be read from: name the folder by an absolute path", dir)}
 			}
 			dir = filepath.Join(filepath.Dir(policyFile), dir)
 		}
@@ -62,7 +63,7 @@ func readCheckDirs(ctx context.Context, sources []CheckSource, maxBytes int64) (
 	for _, src := range sources {
 		abs, err := filepath.Abs(src.Dir)
 		if err != nil {
-			return nil, src.problem(plan.Reason(err))
+			return nil, src.problem(document.Reason(err))
 		}
 		if seenDir[abs] {
 			continue
@@ -84,7 +85,7 @@ func readCheckDirs(ctx context.Context, sources []CheckSource, maxBytes int64) (
 				continue
 			}
 			seenFile[absFile] = true
-			data, err := plan.ReadFile(f, maxBytes)
+			data, err := document.ReadFile(f, maxBytes)
 			if err != nil {
 				return nil, err
 			}
@@ -98,14 +99,14 @@ func readCheckDirs(ctx context.Context, sources []CheckSource, maxBytes int64) (
 // it, or of the folder itself.
 func (s CheckSource) problem(msg string) error {
 	if s.Policy != "" {
-		return &plan.Error{Source: s.Policy, Pointer: s.Pointer, Msg: fmt.Sprintf("folder %s %s", s.Dir, msg)}
+		return &document.Error{Source: s.Policy, Pointer: s.Pointer, Msg: fmt.Sprintf("folder %s %s", s.Dir, msg)}
 	}
-	return &plan.Error{Source: s.Dir, Msg: msg}
+	return &document.Error{Source: s.Dir, Msg: msg}
 }
 
 // wrap says a reading error of the folder the way problem does.
 func (s CheckSource) wrap(err error) error {
-	var pe *plan.Error
+	var pe *document.Error
 	if errors.As(err, &pe) && pe.Source == s.Dir {
 		return s.problem(pe.Msg)
 	}
@@ -113,12 +114,12 @@ func (s CheckSource) wrap(err error) error {
 }
 
 // regoFiles lists the .rego files under dir and its subfolders, in path
-// order, links followed (plan.Walk): the modules (tests false) or the
+// order, links followed (document.Walk): the modules (tests false) or the
 // *_test.rego files (tests true). A file directly in the folder "." is
 // named "./name.rego", so that no operator's module is ever named like a
 // built-in one (lib.rego).
 func regoFiles(ctx context.Context, dir string, tests bool) ([]string, error) {
-	w := plan.Walk{Recursive: true, Hint: "name the folder that holds the .rego modules", Match: func(name string) bool {
+	w := document.Walk{Recursive: true, Hint: "name the folder that holds the .rego modules", Match: func(name string) bool {
 		return strings.HasSuffix(name, ".rego") && strings.HasSuffix(name, "_test.rego") == tests
 	}}
 	files, err := w.Files(ctx, dir)
@@ -205,11 +206,11 @@ func peekPolicy(ctx context.Context, opts Options, source string, data []byte) m
 	if len(data) == 0 {
 		return nil
 	}
-	syntax, err := plan.SyntaxOf(source)
+	syntax, err := document.SyntaxOf(source)
 	if err != nil {
 		return nil
 	}
-	v, err := plan.Decode(ctx, source, data, syntax, opts.Limits)
+	v, err := document.Decode(ctx, source, data, syntax, opts.Limits)
 	if err != nil {
 		return nil
 	}
@@ -255,7 +256,7 @@ func compileAhead(ctx context.Context, opts Options, dirs []CheckSource) *future
 		}
 		builtins, err := policy.Modules()
 		if err != nil {
-			return a, &Error{Kind: Internal, Msg: "internal error: reading the built-in policy: " + plan.OneLine(err.Error())}
+			return a, &Error{Kind: Internal, Msg: "internal error: reading the built-in policy: " + document.OneLine(err.Error())}
 		}
 		if a.mods = engine.WithoutBuiltinCopies(builtins, mods); len(a.mods) == 0 {
 			return a, nil // copies of the built-in modules alone: the built-in checks judge

@@ -301,7 +301,7 @@ func TestDigest(t *testing.T) {
 	}
 }
 
-// A folder of checks is walked as every folder is (plan.Walk): a linked
+// A folder of checks is walked as every folder is (document.Walk): a linked
 // subfolder's modules are read, and the server's fingerprint, which walks
 // it the same way, changes when one of them does.
 func TestChecksFolderFollowsLinks(t *testing.T) {

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/engine"
-	"github.com/spawngate/spawngate/internal/plan"
 )
 
 // ErrorKind is what kept a document from being judged.
@@ -61,7 +61,7 @@ type Error struct {
 	Column  int    // 1-based; 0 when not known
 	Pointer string // JSON pointer into the document; "" when none applies
 	// Limit names the limit that was reached ("max-values", "timeout"), as
-	// plan.Limits names it in kebab case, for Kind Limit and Timeout.
+	// document.Limits names it in kebab case, for Kind Limit and Timeout.
 	Limit string
 	Msg   string // one line, without the source, position or limit
 	// Builtin tells that the document is a module that claims a package of
@@ -69,7 +69,7 @@ type Error struct {
 	// version: a front end may say how to write this version's
 	// (Wording.WriteBuiltins).
 	Builtin bool
-	// More are the document's other problems (plan.Error's More), each an
+	// More are the document's other problems (document.Error's More), each an
 	// Error of its own: Error counts them, a front end may list each.
 	More []*Error
 }
@@ -81,7 +81,7 @@ func (e *Error) Error() string { return e.Where() + Wording{}.message(e) }
 
 // Where is the place part of the line: "plan.json:3:5: /plan/0: ", or ""
 // without a source.
-func (e *Error) Where() string { return plan.Where(e.Source, e.Line, e.Column, e.Pointer) }
+func (e *Error) Where() string { return document.Where(e.Source, e.Line, e.Column, e.Pointer) }
 
 // AsError turns whatever stopped a front end's work into an *Error about
 // source: a reading error keeps its parts, a deadline or cancellation is a
@@ -91,13 +91,13 @@ func AsError(source string, err error) *Error {
 	if errors.As(err, &je) {
 		return je
 	}
-	var pe *plan.Error
+	var pe *document.Error
 	if errors.As(err, &pe) {
 		kind := Document
 		if pe.Limit != "" {
 			kind = Limit
 		}
-		e := &Error{Kind: kind, Source: pe.Source, Line: pe.Line, Column: pe.Column, Pointer: pe.Pointer, Limit: pe.Limit, Msg: plan.OneLine(pe.Msg)}
+		e := &Error{Kind: kind, Source: pe.Source, Line: pe.Line, Column: pe.Column, Pointer: pe.Pointer, Limit: pe.Limit, Msg: document.OneLine(pe.Msg)}
 		for _, m := range pe.More {
 			e.More = append(e.More, AsError(source, m))
 		}
@@ -106,7 +106,7 @@ func AsError(source string, err error) *Error {
 	var me *engine.ModuleError
 	if errors.As(err, &me) {
 		// One of the operator's modules: the document is the .rego file.
-		return &Error{Kind: Document, Source: me.File, Line: me.Line, Msg: plan.OneLine(me.Msg), Builtin: me.Builtin}
+		return &Error{Kind: Document, Source: me.File, Line: me.Line, Msg: document.OneLine(me.Msg), Builtin: me.Builtin}
 	}
 	var re *engine.ResolveError
 	switch {
@@ -117,7 +117,7 @@ func AsError(source string, err error) *Error {
 	case errors.Is(err, engine.ErrNoPolicy):
 		return &Error{Kind: NoPolicy, Source: source, Msg: "no policy applies"}
 	case errors.As(err, &re):
-		return &Error{Kind: Document, Source: source, Msg: plan.OneLine(re.Error())}
+		return &Error{Kind: Document, Source: source, Msg: document.OneLine(re.Error())}
 	}
-	return &Error{Kind: Internal, Source: source, Msg: "internal error: " + plan.OneLine(err.Error())}
+	return &Error{Kind: Internal, Source: source, Msg: "internal error: " + document.OneLine(err.Error())}
 }

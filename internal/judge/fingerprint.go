@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/spawngate/spawngate/internal/plan"
+	"github.com/spawngate/spawngate/internal/document"
 )
 
 // Fingerprint digests what a gate built with these options and policy
@@ -26,16 +26,16 @@ func Fingerprint(opts Options, policyFile string) string {
 		h.Write([]byte{0})
 	}
 	readFile := func(name string) []byte {
-		data, err := plan.ReadFile(name, opts.Limits.MaxBytes)
+		data, err := document.ReadFile(name, opts.Limits.MaxBytes)
 		if err != nil {
 			return []byte("\x00unreadable")
 		}
 		return data
 	}
-	// A tree is walked as the gate walks it (plan.Walk: links followed,
+	// A tree is walked as the gate walks it (document.Walk: links followed,
 	// bounded); one it cannot walk counts as such.
 	addTree := func(kind, root string, only func(string) bool) {
-		files, err := plan.Walk{Recursive: true, Match: only}.Files(context.Background(), root)
+		files, err := document.Walk{Recursive: true, Match: only}.Files(context.Background(), root)
 		if err != nil {
 			add(kind, root, []byte("\x00unwalkable"))
 		}
@@ -48,8 +48,8 @@ func Fingerprint(opts Options, policyFile string) string {
 	if policyFile != "" {
 		data := readFile(policyFile)
 		add("policy", policyFile, data)
-		if syntax, err := plan.SyntaxOf(policyFile); err == nil {
-			if v, err := plan.Decode(context.Background(), policyFile, data, syntax, opts.Limits); err == nil {
+		if syntax, err := document.SyntaxOf(policyFile); err == nil {
+			if v, err := document.Decode(context.Background(), policyFile, data, syntax, opts.Limits); err == nil {
 				if pol, ok := v.(map[string]any); ok {
 					if more, err := policyCheckDirs(policyFile, policyFile, pol); err == nil {
 						for _, d := range more {

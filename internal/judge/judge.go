@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/engine"
 	"github.com/spawngate/spawngate/internal/future"
 	"github.com/spawngate/spawngate/internal/plan"
@@ -21,7 +22,7 @@ import (
 
 // Options are how a Gate reads and judges.
 type Options struct {
-	Limits plan.Limits
+	Limits document.Limits
 	// Timeout bounds judging one document: reading, parsing, validating,
 	// evaluating, assembling. It also bounds reading the operator policy.
 	Timeout time.Duration
@@ -80,7 +81,7 @@ const DefaultTimeout = 30 * time.Second
 
 // DefaultOptions are the limits, timeout and settings of a plain check.
 func DefaultOptions() Options {
-	return Options{Limits: plan.DefaultLimits, Timeout: DefaultTimeout}
+	return Options{Limits: document.DefaultLimits, Timeout: DefaultTimeout}
 }
 
 // Gate judges documents under one operator policy. Build one with New; it
@@ -192,7 +193,7 @@ func build(ctx context.Context, opts Options, source, policyFile string, readPol
 	}
 	loader, err := plan.NewLoader(opts.Limits)
 	if err != nil {
-		return nil, &Error{Kind: Internal, Msg: "internal error: " + plan.OneLine(err.Error())}
+		return nil, &Error{Kind: Internal, Msg: "internal error: " + document.OneLine(err.Error())}
 	}
 	g := &Gate{opts: opts, loader: loader}
 	if policyFile != "" {
@@ -234,7 +235,7 @@ func build(ctx context.Context, opts Options, source, policyFile string, readPol
 			return nil, readErr
 		}
 		g.operator, err = Within(ctx, opts.Timeout, source, func(ctx context.Context) (plan.Policy, error) {
-			if err := plan.CheckSize(source, int64(len(data)), opts.Limits.MaxBytes); err != nil {
+			if err := document.CheckSize(source, int64(len(data)), opts.Limits.MaxBytes); err != nil {
 				return nil, err
 			}
 			return loader.Policy(ctx, source, data)
@@ -278,7 +279,7 @@ func build(ctx context.Context, opts Options, source, policyFile string, readPol
 	if len(custom) > 0 {
 		builtins, err := policy.Modules()
 		if err != nil {
-			return nil, &Error{Kind: Internal, Msg: "internal error: reading the built-in policy: " + plan.OneLine(err.Error())}
+			return nil, &Error{Kind: Internal, Msg: "internal error: reading the built-in policy: " + document.OneLine(err.Error())}
 		}
 		custom = engine.WithoutBuiltinCopies(builtins, custom)
 	}
@@ -345,7 +346,7 @@ func (g *Gate) OnDisk() []string { return slices.Clone(g.onDisk) }
 func (g *Gate) engine() (*engine.Engine, error) {
 	e, err := g.pending.Wait()
 	if err != nil {
-		return nil, &Error{Kind: Internal, Msg: "internal error: " + plan.OneLine(err.Error())}
+		return nil, &Error{Kind: Internal, Msg: "internal error: " + document.OneLine(err.Error())}
 	}
 	return e, nil
 }
@@ -398,7 +399,7 @@ const Stdin = "-"
 // <stdin>.
 func SourceName(name string) string {
 	if name == Stdin {
-		return plan.Stdin
+		return document.Stdin
 	}
 	return name
 }
@@ -418,10 +419,10 @@ func (g *Gate) JudgeFile(ctx context.Context, name string, stdin io.Reader, maxL
 }
 
 // JudgeBytes judges a plan document already in memory; source names it in
-// messages and decides its syntax by its extension (see plan.SyntaxOf).
+// messages and decides its syntax by its extension (see document.SyntaxOf).
 func (g *Gate) JudgeBytes(ctx context.Context, source string, data []byte, maxListed int) (report.Result, error) {
 	return Within(ctx, g.opts.Timeout, source, func(ctx context.Context) (report.Result, error) {
-		if err := plan.CheckSize(source, int64(len(data)), g.opts.Limits.MaxBytes); err != nil {
+		if err := document.CheckSize(source, int64(len(data)), g.opts.Limits.MaxBytes); err != nil {
 			return report.Result{}, err
 		}
 		return g.judge(ctx, source, data, maxListed, true)
@@ -469,7 +470,7 @@ func (g *Gate) judge(ctx context.Context, source string, data []byte, maxListed 
 
 // place gives each listed violation the line and column of the value it
 // points at in the document.
-func place(ctx context.Context, res *report.Result, lim plan.Limits, data []byte) error {
+func place(ctx context.Context, res *report.Result, lim document.Limits, data []byte) error {
 	var pointers []string
 	for _, v := range res.Violations {
 		pointers = append(pointers, v.Path)
@@ -482,7 +483,7 @@ func place(ctx context.Context, res *report.Result, lim plan.Limits, data []byte
 	if len(pointers) == 0 {
 		return nil
 	}
-	at, err := plan.Locate(ctx, res.Source, data, lim, pointers)
+	at, err := document.Locate(ctx, res.Source, data, lim, pointers)
 	if err != nil {
 		return err
 	}
@@ -555,9 +556,9 @@ func Read(ctx context.Context, name, source string, max int64, stdin io.Reader) 
 			}
 		}()
 		if name == Stdin {
-			r.data, r.err = plan.Read(stdin, source, max)
+			r.data, r.err = document.Read(stdin, source, max)
 		} else {
-			r.data, r.err = plan.ReadFile(name, max)
+			r.data, r.err = document.ReadFile(name, max)
 		}
 		done <- r
 	}()

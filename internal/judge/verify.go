@@ -12,6 +12,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/cover"
 	"github.com/open-policy-agent/opa/v1/tester"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/engine"
 	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/policy"
@@ -31,7 +32,7 @@ type VerifyOptions struct {
 	BundleKey *BundleKey
 	// Builtin also runs the built-in checks' tests.
 	Builtin bool
-	Limits  plan.Limits
+	Limits  document.Limits
 	// Timeout bounds each test; 0 means DefaultTestTimeout.
 	Timeout time.Duration
 }
@@ -98,14 +99,14 @@ type Verified struct {
 func Verify(ctx context.Context, o VerifyOptions) (*Verified, error) {
 	loader, err := plan.NewLoader(o.Limits)
 	if err != nil {
-		return nil, &Error{Kind: Internal, Msg: "internal error: " + plan.OneLine(err.Error())}
+		return nil, &Error{Kind: Internal, Msg: "internal error: " + document.OneLine(err.Error())}
 	}
 	var dirs []CheckSource
 	for _, d := range o.Dirs {
 		dirs = append(dirs, CheckSource{Dir: d})
 	}
 	if o.PolicyFile != "" {
-		data, err := plan.ReadFile(o.PolicyFile, o.Limits.MaxBytes)
+		data, err := document.ReadFile(o.PolicyFile, o.Limits.MaxBytes)
 		if err != nil {
 			return nil, AsError(o.PolicyFile, err)
 		}
@@ -135,7 +136,7 @@ func Verify(ctx context.Context, o VerifyOptions) (*Verified, error) {
 				continue
 			}
 			seen[f] = true
-			data, err := plan.ReadFile(f, o.Limits.MaxBytes)
+			data, err := document.ReadFile(f, o.Limits.MaxBytes)
 			if err != nil {
 				return nil, AsError(f, err)
 			}
@@ -152,7 +153,7 @@ func Verify(ctx context.Context, o VerifyOptions) (*Verified, error) {
 	}
 	builtins, err := policy.Modules()
 	if err != nil {
-		return nil, &Error{Kind: Internal, Msg: "internal error: reading the built-in policy: " + plan.OneLine(err.Error())}
+		return nil, &Error{Kind: Internal, Msg: "internal error: reading the built-in policy: " + document.OneLine(err.Error())}
 	}
 	custom = engine.WithoutBuiltinCopies(builtins, custom)
 	if len(custom) > 0 {
@@ -164,7 +165,7 @@ func Verify(ctx context.Context, o VerifyOptions) (*Verified, error) {
 	var builtinTests []policy.Module
 	if o.Builtin {
 		if builtinTests, err = policy.TestModules(); err != nil {
-			return nil, &Error{Kind: Internal, Msg: "internal error: reading the built-in tests: " + plan.OneLine(err.Error())}
+			return nil, &Error{Kind: Internal, Msg: "internal error: reading the built-in tests: " + document.OneLine(err.Error())}
 		}
 	}
 	t, err := engine.PrepareTests(builtins, builtinTests, custom, tests)
@@ -210,7 +211,7 @@ func testResult(r *tester.Result) TestResult {
 	}
 	switch {
 	case r.Error != nil:
-		t.Outcome, t.Error = TestError, plan.OneLine(r.Error.Error())
+		t.Outcome, t.Error = TestError, document.OneLine(r.Error.Error())
 	case r.Skip:
 		t.Outcome = TestSkip
 	case r.Fail:

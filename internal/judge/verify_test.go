@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/judge"
-	"github.com/spawngate/spawngate/internal/plan"
 )
 
 const noHTTPTests = `package spawngate.checks.no_http_test
@@ -31,7 +31,7 @@ func verify(t *testing.T, files map[string]string, o judge.VerifyOptions) (*judg
 	for i, d := range o.Dirs {
 		o.Dirs[i] = filepath.Join(dir, d)
 	}
-	o.Limits = plan.DefaultLimits
+	o.Limits = document.DefaultLimits
 	return judge.Verify(context.Background(), o)
 }
 
@@ -134,7 +134,7 @@ func TestVerifyErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			write(t, dir, tt.files)
-			_, err := judge.Verify(context.Background(), judge.VerifyOptions{Dirs: []string{filepath.Join(dir, "c")}, Limits: plan.DefaultLimits})
+			_, err := judge.Verify(context.Background(), judge.VerifyOptions{Dirs: []string{filepath.Join(dir, "c")}, Limits: document.DefaultLimits})
 			var e *judge.Error
 			if !errors.As(err, &e) || e.Kind != judge.Document {
 				t.Fatalf("err %v, want a document error", err)
@@ -161,7 +161,7 @@ func TestVerifyBuiltin(t *testing.T) {
 		// find nothing that go test ./... without it does not.
 		t.Skip("the built-in checks' whole test suite: run without -short")
 	}
-	v, err := judge.Verify(context.Background(), judge.VerifyOptions{Builtin: true, Limits: plan.DefaultLimits})
+	v, err := judge.Verify(context.Background(), judge.VerifyOptions{Builtin: true, Limits: document.DefaultLimits})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestVerifyBuiltin(t *testing.T) {
 // verify --bundle runs the tests a bundle carries, against its checks.
 func TestVerifyBundle(t *testing.T) {
 	name := writeBundle(t, t.TempDir(), testBundle(t, operatorPolicy()), "", "")
-	v, err := judge.Verify(context.Background(), judge.VerifyOptions{Bundle: name, Limits: plan.DefaultLimits})
+	v, err := judge.Verify(context.Background(), judge.VerifyOptions{Bundle: name, Limits: document.DefaultLimits})
 	if err != nil {
 		t.Fatal(err)
 	}

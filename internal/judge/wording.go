@@ -4,7 +4,7 @@ import (
 	"errors"
 	"slices"
 
-	"github.com/spawngate/spawngate/internal/plan"
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/report"
 )
 
@@ -16,7 +16,7 @@ import (
 // starts). The zero Wording names no front end: its line is Error's.
 type Wording struct {
 	// Setting spells a setting its user gives, named as Options and
-	// plan.Limits name it in kebab case: a limit ("max-values",
+	// document.Limits name it in kebab case: a limit ("max-values",
 	// "timeout"), or what gave a document ("policy", "bundle",
 	// "bundle-verification-key", "checks"). The command line's spells a
 	// flag: "--max-values". Nil names a limit as it is and a document by
@@ -36,11 +36,11 @@ type Wording struct {
 func (w Wording) Problem(err error) (string, *report.Problem) {
 	var e *Error
 	if !errors.As(err, &e) {
-		msg := "internal error: " + plan.OneLine(err.Error())
+		msg := "internal error: " + document.OneLine(err.Error())
 		return msg, &report.Problem{Msg: msg}
 	}
 	msg := w.message(e)
-	return e.Where() + msg, &report.Problem{Line: e.Line, Column: e.Column, Pointer: plan.ShowPointer(e.Pointer), Msg: msg}
+	return e.Where() + msg, &report.Problem{Line: e.Line, Column: e.Column, Pointer: document.ShowPointer(e.Pointer), Msg: msg}
 }
 
 // Line is Problem's line alone.
@@ -98,7 +98,7 @@ func (w Wording) message(e *Error) string {
 	if e.Limit != "" {
 		msg += " (limit " + w.setting(e.Limit) + ")"
 	}
-	return msg + plan.MoreProblems(len(e.More))
+	return msg + document.MoreProblems(len(e.More))
 }
 
 func (w Wording) setting(name string) string {

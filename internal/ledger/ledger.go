@@ -15,7 +15,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/spawngate/spawngate/internal/plan"
+	"github.com/spawngate/spawngate/internal/document"
 )
 
 // ErrTooLarge is wrapped by the Error of a ledger file larger than the
@@ -36,7 +36,7 @@ type Error struct {
 }
 
 // Error is the problem on one line: "<file>:3:5: /nonces_sha256/2: msg".
-func (e *Error) Error() string { return plan.Where(e.File, e.Line, e.Column, e.Pointer) + e.Msg }
+func (e *Error) Error() string { return document.Where(e.File, e.Line, e.Column, e.Pointer) + e.Msg }
 
 func (e *Error) Unwrap() error { return e.Err }
 
@@ -138,7 +138,7 @@ func (l *Ledger) Commit(ctx context.Context) error {
 	if l.lock == nil {
 		return &Error{File: l.file, Msg: "the ledger is closed"}
 	}
-	data, err := json.MarshalIndent(document{Nonces: l.hashes}, "", "  ")
+	data, err := json.MarshalIndent(ledgerFile{Nonces: l.hashes}, "", "  ")
 	if err != nil {
 		return &Error{File: l.file, Msg: "cannot encode the ledger: " + err.Error(), Err: err}
 	}
@@ -183,8 +183,8 @@ func (l *Ledger) Close() error {
 	return err
 }
 
-// document is the ledger file.
-type document struct {
+// ledgerFile is the ledger file.
+type ledgerFile struct {
 	Nonces []string `json:"nonces_sha256"`
 }
 

@@ -18,78 +18,16 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/jsonpointer"
 	"github.com/spawngate/spawngate/internal/mutate"
 	"github.com/spawngate/spawngate/internal/plan"
 )
 
-// FuzzDecode reads arbitrary bytes as JSON (asJSON) or YAML. Whatever the
-// input, Decode must not panic or hang and must give either a JSON-shaped
-// value or a one-line *plan.Error. JSON that Decode reads, encoding/json
-// reads the same way; JSON that encoding/json reads, Decode reads too unless
-// it is stricter for a known reason; and what the YAML parser gives, the JSON
-// parser reads back unchanged.
-func FuzzDecode(f *testing.F) {
-	for _, in := range decodeSeeds() {
-		f.Add(in.data, in.asJSON)
-	}
-	f.Fuzz(decodeProperty)
-}
-
-// fuzzInput is one input of FuzzDecode or FuzzLoadPlan.
+// fuzzInput is one input of FuzzLoadPlan.
 type fuzzInput struct {
 	data   []byte
 	asJSON bool
-}
-
-func decodeSeeds() []fuzzInput {
-	var seeds []fuzzInput
-	for _, cases := range [][]decodeCase{decodeCases, jsonCases, yamlCases} {
-		for _, tc := range cases {
-			switch tc.syntax {
-			case plan.JSON:
-				seeds = append(seeds, fuzzInput{[]byte(tc.in), true})
-			case plan.YAML:
-				seeds = append(seeds, fuzzInput{[]byte(tc.in), false})
-			default:
-				seeds = append(seeds, fuzzInput{[]byte(tc.in), true}, fuzzInput{[]byte(tc.in), false})
-			}
-		}
-	}
-	return append(seeds, fuzzInput{[]byte(billionLaughs()), false})
-}
-
-func decodeProperty(t *testing.T, data []byte, asJSON bool) {
-	syntax := plan.YAML
-	if asJSON {
-		syntax = plan.JSON
-	}
-	var v any
-	var err error
-	withinDeadline(t, data, func() { v, err = plan.Decode(context.Background(), "fuzz.doc", data, syntax, plan.DefaultLimits) })
-	if asJSON {
-		checkAgainstEncodingJSON(t, data, v, err)
-	}
-	if err != nil {
-		checkPlanError(t, err, "fuzz.doc")
-		if v != nil {
-			t.Fatalf("Decode = %#v with error %v", v, err)
-		}
-		return
-	}
-	checkShape(t, v, "")
-	if !asJSON {
-		checkJSONRoundTrip(t, v)
-	}
-}
-
-// TestFuzzDecodeShort runs FuzzDecode's property over inputs mutated from
-// its seeds, so every go test run fuzzes a little; go test -fuzz goes
-// further, guided by coverage.
-func TestFuzzDecodeShort(t *testing.T) {
-	for _, in := range mutated(decodeSeeds(), 20000) {
-		decodeProperty(t, in.data, in.asJSON)
-	}
 }
 
 // mutated derives n inputs from the seeds, each read both ways.
@@ -103,23 +41,6 @@ func mutated(seeds []fuzzInput, n int) []fuzzInput {
 		out = append(out, fuzzInput{data, i%2 == 0})
 	}
 	return out
-}
-
-// checkJSONRoundTrip checks that a value the YAML parser gives reads back
-// the same through the JSON parser: both parsers give one data model.
-func checkJSONRoundTrip(t *testing.T, v any) {
-	t.Helper()
-	data, err := json.Marshal(v)
-	if err != nil {
-		t.Fatalf("json.Marshal(%#v): %v", v, err)
-	}
-	back, err := plan.Decode(context.Background(), "roundtrip.json", data, plan.JSON, plan.DefaultLimits)
-	if err != nil {
-		t.Fatalf("the JSON parser refuses what the YAML parser gave: %v\n%s", err, data)
-	}
-	if !reflect.DeepEqual(back, v) {
-		t.Fatalf("JSON round trip\n got %#v\nwant %#v", back, v)
-	}
 }
 
 // FuzzLoadPlan reads arbitrary bytes as a plan and as a policy.
@@ -232,12 +153,12 @@ func checkPlan(t *testing.T, p *plan.Plan, source string) {
 	}
 }
 
-// checkPlanError checks the promise every error of the package keeps.
+// checkPlanError checks the promise every error of the loader keeps.
 func checkPlanError(t *testing.T, err error, source string) {
 	t.Helper()
-	var pe *plan.Error
+	var pe *document.Error
 	if !errors.As(err, &pe) {
-		t.Fatalf("error is %T, want *plan.Error: %v", err, err)
+		t.Fatalf("error is %T, want *document.Error: %v", err, err)
 	}
 	msg := err.Error()
 	if !strings.HasPrefix(msg, source+":") {
@@ -262,7 +183,7 @@ func checkPlanError(t *testing.T, err error, source string) {
 // jsonNumberLiteral is RFC 8259's number grammar.
 var jsonNumberLiteral = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$`)
 
-// checkShape checks that v holds only what Decode promises.
+// checkShape checks that v holds only what document.Decode promises.
 func checkShape(t *testing.T, v any, at string) {
 	t.Helper()
 	switch v := v.(type) {
@@ -287,45 +208,6 @@ func checkShape(t *testing.T, v any, at string) {
 	}
 }
 
-// strictReasons are why Decode refuses JSON that encoding/json reads.
-var strictReasons = []string{
-	"duplicate key",
-	"lone UTF-16 surrogate",
-	"is beyond the range of a 64-bit float",
-	"has more than 64 characters",
-	"nested deeper than",
-	"invalid UTF-8",
-}
-
-// checkAgainstEncodingJSON compares Decode with encoding/json: Decode reads
-// a subset of what encoding/json reads, and reads it the same way.
-func checkAgainstEncodingJSON(t *testing.T, data []byte, got any, err error) {
-	t.Helper()
-	want, stdErr := decodeStd(data)
-	if err == nil {
-		if stdErr != nil {
-			t.Fatalf("Decode accepts JSON that encoding/json refuses (%v): %q", stdErr, data)
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("Decode(%q)\n got %#v\nencoding/json %#v", data, got, want)
-		}
-		return
-	}
-	if stdErr != nil {
-		return
-	}
-	msg := err.Error()
-	for _, reason := range strictReasons {
-		if strings.Contains(msg, reason) {
-			if reason == "duplicate key" && !hasDuplicateKey(data) {
-				t.Fatalf("Decode reports a duplicate key encoding/json does not see: %v\n%q", err, data)
-			}
-			return
-		}
-	}
-	t.Fatalf("Decode refuses JSON that encoding/json reads, for no known reason: %v\n%q", err, data)
-}
-
 func decodeStd(data []byte) (any, error) {
 	if !json.Valid(data) {
 		return nil, errors.New("not valid JSON")
@@ -337,76 +219,6 @@ func decodeStd(data []byte) (any, error) {
 		return nil, err
 	}
 	return v, nil
-}
-
-// hasDuplicateKey tells whether any object of a valid JSON document repeats
-// a key, as encoding/json decodes keys.
-func hasDuplicateKey(data []byte) bool {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	type frame struct {
-		keys      map[string]bool // nil for an array
-		expectKey bool
-	}
-	var stack []*frame
-	valueDone := func() {
-		if n := len(stack); n > 0 && stack[n-1].keys != nil {
-			stack[n-1].expectKey = true
-		}
-	}
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return false
-		}
-		if n := len(stack); n > 0 && stack[n-1].expectKey {
-			top := stack[n-1]
-			if tok == json.Delim('}') {
-				stack = stack[:n-1]
-				valueDone()
-				continue
-			}
-			key := tok.(string)
-			if top.keys[key] {
-				return true
-			}
-			top.keys[key] = true
-			top.expectKey = false
-			continue
-		}
-		switch tok {
-		case json.Delim('{'):
-			stack = append(stack, &frame{keys: map[string]bool{}, expectKey: true})
-		case json.Delim('['):
-			stack = append(stack, &frame{})
-		case json.Delim(']'):
-			stack = stack[:len(stack)-1]
-			valueDone()
-		default:
-			valueDone()
-		}
-	}
-}
-
-func TestHasDuplicateKey(t *testing.T) {
-	tests := []struct {
-		in   string
-		want bool
-	}{
-		{`{"a":1,"b":2}`, false},
-		{`{"a":1,"a":2}`, true},
-		{`{"a":{"a":1},"b":[{"a":1},{"a":2}]}`, false},
-		{`[{"x":[1,{"y":1,"y":2}]}]`, true},
-		{`{"a":{},"b":[],"a":null}`, true},
-		{`{"a":1,"\u0061":2}`, true},
-		{`[1,2,3]`, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			if got := hasDuplicateKey([]byte(tt.in)); got != tt.want {
-				t.Errorf("hasDuplicateKey(%s) = %v, want %v", tt.in, got, tt.want)
-			}
-		})
-	}
 }
 
 // FuzzNestedPlan builds a nested plan from shape parameters the fuzzer
@@ -458,9 +270,9 @@ func nestedSeeds() []nestedShape {
 
 // nestedLimits are the limits FuzzNestedPlan reads with, by kind's bits:
 // MaxChildren 4, 16, 64 or the default, MaxDepth 12, 24, 40 or 64.
-func (s nestedShape) limits() plan.Limits {
-	lim := plan.DefaultLimits
-	lim.MaxChildren = []int{4, 16, 64, plan.DefaultLimits.MaxChildren}[s.kind>>4&3]
+func (s nestedShape) limits() document.Limits {
+	lim := document.DefaultLimits
+	lim.MaxChildren = []int{4, 16, 64, document.DefaultLimits.MaxChildren}[s.kind>>4&3]
 	lim.MaxDepth = []int{12, 24, 40, 64}[s.kind>>6&3]
 	return lim
 }
@@ -581,9 +393,9 @@ func below(c any) int {
 // nestedLoaders holds one loader per limits the fuzz target reads with:
 // a loader remembers what the schema said of children, and allocations
 // are counted from the second reading of a document on.
-var nestedLoaders sync.Map // plan.Limits -> *plan.Loader
+var nestedLoaders sync.Map // document.Limits -> *plan.Loader
 
-func nestedLoader(t *testing.T, lim plan.Limits) *plan.Loader {
+func nestedLoader(t *testing.T, lim document.Limits) *plan.Loader {
 	if l, ok := nestedLoaders.Load(lim); ok {
 		return l.(*plan.Loader)
 	}
@@ -735,9 +547,9 @@ func nestedPlanProperty(t *testing.T, s nestedShape) {
 // error that names the limit and its value.
 func checkLimitError(t *testing.T, err error, limit string, value int, data []byte) {
 	t.Helper()
-	var pe *plan.Error
+	var pe *document.Error
 	if !errors.As(err, &pe) {
-		t.Fatalf("over %s (%d): error %v, want a *plan.Error\n%s", limit, value, err, data)
+		t.Fatalf("over %s (%d): error %v, want a *document.Error\n%s", limit, value, err, data)
 	}
 	checkPlanError(t, err, "nested.json")
 	if pe.Limit != limit || !strings.Contains(pe.Msg, strconv.Itoa(value)) {

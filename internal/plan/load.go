@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/jsonpointer"
 	"github.com/spawngate/spawngate/internal/memo"
 )
@@ -92,7 +93,7 @@ type SchemaViolation struct {
 // Loader reads plans and policies against the embedded schemas. Build one
 // per process; it is safe for concurrent use.
 type Loader struct {
-	limits  Limits
+	limits  document.Limits
 	schemas *schemaSet
 	// seen remembers what the schema said of children validated before,
 	// by key, so that a child judged again (the same agent spawned again,
@@ -110,7 +111,7 @@ type Loader struct {
 const shellMemoSize = 256
 
 // NewLoader returns a loader that reads with the given limits.
-func NewLoader(lim Limits) (*Loader, error) {
+func NewLoader(lim document.Limits) (*Loader, error) {
 	s, err := embeddedSchemas()
 	if err != nil {
 		return nil, err
@@ -137,10 +138,10 @@ func embeddedSchemas() (*schemaSet, error) {
 }
 
 // Limits returns the limits the loader reads with.
-func (l *Loader) Limits() Limits { return l.limits }
+func (l *Loader) Limits() document.Limits { return l.limits }
 
 // Plan reads a spawn plan. A document the gate cannot evaluate is an
-// *Error; a child that breaks the schema is an Issue of the plan. When ctx
+// *document.Error; a child that breaks the schema is an Issue of the plan. When ctx
 // ends first, Plan stops and returns ctx.Err().
 func (l *Loader) Plan(ctx context.Context, source string, data []byte) (*Plan, error) {
 	doc, err := l.object(ctx, source, data)
@@ -151,7 +152,7 @@ func (l *Loader) Plan(ctx context.Context, source string, data []byte) (*Plan, e
 	children, isList := doc["plan"].([]any)
 	if isList {
 		if len(children) > l.limits.MaxChildren {
-			return nil, &Error{Source: source, Pointer: "/plan", Msg: fmt.Sprintf("%d children, more than %d", len(children), l.limits.MaxChildren), Limit: "max-children"}
+			return nil, &document.Error{Source: source, Pointer: "/plan", Msg: fmt.Sprintf("%d children, more than %d", len(children), l.limits.MaxChildren), Limit: "max-children"}
 		}
 		p.Parent, _ = doc["parent"].(map[string]any)
 		if children, p.Tree, err = flatten(ctx, source, children, p.Parent, l.limits); err != nil {
@@ -234,12 +235,17 @@ func (l *Loader) checkEntries(source string, p *Plan) error {
 		}
 		for _, key := range []string{"paths", "tools"} {
 			if list, ok := obj[key].([]any); ok && len(list) > l.limits.MaxChildEntries {
-				return &Error{Source: source, Pointer: p.Pointer(i) + "/" + key, Msg: fmt.Sprintf("%d entries, more than %d", len(list), l.limits.MaxChildEntries), Limit: "max-child-entries"}
+				return &document.Error{Source: source, Pointer: p.Pointer(i) + "/" + key, Msg: fmt.Sprintf("%d entries, more than %d", len(list), l.limits.MaxChildEntries), Limit: "max-child-entries"}
 			}
 		}
 	}
 	return nil
 }
+
+// checkEvery is how many steps of a loop (children flattened, grouped,
+// validated) the loader takes between two looks at its context: often
+// enough to stop within a millisecond or so, rarely enough to cost nothing.
+const checkEvery = 1 << 12
 
 // ctxErr looks at the context every checkEvery steps of a loop.
 func ctxErr(ctx context.Context, step int) error {
@@ -282,8 +288,8 @@ func profileRoots(source string, pol map[string]any) error {
 		profile, _ := roles[role].(map[string]any)
 		own, ok := profile["workspace_root"].(string)
 		if ok && !strings.HasPrefix(strings.TrimSuffix(own, "/")+"/", strings.TrimSuffix(root, "/")+"/") {
-			return &Error{Source: source, Pointer: jsonpointer.Join("/roles", role, "workspace_root"),
-				Msg: fmt.Sprintf("%s is not inside the policy's own workspace_root %s: a role profile can only narrow it", quote(own), quote(root))}
+			return &document.Error{Source: source, Pointer: jsonpointer.Join("/roles", role, "workspace_root"),
+				Msg: fmt.Sprintf("%s is not inside the policy's own workspace_root %s: a role profile can only narrow it", document.Quote(own), document.Quote(root))}
 		}
 	}
 	return nil
@@ -291,17 +297,17 @@ func profileRoots(source string, pol map[string]any) error {
 
 // object decodes a document whose top level must be an object.
 func (l *Loader) object(ctx context.Context, source string, data []byte) (map[string]any, error) {
-	syntax, err := SyntaxOf(source)
+	syntax, err := document.SyntaxOf(source)
 	if err != nil {
 		return nil, err
 	}
-	v, err := Decode(ctx, source, data, syntax, l.limits)
+	v, err := document.Decode(ctx, source, data, syntax, l.limits)
 	if err != nil {
 		return nil, err
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return nil, &Error{Source: source, Msg: fmt.Sprintf("the top level must be a mapping of keys, not %s", describeValue(v))}
+		return nil, &document.Error{Source: source, Msg: fmt.Sprintf("the top level must be a mapping of keys, not %s", describeValue(v))}
 	}
 	return obj, nil
 }
@@ -326,18 +332,18 @@ func describeValue(v any) string {
 // ctx ends first, it returns ctx.Err(): a document refused after its
 // deadline was not judged in time, and placing its problems is work that
 // must stop when the caller has gone.
-func documentError(ctx context.Context, source string, data []byte, lim Limits, problems []schemaError) error {
+func documentError(ctx context.Context, source string, data []byte, lim document.Limits, problems []schemaError) error {
 	pointers := make([]string, len(problems))
 	for i, p := range problems {
 		pointers[i] = p.pointer
 	}
-	at, _ := Locate(ctx, source, data, lim, pointers) // a place is a help, not a need
+	at, _ := document.Locate(ctx, source, data, lim, pointers) // a place is a help, not a need
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	errs := make([]*Error, len(problems))
+	errs := make([]*document.Error, len(problems))
 	for i, p := range problems {
-		errs[i] = &Error{Source: source, Pointer: p.pointer, Msg: p.msg}
+		errs[i] = &document.Error{Source: source, Pointer: p.pointer, Msg: p.msg}
 		if pos, ok := at[p.pointer]; ok {
 			errs[i].Line, errs[i].Column = pos.Line, pos.Column
 		}
@@ -373,7 +379,7 @@ func duplicateIDs(children []any) []SchemaViolation {
 			continue
 		}
 		for n, i := range idx {
-			issues = append(issues, SchemaViolation{Child: i, Field: "/id", Message: fmt.Sprintf("id %s is not unique: %s", quote(id), others(idx, n))})
+			issues = append(issues, SchemaViolation{Child: i, Field: "/id", Message: fmt.Sprintf("id %s is not unique: %s", document.Quote(id), others(idx, n))})
 		}
 	}
 	return issues

@@ -2,6 +2,7 @@ package plan_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -11,10 +12,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/plan"
 )
 
-var loadOnce = sync.OnceValues(func() (*plan.Loader, error) { return plan.NewLoader(plan.DefaultLimits) })
+var loadOnce = sync.OnceValues(func() (*plan.Loader, error) { return plan.NewLoader(document.DefaultLimits) })
 
 func newLoader(t testing.TB) *plan.Loader {
 	t.Helper()
@@ -24,6 +26,20 @@ func newLoader(t testing.TB) *plan.Loader {
 	}
 	return l
 }
+
+// The ends of two of the reader's messages, as package document's tests
+// pin them.
+const (
+	notAValue  = `: a JSON value starts with {, [, ", a digit, -, true, false or null`
+	notDecimal = " is not written in plain decimal, and YAML versions read it differently: write it in decimal, or quote it"
+)
+
+// Short names for JSON-shaped values, as the reader's tests spell them.
+type (
+	obj  = map[string]any
+	list = []any
+	num  = json.Number
+)
 
 // object writes a JSON object from defaults (raw JSON values) changed by
 // overrides; an override of "" drops the key. Keys come out sorted.
@@ -107,8 +123,8 @@ var planCases = []planCase{
 	// valid plans
 	{name: "yaml plan", source: "plan.yaml", in: okYAMLPlan, children: 2},
 	{name: "json plan", in: planOf(okChild), children: 1},
-	{name: "sniffed json plan", source: plan.Stdin, in: planOf(okChild, okChild), children: 2},
-	{name: "sniffed yaml plan", source: plan.Stdin, in: okYAMLPlan, children: 2},
+	{name: "sniffed json plan", source: document.Stdin, in: planOf(okChild, okChild), children: 2},
+	{name: "sniffed yaml plan", source: document.Stdin, in: okYAMLPlan, children: 2},
 	{name: "plan with its own policy", source: "plan.yaml", children: 1, in: `
 policy:
   allowed_tools: [fs.read, "http.*"]
@@ -295,7 +311,7 @@ plan:
 // unplaced is an error's line without the line and column the loader
 // places a schema problem at (TestSchemaProblemsArePlaced holds those):
 // the tables below are about what is refused and why.
-func unplaced(e *plan.Error) string {
+func unplaced(e *document.Error) string {
 	c := *e
 	c.Line, c.Column = 0, 0
 	return c.Error()
@@ -308,7 +324,7 @@ func TestSchemaProblemsArePlaced(t *testing.T) {
 	l := newLoader(t)
 	doc := "allowed_tools: 5\nworkspace_root: relative\nbudget_cap_tokens: -1\n"
 	_, err := l.Policy(context.Background(), "pol.yaml", []byte(doc))
-	var pe *plan.Error
+	var pe *document.Error
 	if !errors.As(err, &pe) {
 		t.Fatalf("Policy: %v", err)
 	}
@@ -334,7 +350,7 @@ func TestLoaderPlan(t *testing.T) {
 			}
 			p, err := l.Plan(context.Background(), source, []byte(tc.in))
 			if tc.err != "" {
-				var pe *plan.Error
+				var pe *document.Error
 				if !errors.As(err, &pe) || (pe.Error() != tc.err && unplaced(pe) != tc.err) {
 					t.Fatalf("Plan(%s) error\n got %v\nwant %s", tc.in, err, tc.err)
 				}
@@ -546,7 +562,7 @@ func TestLoaderPolicy(t *testing.T) {
 			}
 			got, err := l.Policy(context.Background(), source, []byte(tc.in))
 			if tc.err != "" {
-				var pe *plan.Error
+				var pe *document.Error
 				if !errors.As(err, &pe) || (pe.Error() != tc.err && unplaced(pe) != tc.err) {
 					t.Fatalf("Policy(%s) error\n got %v\nwant %s", tc.in, err, tc.err)
 				}
@@ -586,7 +602,7 @@ func TestLoaderPlanPolicyMatchesPolicy(t *testing.T) {
 			for _, operatorOnly := range []string{"checks", "exceptions", "roles", "unknown_roles"} {
 				want = strings.Replace(want, " "+operatorOnly+",", "", 1) // never offered to a plan
 			}
-			var pe *plan.Error
+			var pe *document.Error
 			if !errors.As(err, &pe) || (pe.Error() != want && unplaced(pe) != want) {
 				t.Fatalf("Plan(%s) error\n got %v\nwant %s", in, err, want)
 			}

@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/spawngate/spawngate/internal/benchplan"
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/memo"
 )
 
 // A plan of more kinds of children than the schema step's memory keeps
 // leaves it as it was (see Loader.Plan); one that fits is remembered.
 func TestALargeDistinctPlanLeavesTheSchemaMemoryAlone(t *testing.T) {
-	l, err := NewLoader(DefaultLimits)
+	l, err := NewLoader(document.DefaultLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func TestTheShellMemoryHoldsOneChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.child = nil
-	l := &Loader{limits: DefaultLimits, schemas: s, seen: memo.New[[]schemaError](memo.Size), shells: memo.New[[]schemaError](shellMemoSize)}
+	l := &Loader{limits: document.DefaultLimits, schemas: s, seen: memo.New[[]schemaError](memo.Size), shells: memo.New[[]schemaError](shellMemoSize)}
 	const first = `{"role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 1}`
 	for _, tc := range []struct {
 		second string
@@ -86,7 +87,7 @@ func TestTheShellMemoryHoldsOneChild(t *testing.T) {
 // same rest of the document around the same first child: a document that
 // differs outside its children is validated again.
 func TestTheShellMemoryKeysOnTheRestOfTheDocument(t *testing.T) {
-	l, err := NewLoader(DefaultLimits)
+	l, err := NewLoader(document.DefaultLimits)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/spawngate/spawngate/internal/document"
 )
 
 // pending lists the policy keys the schema describes whose checks are not
@@ -15,7 +17,7 @@ var pending = map[string]bool{}
 func refusePending(source, at string, pol map[string]any) error {
 	for _, k := range slices.Sorted(maps.Keys(pol)) {
 		if pending[k] {
-			return &Error{Source: source, Pointer: at + "/" + k, Msg: fmt.Sprintf("%q is not supported by this build of spawngate yet", k)}
+			return &document.Error{Source: source, Pointer: at + "/" + k, Msg: fmt.Sprintf("%q is not supported by this build of spawngate yet", k)}
 		}
 	}
 	return nil

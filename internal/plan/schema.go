@@ -17,6 +17,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/jsonpointer"
 	"github.com/spawngate/spawngate/internal/memo"
 	"github.com/spawngate/spawngate/schemas"
@@ -26,6 +27,10 @@ import (
 // number, without a fraction or an exponent. JSON Schema's "integer"
 // accepts 4e4 and 40000.0; the gate does not, so the schemas say so.
 const decimalIntegerFormat = "decimal-integer"
+
+// decimalInteger is a number as decimalIntegerFormat wants it written: an
+// optional minus sign, then digits without a leading zero.
+var decimalInteger = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
 
 func init() {
 	jsonschema.Formats[decimalIntegerFormat] = func(v any) bool {
@@ -285,7 +290,7 @@ func (s *schemaSet) explain(e *jsonschema.ValidationError, doc any, found *probl
 	value, _ := jsonpointer.Lookup(doc, at)
 	if i := strings.LastIndexByte(at, '/'); i >= 0 && s.forbiddenKeys(at[:i])[at[i+1:]] && keyword == at[i+1:] {
 		found.offer(at, func() string {
-			return fmt.Sprintf("%s is the operator's to set: a plan's own policy cannot set it", quote(at[i+1:]))
+			return fmt.Sprintf("%s is the operator's to set: a plan's own policy cannot set it", document.Quote(at[i+1:]))
 		})
 		return
 	}
@@ -293,7 +298,7 @@ func (s *schemaSet) explain(e *jsonschema.ValidationError, doc any, found *probl
 		// dependentRequired/KEY/N: KEY is set and the key it needs is not.
 		if names := quotedName.FindAllStringSubmatch(e.Message, -1); len(names) == 2 {
 			found.offer(jsonpointer.Join(at, names[0][1]), func() string {
-				return fmt.Sprintf("required key %s is missing: %s is set, and needs it beside it", quote(names[0][1]), quote(names[1][1]))
+				return fmt.Sprintf("required key %s is missing: %s is set, and needs it beside it", document.Quote(names[0][1]), document.Quote(names[1][1]))
 			})
 			return
 		}
@@ -302,7 +307,7 @@ func (s *schemaSet) explain(e *jsonschema.ValidationError, doc any, found *probl
 	switch keyword {
 	case "required":
 		for _, m := range quotedName.FindAllStringSubmatch(e.Message, -1) {
-			found.offer(jsonpointer.Join(at, m[1]), func() string { return fmt.Sprintf("required key %s is missing", quote(m[1])) })
+			found.offer(jsonpointer.Join(at, m[1]), func() string { return fmt.Sprintf("required key %s is missing", document.Quote(m[1])) })
 		}
 		return
 	case "additionalProperties":
@@ -324,7 +329,7 @@ func (s *schemaSet) explain(e *jsonschema.ValidationError, doc any, found *probl
 		// given a pointer and a message each.
 		first, n := firstKeys(obj, sch.Properties, found.max)
 		for _, k := range first {
-			found.offer(jsonpointer.Join(at, k), func() string { return fmt.Sprintf("unknown key %s (allowed: %s)", quote(k), list) })
+			found.offer(jsonpointer.Join(at, k), func() string { return fmt.Sprintf("unknown key %s (allowed: %s)", document.Quote(k), list) })
 		}
 		found.count(at, n-len(first))
 		return
@@ -425,7 +430,7 @@ func typeName(t string) string {
 func show(v any) string {
 	switch v := v.(type) {
 	case string:
-		return quote(v)
+		return document.Quote(v)
 	case json.Number:
 		return string(v)
 	case nil:

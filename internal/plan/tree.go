@@ -8,6 +8,8 @@ import (
 	"math/big"
 	"regexp"
 	"strconv"
+
+	"github.com/spawngate/spawngate/internal/document"
 )
 
 // A child may carry children of its own: the plan it may dispatch in turn.
@@ -43,7 +45,7 @@ const ParentBlock = "/parent"
 // and places each. It returns nil nodes when no child has a children key
 // and the plan has no parent block: then nothing is nested, and the checks
 // see the children exactly as before.
-func flatten(ctx context.Context, source string, top []any, parent map[string]any, lim Limits) ([]any, []Node, error) {
+func flatten(ctx context.Context, source string, top []any, parent map[string]any, lim document.Limits) ([]any, []Node, error) {
 	nested := parent != nil
 	for _, c := range top {
 		if obj, ok := c.(map[string]any); ok {
@@ -88,7 +90,7 @@ func flatten(ctx context.Context, source string, top []any, parent map[string]an
 			j := f.next
 			f.next++
 			if len(flat) >= lim.MaxChildren {
-				return nil, nil, &Error{Source: source, Pointer: nodes[f.at].Pointer + "/children/" + strconv.Itoa(j),
+				return nil, nil, &document.Error{Source: source, Pointer: nodes[f.at].Pointer + "/children/" + strconv.Itoa(j),
 					Msg: fmt.Sprintf("more than %d children in the plan tree", lim.MaxChildren), Limit: "max-children"}
 			}
 			flat = append(flat, kids[j])

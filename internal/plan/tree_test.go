@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/plan"
 )
 
@@ -137,7 +138,7 @@ func TestTreeGroups(t *testing.T) {
 // Every child of the tree counts against MaxChildren, and a tree over it
 // cannot be evaluated: the error names the first child over the limit.
 func TestTreeCountsAgainstMaxChildren(t *testing.T) {
-	lim := plan.DefaultLimits
+	lim := document.DefaultLimits
 	lim.MaxChildren = 3
 	l, err := plan.NewLoader(lim)
 	if err != nil {
@@ -150,7 +151,7 @@ func TestTreeCountsAgainstMaxChildren(t *testing.T) {
 	}
 	doc = `{"plan": [` + kid("a", "1", kid("b", "1"), kid("c", "1", kid("d", "1"))) + `]}`
 	_, err = l.Plan(context.Background(), "big.json", []byte(doc))
-	var pe *plan.Error
+	var pe *document.Error
 	if !errors.As(err, &pe) || pe.Limit != "max-children" || pe.Pointer != "/plan/0/children/1/children/0" {
 		t.Fatalf("4 children over a limit of 3: %v", err)
 	}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/spawngate/spawngate/internal/document"
 )
 
 // unknownKeysShapes are the places a document can hold keys the schema
@@ -62,7 +64,7 @@ func problemsOf(t testing.TB, l *Loader, shape, source string, data []byte) []st
 	var ptrs []string
 	if shape == "policy" {
 		_, err := l.Policy(context.Background(), source, data)
-		var e *Error
+		var e *document.Error
 		if !errors.As(err, &e) {
 			t.Fatalf("%s: %v, want a document error", shape, err)
 		}
@@ -73,7 +75,7 @@ func problemsOf(t testing.TB, l *Loader, shape, source string, data []byte) []st
 		return ptrs
 	}
 	p, err := l.Plan(context.Background(), source, data)
-	var e *Error
+	var e *document.Error
 	if errors.As(err, &e) {
 		ptrs = append(ptrs, e.Pointer)
 		for _, m := range e.More {
@@ -90,52 +92,13 @@ func problemsOf(t testing.TB, l *Loader, shape, source string, data []byte) []st
 	return ptrs
 }
 
-// keysAt is where the unknown keys of each shape are.
-var keysAt = map[string]string{"top": "", "child": "/plan/0", "nested child": "/plan/0/children/0", "own policy": "/policy", "parent": "/parent", "policy": ""}
-
-// Placing a YAML document's problems is linear in the document and the
-// problems: a report of one problem per key of a mapping of n keys (a
-// report lists up to --max-listed of them) reads each key about once. It
-// read every key before it once per problem (50,000 unknown keys: 7.4 s).
-// The work is counted, not timed: the keys looked at for 4n keys are about
-// four times those for n, where reading them once per problem is sixteen
-// times.
-func TestPlacingProblemsIsLinearInTheKeys(t *testing.T) {
-	const n = 2000
-	for _, shape := range unknownKeysShapes {
-		t.Run(shape, func(t *testing.T) {
-			var steps [2]int
-			for i, keys := range []int{n, 4 * n} {
-				data := unknownKeys(shape, keys, true)
-				ptrs := make([]string, keys)
-				for k := range ptrs {
-					ptrs[k] = fmt.Sprintf("%s/k%06d", keysAt[shape], k)
-				}
-				p := &yamlPlacer{ctx: context.Background()}
-				at, err := p.locate(data, ptrs)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if first, last := at[ptrs[0]], at[ptrs[keys-1]]; last.Line-first.Line != keys-1 {
-					t.Fatalf("%d keys: the first at %v, the last at %v; want a key a line", keys, first, last)
-				}
-				steps[i] = p.steps
-			}
-			if ratio := float64(steps[1]) / float64(steps[0]); ratio > 6 {
-				t.Errorf("placing the problems of %d unknown keys looked at %d keys, of %d keys %d: %.1f times for 4 times the keys, want about 4",
-					n, steps[0], 4*n, steps[1], ratio)
-			}
-		})
-	}
-}
-
 // Reading a document of unknown keys, validating it and saying what is
 // wrong with it allocate in proportion to the keys, in JSON and YAML,
 // wherever the keys are: no step builds a message or a list per key that
 // names every other key.
 func TestUnknownKeysAllocateLinearly(t *testing.T) {
 	const n = 1000
-	l, err := NewLoader(DefaultLimits)
+	l, err := NewLoader(document.DefaultLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +131,7 @@ func TestUnknownKeysAllocateLinearly(t *testing.T) {
 // naming the first of its own.
 func TestSchemaProblemsAreBounded(t *testing.T) {
 	const max = MaxSchemaProblems
-	l, err := NewLoader(DefaultLimits)
+	l, err := NewLoader(document.DefaultLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,9 +183,9 @@ func TestSchemaProblemsAreBounded(t *testing.T) {
 						}
 					}
 				}
-				var e *Error
+				var e *document.Error
 				if errors.As(err, &e) {
-					for _, m := range append([]*Error{e}, e.More...) {
+					for _, m := range append([]*document.Error{e}, e.More...) {
 						lines = append(lines, m.Pointer+": "+m.Msg)
 					}
 				} else if err != nil {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/ast"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/engine"
 	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/policy"
@@ -107,7 +108,7 @@ func once(examples string) error {
 	}
 	lap(start)
 	start = time.Now()
-	l, err := plan.NewLoader(plan.DefaultLimits)
+	l, err := plan.NewLoader(document.DefaultLimits)
 	if err != nil {
 		return err
 	}

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/host"
 	"github.com/spawngate/spawngate/internal/host/hosttest"
-	"github.com/spawngate/spawngate/internal/plan"
 )
 
 func claudeAgent(name, tools string) string {
@@ -189,7 +189,7 @@ func TestSpawnBadPayload(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Adapter{}.Spawn(context.Background(), tc.payload, dirsEnv(dir))
-			var pe *plan.Error
+			var pe *document.Error
 			if !errors.As(err, &pe) || pe.Pointer != tc.pointer || pe.Source != host.PayloadSource {
 				t.Errorf("Spawn error %v, want one at %s", err, tc.pointer)
 			}
@@ -225,7 +225,7 @@ func TestReadSession(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := readSession(env(tc.vars), "/cwd", false)
-			var pe *plan.Error
+			var pe *document.Error
 			if !errors.As(err, &pe) || pe.Source != "hook environment" || pe.Msg != tc.msg {
 				t.Fatalf("readSession error %v\nwant hook environment: %s", err, tc.msg)
 			}

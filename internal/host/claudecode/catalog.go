@@ -13,8 +13,8 @@ import (
 	"strings"
 
 	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/host"
-	"github.com/spawngate/spawngate/internal/plan"
 )
 
 // Folder is where Claude Code keeps agent definitions, relative to a
@@ -240,9 +240,9 @@ func commandLineAgents(s session) (agent.Folder, error) {
 			if !filepath.IsAbs(file) {
 				file = filepath.Join(s.project, file)
 			}
-			data, err := plan.ReadFile(file, 4<<20)
+			data, err := document.ReadFile(file, 4<<20)
 			if err != nil {
-				return f, &plan.Error{Source: file, Msg: "the --agents file of Claude Code's command line cannot be read: " + plan.OneLine(err.Error())}
+				return f, &document.Error{Source: file, Msg: "the --agents file of Claude Code's command line cannot be read: " + document.OneLine(err.Error())}
 			}
 			text, source = data, file
 		}
@@ -250,7 +250,7 @@ func commandLineAgents(s session) (agent.Folder, error) {
 		dec := json.NewDecoder(bytes.NewReader(text))
 		dec.UseNumber()
 		if err := dec.Decode(&defs); err != nil {
-			return f, &plan.Error{Source: source, Msg: "the --agents definitions of Claude Code's command line are not a JSON object: " + plan.OneLine(err.Error())}
+			return f, &document.Error{Source: source, Msg: "the --agents definitions of Claude Code's command line are not a JSON object: " + document.OneLine(err.Error())}
 		}
 		f = definitionsFolder(agentsLevel, source, defs)
 	}
@@ -271,7 +271,7 @@ func definitionsFolder(dir, source string, defs map[string]any) agent.Folder {
 		d := &agent.Definition{File: source, Name: name, Lines: map[string]int{}}
 		fields, ok := defs[name].(map[string]any)
 		if !ok {
-			d.Err = &plan.Error{Source: source, Pointer: "/" + name, Msg: "a definition given as JSON (with --agents, or by a program) is not an object"}
+			d.Err = &document.Error{Source: source, Pointer: "/" + name, Msg: "a definition given as JSON (with --agents, or by a program) is not an object"}
 		} else {
 			fields = maps.Clone(fields)
 			fields["name"] = name

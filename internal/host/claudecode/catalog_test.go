@@ -9,15 +9,15 @@ import (
 	"testing"
 
 	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/host"
 	"github.com/spawngate/spawngate/internal/host/hosttest"
-	"github.com/spawngate/spawngate/internal/plan"
 )
 
 // dirsEnv is the environment of a test that names its folders of
 // definitions itself.
 func dirsEnv(dirs ...string) host.Env {
-	return host.Env{AgentsDirs: dirs, Limits: plan.DefaultLimits}
+	return host.Env{AgentsDirs: dirs, Limits: document.DefaultLimits}
 }
 
 func TestSearchDirs(t *testing.T) {
@@ -348,7 +348,7 @@ func TestBuiltinAndDefault(t *testing.T) {
 // and the problem, when there is one.
 func sessionSpawn(t *testing.T, env host.Env, project string, args []string, typ string) (file, problem string) {
 	t.Helper()
-	env.Limits = plan.DefaultLimits
+	env.Limits = document.DefaultLimits
 	if env.Getenv == nil {
 		env.Getenv = func(k string) string {
 			return map[string]string{"CLAUDE_PROJECT_DIR": project, "CLAUDE_PID": "4242"}[k]
@@ -490,7 +490,7 @@ func TestCommandLineAgents(t *testing.T) {
 	project := filepath.Join(base, "p")
 	payload := map[string]any{"cwd": project, "tool_name": "Agent", "tool_input": map[string]any{"subagent_type": "reviewer"}}
 	spawn := func(args ...string) (*host.Spawn, error) {
-		env := host.Env{Root: filepath.Join(base, "none"), Limits: plan.DefaultLimits,
+		env := host.Env{Root: filepath.Join(base, "none"), Limits: document.DefaultLimits,
 			Getenv:      func(k string) string { return map[string]string{"CLAUDE_PROJECT_DIR": project, "CLAUDE_PID": "7"}[k] },
 			CommandLine: func(int) ([]string, error) { return append([]string{"claude"}, args...), nil },
 		}
@@ -568,7 +568,7 @@ func TestProgramDefinitions(t *testing.T) {
 	if file, problem := sessionSpawn(t, host.Env{Root: root, Home: filepath.Join(base, "home")}, project, []string{"claude", "-p", "hi"}, "reader"); problem != "" || !strings.HasSuffix(file, "reader.md") {
 		t.Errorf("no program: %q (%q)", file, problem)
 	}
-	env := host.Env{Root: root, Home: filepath.Join(base, "home"), Limits: plan.DefaultLimits,
+	env := host.Env{Root: root, Home: filepath.Join(base, "home"), Limits: document.DefaultLimits,
 		Getenv: func(k string) string {
 			return map[string]string{"CLAUDE_PROJECT_DIR": project, "CLAUDE_PID": "4242"}[k]
 		},
@@ -636,7 +636,7 @@ func TestProgramHandsItsDefinitions(t *testing.T) {
 		"guard":     map[string]any{"description": "d", "prompt": "p", "tools": []any{"Bash"}, "model": "sonnet"},
 	}}
 	// No CLAUDE_PID, no CLAUDE_PROJECT_DIR: the program says what they would.
-	env := host.Env{Root: root, Home: filepath.Join(base, "home"), Limits: plan.DefaultLimits}
+	env := host.Env{Root: root, Home: filepath.Join(base, "home"), Limits: document.DefaultLimits}
 	spawn := func(tool string, input map[string]any, field any) (*host.Spawn, error) {
 		payload := map[string]any{"cwd": project, "hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": input, ProgramField: field}
 		return Adapter{}.Spawn(context.Background(), payload, env)

@@ -11,7 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/spawngate/spawngate/internal/agent"
-	"github.com/spawngate/spawngate/internal/plan"
+	"github.com/spawngate/spawngate/internal/document"
 )
 
 // ReadClaude reads a Claude Code agent definition: Markdown with YAML
@@ -20,7 +20,7 @@ import (
 // Code; a file the strict reader refuses is a definition that does not
 // parse. A file Claude Code would skip (no frontmatter, no name, YAML it
 // cannot read) defines nothing, and says why in Skipped.
-func ReadClaude(ctx context.Context, file string, data []byte, lim plan.Limits) *agent.Definition {
+func ReadClaude(ctx context.Context, file string, data []byte, lim document.Limits) *agent.Definition {
 	d := &agent.Definition{File: file, Lines: map[string]int{}}
 	front, ok := agent.Frontmatter(data)
 	hf, _, hok := hostFrontmatter(data)
@@ -37,9 +37,9 @@ func ReadClaude(ctx context.Context, file string, data []byte, lim plan.Limits) 
 		// finds, so that a definition of the same name further down is not
 		// taken for it.
 		if _, lok := agent.Frontmatter(leniently(data)); lok && !ok {
-			d.Err = &plan.Error{Source: file, Line: 1, Msg: "the frontmatter is written oddly (a byte-order mark, or spaces after ---): hosts may read it differently; write it plainly"}
+			d.Err = &document.Error{Source: file, Line: 1, Msg: "the frontmatter is written oddly (a byte-order mark, or spaces after ---): hosts may read it differently; write it plainly"}
 		} else {
-			d.Err = &plan.Error{Source: file, Line: earlyEnd(data), Msg: "Claude Code ends this frontmatter at another \"---\" (inside a value, or a line of more dashes) and would read other settings than these: take the --- out of the value and close the frontmatter with a line of exactly ---"}
+			d.Err = &document.Error{Source: file, Line: earlyEnd(data), Msg: "Claude Code ends this frontmatter at another \"---\" (inside a value, or a line of more dashes) and would read other settings than these: take the --- out of the value and close the frontmatter with a line of exactly ---"}
 		}
 		var fields map[string]any
 		if hok && yaml.Unmarshal(hf, &fields) == nil {
@@ -56,10 +56,10 @@ func ReadClaude(ctx context.Context, file string, data []byte, lim plan.Limits) 
 		}
 		return d
 	}
-	v, perr, document := agent.DecodeFrontmatter(ctx, file, front, lim)
+	v, perr, ofText := agent.DecodeFrontmatter(ctx, file, front, lim)
 	if perr != nil {
 		d.Err = perr
-		if !document {
+		if !ofText {
 			return d
 		}
 		// Claude Code reads YAML more leniently than the gate. Its parser
@@ -76,7 +76,7 @@ func ReadClaude(ctx context.Context, file string, data []byte, lim plan.Limits) 
 		if !ok {
 			fixed, keys := clientFallback(front)
 			if onlyProse(keys) {
-				if _, ferr := plan.Decode(ctx, file, fixed, plan.YAML, lim); ferr == nil {
+				if _, ferr := document.Decode(ctx, file, fixed, document.YAML, lim); ferr == nil {
 					return ReadClaude(ctx, file, append([]byte("---\n"), append(fixed, []byte("---\n")...)...), lim)
 				}
 			}

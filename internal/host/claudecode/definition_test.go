@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/host"
 	"github.com/spawngate/spawngate/internal/host/hosttest"
-	"github.com/spawngate/spawngate/internal/plan"
 )
 
 // claudeCase is a Claude Code definition file and what ReadClaude reads
@@ -15,7 +15,7 @@ import (
 type claudeCase struct {
 	name string
 	data string
-	lim  *plan.Limits // nil for plan.DefaultLimits
+	lim  *document.Limits // nil for document.DefaultLimits
 	// want
 	defName string
 	skipped string // a part of Skipped; "" when the file is not skipped
@@ -275,7 +275,7 @@ var claudeCases = []claudeCase{
 	{
 		name:    "a frontmatter over the YAML limit keeps the lenient name",
 		data:    "---\nname: big\ndescription: d\n---\n",
-		lim:     &plan.Limits{MaxBytes: 1 << 20, MaxYAMLBytes: 10, MaxDepth: 64, MaxAliasNodes: 10, MaxAliasBytes: 10, MaxStringBytes: 100, MaxValues: 100, MaxChildren: 1, MaxChildEntries: 1},
+		lim:     &document.Limits{MaxBytes: 1 << 20, MaxYAMLBytes: 10, MaxDepth: 64, MaxAliasNodes: 10, MaxAliasBytes: 10, MaxStringBytes: 100, MaxValues: 100, MaxChildren: 1, MaxChildEntries: 1},
 		defName: "big",
 		err:     "YAML document is larger than 10 bytes; a JSON document may be larger",
 	},
@@ -353,7 +353,7 @@ var claudeCases = []claudeCase{
 func TestReadClaude(t *testing.T) {
 	for _, tc := range claudeCases {
 		t.Run(tc.name, func(t *testing.T) {
-			lim := plan.DefaultLimits
+			lim := document.DefaultLimits
 			if tc.lim != nil {
 				lim = *tc.lim
 			}
@@ -372,7 +372,7 @@ func TestReadClaude(t *testing.T) {
 // yes.
 func TestExampleDefinitions(t *testing.T) {
 	dir := "../../../examples/claude-code/" + Folder
-	c, err := load(context.Background(), host.Env{AgentsDirs: []string{dir}, Limits: plan.DefaultLimits}, session{})
+	c, err := load(context.Background(), host.Env{AgentsDirs: []string{dir}, Limits: document.DefaultLimits}, session{})
 	if err != nil {
 		t.Fatal(err)
 	}

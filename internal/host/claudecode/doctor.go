@@ -15,9 +15,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/host"
 	"github.com/spawngate/spawngate/internal/host/doctor"
-	"github.com/spawngate/spawngate/internal/plan"
 )
 
 // What the doctor knows of Claude Code's settings is what Claude Code
@@ -592,7 +592,7 @@ func (d *checkup) checkMatchers(running []*gateHook) {
 			if key := h.doc.Path + "\x00" + h.MatcherPointer; !reported[key] {
 				reported[key] = true
 				d.Add(h.doc.Path, "hook.matcher", h.MatcherPointer,
-					fmt.Sprintf(`"matcher": %q cannot be checked: Claude Code reads it as a JavaScript regular expression, and %s, so whether it selects %s is not known (a pattern JavaScript does not compile selects nothing)`, h.matcher(), plan.OneLine(err.Error()), strings.Join(tools, ", ")),
+					fmt.Sprintf(`"matcher": %q cannot be checked: Claude Code reads it as a JavaScript regular expression, and %s, so whether it selects %s is not known (a pattern JavaScript does not compile selects nothing)`, h.matcher(), document.OneLine(err.Error()), strings.Join(tools, ", ")),
 					fmt.Sprintf(`list the tools instead: "matcher": %q`, suggestMatcher("")))
 			}
 			continue

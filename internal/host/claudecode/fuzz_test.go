@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/host/hosttest"
-	"github.com/spawngate/spawngate/internal/plan"
 )
 
 // The fuzz target reads any bytes as a definition and holds the reader to
@@ -48,7 +48,7 @@ var reading = hosttest.Reading{
 	Host: Name,
 	File: "/repo/" + filepath.ToSlash(Folder) + "/agent.md",
 	Read: func(file string, data []byte) *agent.Definition {
-		return ReadClaude(context.Background(), file, data, plan.DefaultLimits)
+		return ReadClaude(context.Background(), file, data, document.DefaultLimits)
 	},
 	NameField:   "name",
 	Definition:  checkDefinition,

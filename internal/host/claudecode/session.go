@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/host"
-	"github.com/spawngate/spawngate/internal/plan"
 )
 
 // session is what the hook learns of the Claude Code session beside the
@@ -155,15 +155,15 @@ func readSession(env host.Env, cwd string, dirsGiven bool) (session, error) {
 	}
 	switch {
 	case s.project == "":
-		return s, &plan.Error{Source: "hook environment", Msg: "CLAUDE_PROJECT_DIR is not set, so the folder the session started in (where Claude Code finds its agents) is not known: run spawngate hook claude-code as Claude Code's command hook, which sets it"}
+		return s, &document.Error{Source: "hook environment", Msg: "CLAUDE_PROJECT_DIR is not set, so the folder the session started in (where Claude Code finds its agents) is not known: run spawngate hook claude-code as Claude Code's command hook, which sets it"}
 	case !filepath.IsAbs(s.project):
-		return s, &plan.Error{Source: "hook environment", Msg: fmt.Sprintf("CLAUDE_PROJECT_DIR %q is not an absolute path", s.project)}
+		return s, &document.Error{Source: "hook environment", Msg: fmt.Sprintf("CLAUDE_PROJECT_DIR %q is not an absolute path", s.project)}
 	case pid == "":
-		return s, &plan.Error{Source: "hook environment", Msg: "CLAUDE_PID is not set, so the command line Claude Code was started with (where --agents and --add-dir add definitions) cannot be read: run spawngate hook claude-code as Claude Code's command hook, which sets it"}
+		return s, &document.Error{Source: "hook environment", Msg: "CLAUDE_PID is not set, so the command line Claude Code was started with (where --agents and --add-dir add definitions) cannot be read: run spawngate hook claude-code as Claude Code's command hook, which sets it"}
 	}
 	n, err := strconv.Atoi(pid)
 	if err != nil || n <= 0 {
-		return s, &plan.Error{Source: "hook environment", Msg: fmt.Sprintf("CLAUDE_PID %q is not a process id", pid)}
+		return s, &document.Error{Source: "hook environment", Msg: fmt.Sprintf("CLAUDE_PID %q is not a process id", pid)}
 	}
 	read := env.CommandLine
 	if read == nil {
@@ -175,13 +175,13 @@ func readSession(env host.Env, cwd string, dirsGiven bool) (session, error) {
 		// a wrapper's) would have another command line judged, without
 		// the --agents of the session that runs the child.
 		if err := sessionProcess(n, s.project); err != nil {
-			return s, &plan.Error{Source: "hook environment", Msg: fmt.Sprintf("CLAUDE_PID %d %s, so its command line is not the session's: run the hook as Claude Code's command hook, or give an HTTP hook the pid of the client itself", n, err.Error())}
+			return s, &document.Error{Source: "hook environment", Msg: fmt.Sprintf("CLAUDE_PID %d %s, so its command line is not the session's: run the hook as Claude Code's command hook, or give an HTTP hook the pid of the client itself", n, err.Error())}
 		}
 		s.started = processStart(n)
 	}
 	args, err := read(n)
 	if err != nil {
-		return s, &plan.Error{Source: "hook environment", Msg: fmt.Sprintf("the command line of Claude Code (CLAUDE_PID %d) cannot be read: %s; without it the definitions given with --agents cannot be seen", n, plan.OneLine(err.Error()))}
+		return s, &document.Error{Source: "hook environment", Msg: fmt.Sprintf("the command line of Claude Code (CLAUDE_PID %d) cannot be read: %s; without it the definitions given with --agents cannot be seen", n, document.OneLine(err.Error()))}
 	}
 	s.read = true
 	return s, s.parse(args)
@@ -195,7 +195,7 @@ func commandLine(pid int) ([]string, error) {
 	}
 	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
 	if err != nil {
-		return nil, errors.New(plan.Reason(err))
+		return nil, errors.New(document.Reason(err))
 	}
 	if len(b) == 0 {
 		return nil, errors.New("it is empty (the process has ended?)")
@@ -214,7 +214,7 @@ func (s *session) parse(args []string) error {
 		args = args[1:] // the program
 	}
 	fail := func(msg string) error {
-		return &plan.Error{Source: "Claude Code's command line", Msg: msg}
+		return &document.Error{Source: "Claude Code's command line", Msg: msg}
 	}
 	p := parseCommander(args)
 	if why := cannotRead(p, args); why != "" {
@@ -298,7 +298,7 @@ func sessionProcess(pid int, project string) error {
 	cwd, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "cwd"))
 	switch {
 	case err != nil:
-		return fmt.Errorf("is not an ancestor of this hook, and its working directory cannot be read (%s)", plan.Reason(err))
+		return fmt.Errorf("is not an ancestor of this hook, and its working directory cannot be read (%s)", document.Reason(err))
 	case cwd != project:
 		return fmt.Errorf("is not an ancestor of this hook, and it works in %s, not in CLAUDE_PROJECT_DIR", cwd)
 	}

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/host"
-	"github.com/spawngate/spawngate/internal/plan"
 )
 
 // TestSessionProcess: CLAUDE_PID is taken only for a process that can be
@@ -86,7 +86,7 @@ func TestStaleDefinitions(t *testing.T) {
 	spawn := func(typ string) string {
 		t.Helper()
 		s := session{project: project, started: started, read: true, agents: []agentsFlag{{"agents.json"}}}
-		env := host.Env{Home: filepath.Join(base, "home"), Root: filepath.Join(base, "none"), Limits: plan.DefaultLimits}
+		env := host.Env{Home: filepath.Join(base, "home"), Root: filepath.Join(base, "none"), Limits: document.DefaultLimits}
 		catalog, err := load(context.Background(), env, s)
 		if err != nil {
 			t.Fatal(err)

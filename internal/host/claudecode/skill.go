@@ -12,8 +12,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/host"
-	"github.com/spawngate/spawngate/internal/plan"
 )
 
 // skill is one definition of a skill (or command) Claude Code could run
@@ -75,11 +75,11 @@ func skillFiles(env host.Env, s session, name string) []string {
 var forkLine = regexp.MustCompile(`(?m)^\s*["']?context["']?\s*:\s*["']?fork\b`)
 
 // readSkill reads a skill file's frontmatter as Claude Code reads it.
-func readSkill(file string, lim plan.Limits) skill {
+func readSkill(file string, lim document.Limits) skill {
 	sk := skill{file: file}
-	data, err := plan.ReadFile(file, lim.MaxBytes)
+	data, err := document.ReadFile(file, lim.MaxBytes)
 	if err != nil {
-		sk.problem = plan.OneLine(err.Error())
+		sk.problem = document.OneLine(err.Error())
 		return sk
 	}
 	front, body, ok := hostFrontmatter(data)
@@ -92,7 +92,7 @@ func readSkill(file string, lim plan.Limits) skill {
 		// The host runs such a skill inline; one that says context: fork
 		// all the same is refused rather than guessed at.
 		if forkLine.Match(front) {
-			sk.problem = "its frontmatter is not YAML the gate can read, and it says context: fork: " + plan.OneLine(err.Error())
+			sk.problem = "its frontmatter is not YAML the gate can read, and it says context: fork: " + document.OneLine(err.Error())
 		}
 		sk.body = string(data)
 		return sk

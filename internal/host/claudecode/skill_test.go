@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/host"
 	"github.com/spawngate/spawngate/internal/host/hosttest"
-	"github.com/spawngate/spawngate/internal/plan"
 )
 
 // launchWorld is a session's folders: a project with its agents, skills
@@ -42,7 +42,7 @@ func (w launchWorld) env(extra ...string) host.Env {
 	}
 	return host.Env{
 		AgentsDirs: []string{filepath.Join(w.project, ".claude", "agents")},
-		Home:       w.home, Root: w.root, Limits: plan.DefaultLimits, Budget: "100",
+		Home:       w.home, Root: w.root, Limits: document.DefaultLimits, Budget: "100",
 		Getenv: func(k string) string { return vars[k] },
 	}
 }

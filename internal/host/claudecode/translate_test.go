@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/host"
 	"github.com/spawngate/spawngate/internal/host/hosttest"
 	"github.com/spawngate/spawngate/internal/plan"
@@ -16,7 +17,7 @@ const claudeFile = "/repo/.claude/agents/x.md"
 // readDef reads a definition that must be one the gate can judge.
 func readDef(t *testing.T, text string) *agent.Definition {
 	t.Helper()
-	d := ReadClaude(context.Background(), claudeFile, []byte(text), plan.DefaultLimits)
+	d := ReadClaude(context.Background(), claudeFile, []byte(text), document.DefaultLimits)
 	if d.Err != nil || d.Skipped != "" {
 		t.Fatalf("the test's definition is not one to judge: %v %s\n%s", d.Err, d.Skipped, text)
 	}
@@ -452,12 +453,12 @@ func TestRemoved(t *testing.T) {
 // TestTranslateExamples translates a spawn of every example definition
 // and has the gate's loader read each plan.
 func TestTranslateExamples(t *testing.T) {
-	loader, err := plan.NewLoader(plan.DefaultLimits)
+	loader, err := plan.NewLoader(document.DefaultLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := "../../../examples/claude-code/" + Folder
-	c, err := load(context.Background(), host.Env{AgentsDirs: []string{dir}, Limits: plan.DefaultLimits}, session{})
+	c, err := load(context.Background(), host.Env{AgentsDirs: []string{dir}, Limits: document.DefaultLimits}, session{})
 	if err != nil {
 		t.Fatal(err)
 	}

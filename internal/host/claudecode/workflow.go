@@ -9,8 +9,8 @@ import (
 	"slices"
 
 	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/host"
-	"github.com/spawngate/spawngate/internal/plan"
 )
 
 // workflowSpawn translates a Workflow call. A workflow is a script that
@@ -93,7 +93,7 @@ func workflowFile(env host.Env, s session, name string) string {
 			if info, err := os.Stat(f); err != nil || !info.Mode().IsRegular() {
 				continue
 			}
-			data, err := plan.ReadFile(f, env.Limits.MaxBytes)
+			data, err := document.ReadFile(f, env.Limits.MaxBytes)
 			if err != nil {
 				continue
 			}

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/host"
-	"github.com/spawngate/spawngate/internal/plan"
 )
 
 // Name is Codex's name in commands, URLs and plans.
@@ -96,7 +96,7 @@ func (Adapter) Spawn(ctx context.Context, payload map[string]any, env host.Env) 
 	}
 	if args, ok := parentArgs(env); ok && env.AgentsDirs == nil {
 		if why := overrides(args); why != "" {
-			return nil, &plan.Error{Source: "Codex's command line", Msg: why + ": what the child runs with cannot be known; start Codex without it"}
+			return nil, &document.Error{Source: "Codex's command line", Msg: why + ": what the child runs with cannot be known; start Codex without it"}
 		}
 	}
 	dirs := env.AgentsDirs

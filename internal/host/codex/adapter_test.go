@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/host/hosttest"
-	"github.com/spawngate/spawngate/internal/plan"
 )
 
 func codexAgent(name, sandbox string, mcp ...string) string {
@@ -127,7 +127,7 @@ func TestCodexBrief(t *testing.T) {
 		})
 	}
 	// A message that is neither text nor ciphertext cannot be judged.
-	var pe *plan.Error
+	var pe *document.Error
 	if _, err := (Adapter{}).Spawn(context.Background(), codexPayload(`{"message": 3}`), env); !errors.As(err, &pe) || pe.Pointer != "/tool_input/message" {
 		t.Fatalf("a number message: %v", err)
 	}

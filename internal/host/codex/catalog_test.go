@@ -8,12 +8,12 @@ import (
 	"testing"
 
 	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/host"
 	"github.com/spawngate/spawngate/internal/host/hosttest"
-	"github.com/spawngate/spawngate/internal/plan"
 )
 
-var testEnv = host.Env{Limits: plan.DefaultLimits}
+var testEnv = host.Env{Limits: document.DefaultLimits}
 
 // TestLoad: Codex reads the *.toml files of each folder and its
 // subfolders (collect_agent_role_files_recursive).

@@ -8,8 +8,8 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/host"
-	"github.com/spawngate/spawngate/internal/plan"
 )
 
 // ReadCodex reads a Codex agent definition: TOML, read strictly (a key
@@ -29,10 +29,10 @@ func ReadCodex(file string, data []byte) *agent.Definition {
 	case badServers(d):
 		d.Name = name
 	case !ok || name == "":
-		d.Err = &plan.Error{Source: file, Line: d.Lines["name"], Msg: "the definition has no name, which Codex knows an agent by"}
+		d.Err = &document.Error{Source: file, Line: d.Lines["name"], Msg: "the definition has no name, which Codex knows an agent by"}
 	case !agent.IsString(d.Fields["description"]):
 		d.Name = name
-		d.Err = &plan.Error{Source: file, Line: d.Lines["description"], Msg: "the definition has no description, which Codex requires"}
+		d.Err = &document.Error{Source: file, Line: d.Lines["description"], Msg: "the definition has no description, which Codex requires"}
 	default:
 		d.Name = name
 	}
@@ -52,7 +52,7 @@ func readRole(name string) agent.Reader {
 			return d
 		}
 		if own, set := d.Fields["name"]; set && own != name {
-			d.Err = &plan.Error{Source: file, Line: d.Lines["name"], Msg: fmt.Sprintf("the role's file names itself %s, while config.toml declares it as %q: which name Codex goes by is not known", host.Show(own), name)}
+			d.Err = &document.Error{Source: file, Line: d.Lines["name"], Msg: fmt.Sprintf("the role's file names itself %s, while config.toml declares it as %q: which name Codex goes by is not known", host.Show(own), name)}
 		}
 		return d
 	}
@@ -64,7 +64,7 @@ func parseTOML(file string, data []byte) *agent.Definition {
 	d := &agent.Definition{File: file, Lines: map[string]int{}}
 	var fields map[string]any
 	if err := toml.Unmarshal(data, &fields); err != nil {
-		d.Err = &plan.Error{Source: file, Msg: plan.OneLine(tomlMessage(err))}
+		d.Err = &document.Error{Source: file, Msg: document.OneLine(tomlMessage(err))}
 		var de *toml.DecodeError
 		if errors.As(err, &de) {
 			d.Err.Line, d.Err.Column = de.Position()
@@ -82,6 +82,6 @@ func badServers(d *agent.Definition) bool {
 	if _, ok := v.(map[string]any); !set || ok {
 		return false
 	}
-	d.Err = &plan.Error{Source: d.File, Line: d.Lines["mcp_servers"], Msg: "mcp_servers is not a table of servers"}
+	d.Err = &document.Error{Source: d.File, Line: d.Lines["mcp_servers"], Msg: "mcp_servers is not a table of servers"}
 	return true
 }

@@ -6,9 +6,9 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/host"
 	"github.com/spawngate/spawngate/internal/host/hosttest"
-	"github.com/spawngate/spawngate/internal/plan"
 )
 
 // codexCase is a Codex definition file and what ReadCodex reads from it.
@@ -221,7 +221,7 @@ func TestReadCodexNumbers(t *testing.T) {
 // one the gate can judge but broken.toml, which writes a key twice.
 func TestExampleDefinitions(t *testing.T) {
 	dir := "../../../examples/codex/" + Folder
-	c, err := load(context.Background(), host.Env{Limits: plan.DefaultLimits}, []string{dir})
+	c, err := load(context.Background(), host.Env{Limits: document.DefaultLimits}, []string{dir})
 	if err != nil {
 		t.Fatal(err)
 	}

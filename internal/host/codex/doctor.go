@@ -17,9 +17,9 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/host"
 	"github.com/spawngate/spawngate/internal/host/doctor"
-	"github.com/spawngate/spawngate/internal/plan"
 )
 
 // What the doctor knows of Codex's configuration is what Codex CLI 0.171.0
@@ -442,13 +442,13 @@ func (d *checkup) parseTOML(doc *configDoc) {
 	var tree map[string]any
 	if err := toml.Unmarshal(doc.Data, &tree); err != nil {
 		f := doctor.Finding{ID: "settings.invalid", File: doc.Path,
-			Problem: "does not parse as TOML (" + plan.OneLine(tomlMessage(err)) + "): Codex does not start with it, and doctor cannot read what it sets",
+			Problem: "does not parse as TOML (" + document.OneLine(tomlMessage(err)) + "): Codex does not start with it, and doctor cannot read what it sets",
 			Fix:     "make it valid TOML"}
 		var de *toml.DecodeError
 		if errors.As(err, &de) {
 			line, col := de.Position()
 			f.Line = line
-			f.Problem = fmt.Sprintf("does not parse as TOML (line %d, column %d: %s): Codex does not start with it, and doctor cannot read what it sets", line, col, plan.OneLine(tomlMessage(err)))
+			f.Problem = fmt.Sprintf("does not parse as TOML (line %d, column %d: %s): Codex does not start with it, and doctor cannot read what it sets", line, col, document.OneLine(tomlMessage(err)))
 		}
 		d.Findings = append(d.Findings, f)
 		return
@@ -1020,7 +1020,7 @@ func (d *checkup) judge(ctx context.Context) *doctor.Diagnosis {
 		case h.matcherErr != nil:
 			addOff(fmt.Sprintf("the one in %s is in a group whose matcher Codex cannot compile", h.doc.Path))
 			d.Findings = append(d.Findings, doctor.Finding{ID: "hook.matcher", File: h.doc.Path, Pointer: h.MatcherPointer,
-				Problem: fmt.Sprintf("%s %s cannot be checked: Codex reads it with Rust's regex crate, and %s; Codex skips a group whose matcher does not compile, spawngate's hook with it (and a managed one stops Codex from starting)", matcherName(h.doc), quoteMatcher(h.doc, h.Matcher), plan.OneLine(h.matcherErr.Error())),
+				Problem: fmt.Sprintf("%s %s cannot be checked: Codex reads it with Rust's regex crate, and %s; Codex skips a group whose matcher does not compile, spawngate's hook with it (and a managed one stops Codex from starting)", matcherName(h.doc), quoteMatcher(h.doc, h.Matcher), document.OneLine(h.matcherErr.Error())),
 				Fix:     "list the tools instead: " + setMatcher(h.doc, suggestedMatcher)})
 			continue
 		case !h.doc.layer.managed() && st.enabled != nil && !*st.enabled:

@@ -7,9 +7,9 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/host"
 	"github.com/spawngate/spawngate/internal/host/doctor"
-	"github.com/spawngate/spawngate/internal/plan"
 )
 
 // layers is what a session in a folder loads from Codex's configuration
@@ -52,7 +52,7 @@ func readLayers(env host.Env, cwd string) (layers, error) {
 	if err := d.read(); err != nil {
 		var de *doctor.Error
 		if errors.As(err, &de) {
-			return l, &plan.Error{Source: de.File, Msg: fmt.Sprintf("Codex's configuration cannot be read, so what the session hands its children cannot be known: %s", de.Msg)}
+			return l, &document.Error{Source: de.File, Msg: fmt.Sprintf("Codex's configuration cannot be read, so what the session hands its children cannot be known: %s", de.Msg)}
 		}
 		return l, err
 	}

@@ -17,8 +17,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/host"
-	"github.com/spawngate/spawngate/internal/plan"
 )
 
 // session is what a Codex child really gets from the session that spawns
@@ -127,7 +127,7 @@ func readSession(ctx context.Context, env host.Env, transcript, turn, cwd, model
 	}
 	f, err := openTranscript(transcript)
 	if err != nil {
-		return s, &plan.Error{Source: transcript, Msg: "the session transcript cannot be read, so the sandbox and approval the child gets cannot be known: " + plan.OneLine(plan.Reason(err))}
+		return s, &document.Error{Source: transcript, Msg: "the session transcript cannot be read, so the sandbox and approval the child gets cannot be known: " + document.OneLine(document.Reason(err))}
 	}
 	defer f.Close()
 	at, err := resolveTranscript(f, transcript)
@@ -152,7 +152,7 @@ func readSession(ctx context.Context, env host.Env, transcript, turn, cwd, model
 		return s, err
 	}
 	if root != "" {
-		return s, &plan.Error{Source: transcript, Msg: fmt.Sprintf("the session can rewrite its own transcript (it lies under %s, which the session's workspace-write sandbox lets it write), so the sandbox it records cannot be trusted: keep CODEX_HOME out of the workspace and the writable roots", root)}
+		return s, &document.Error{Source: transcript, Msg: fmt.Sprintf("the session can rewrite its own transcript (it lies under %s, which the session's workspace-write sandbox lets it write), so the sandbox it records cannot be trusted: keep CODEX_HOME out of the workspace and the writable roots", root)}
 	}
 	return s, nil
 }
@@ -198,15 +198,15 @@ type transcriptPaths struct {
 // be judged.
 func resolveTranscript(f *os.File, name string) (*transcriptPaths, error) {
 	fail := func(why string) (*transcriptPaths, error) {
-		return nil, &plan.Error{Source: name, Msg: "the session transcript's path cannot be resolved, so whether the session can rewrite it cannot be known: " + plan.OneLine(why)}
+		return nil, &document.Error{Source: name, Msg: "the session transcript's path cannot be resolved, so whether the session can rewrite it cannot be known: " + document.OneLine(why)}
 	}
 	resolved, err := filepath.EvalSymlinks(name)
 	if err != nil {
-		return fail(plan.Reason(err))
+		return fail(document.Reason(err))
 	}
 	opened, err := f.Stat()
 	if err != nil {
-		return fail(plan.Reason(err))
+		return fail(document.Reason(err))
 	}
 	if now, err := os.Stat(resolved); err != nil || !os.SameFile(opened, now) {
 		return fail("it changed while it was opened")
@@ -254,7 +254,7 @@ func (p *transcriptPaths) forms(root string) ([]string, error) {
 		forms = append(forms, resolved)
 	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
 	default:
-		return nil, &plan.Error{Source: p.named, Msg: fmt.Sprintf("the writable root %s cannot be resolved, so whether the session can rewrite its transcript cannot be known: %s", root, plan.OneLine(plan.Reason(err)))}
+		return nil, &document.Error{Source: p.named, Msg: fmt.Sprintf("the writable root %s cannot be resolved, so whether the session can rewrite its transcript cannot be known: %s", root, document.OneLine(document.Reason(err)))}
 	}
 	p.roots[root] = forms
 	return forms, nil
@@ -280,14 +280,14 @@ func fromTranscript(ctx context.Context, file string, r io.Reader, turn, cwd str
 			Payload map[string]any `json:"payload"`
 		}
 		if err := json.Unmarshal(b, &l); err != nil {
-			return &plan.Error{Source: file, Line: line, Msg: "a turn_context line cannot be read, so the sandbox and approval the child gets cannot be known: " + plan.OneLine(err.Error())}
+			return &document.Error{Source: file, Line: line, Msg: "a turn_context line cannot be read, so the sandbox and approval the child gets cannot be known: " + document.OneLine(err.Error())}
 		}
 		if l.Type != "turn_context" {
 			return nil // a key written twice, the last another type
 		}
 		t, err := turnContext(l.Payload)
 		if err != nil {
-			return &plan.Error{Source: file, Line: line, Msg: "a turn_context line cannot be read, so the sandbox and approval the child gets cannot be known: " + err.Error()}
+			return &document.Error{Source: file, Line: line, Msg: "a turn_context line cannot be read, so the sandbox and approval the child gets cannot be known: " + err.Error()}
 		}
 		if id, _ := l.Payload["turn_id"].(string); id == turn && turn != "" {
 			found = true
@@ -313,11 +313,11 @@ func fromTranscript(ctx context.Context, file string, r io.Reader, turn, cwd str
 	}
 	switch {
 	case !seen:
-		return widest, &plan.Error{Source: file, Msg: "the session transcript holds no turn_context line, so the sandbox and approval the child gets cannot be known"}
+		return widest, &document.Error{Source: file, Msg: "the session transcript holds no turn_context line, so the sandbox and approval the child gets cannot be known"}
 	case turn == "":
 		widest.model = last.model
 	case !found:
-		return widest, &plan.Error{Source: file, Msg: fmt.Sprintf("the session transcript holds no turn_context for this turn (turn_id %q), so the sandbox and approval the child gets cannot be known", turn)}
+		return widest, &document.Error{Source: file, Msg: fmt.Sprintf("the session transcript holds no turn_context for this turn (turn_id %q), so the sandbox and approval the child gets cannot be known", turn)}
 	case !writable:
 		this.source = file
 		return this, nil
@@ -346,7 +346,7 @@ func eachTurnContext(ctx context.Context, file string, r io.Reader, f func(line 
 	for {
 		piece, err := br.ReadSlice('\n')
 		if err != nil && err != bufio.ErrBufferFull && err != io.EOF {
-			return &plan.Error{Source: file, Msg: "the session transcript cannot be read, so the sandbox and approval the child gets cannot be known: " + plan.OneLine(plan.Reason(err))}
+			return &document.Error{Source: file, Msg: "the session transcript cannot be read, so the sandbox and approval the child gets cannot be known: " + document.OneLine(document.Reason(err))}
 		}
 		if unseen += len(piece); unseen >= readChunk {
 			unseen = 0
@@ -386,7 +386,7 @@ func eachTurnContext(ctx context.Context, file string, r io.Reader, f func(line 
 			case long || len(b) > maxContextLine:
 				return tooLong(file, line)
 			case contexts == maxContexts:
-				return &plan.Error{Source: file, Line: line, Msg: fmt.Sprintf("the session transcript holds more than %d turn_context lines, more than the hook reads, so the sandbox and approval the child gets cannot be known", maxContexts)}
+				return &document.Error{Source: file, Line: line, Msg: fmt.Sprintf("the session transcript holds more than %d turn_context lines, more than the hook reads, so the sandbox and approval the child gets cannot be known", maxContexts)}
 			default:
 				contexts++
 				if err := f(line, b); err != nil {
@@ -403,7 +403,7 @@ func eachTurnContext(ctx context.Context, file string, r io.Reader, f func(line 
 
 // tooLong is the error of a turn_context line longer than the hook reads.
 func tooLong(file string, line int) error {
-	return &plan.Error{Source: file, Line: line, Msg: fmt.Sprintf("a turn_context line is longer than %d MiB, more than the hook reads, so the sandbox and approval the child gets cannot be known", maxContextLine>>20)}
+	return &document.Error{Source: file, Line: line, Msg: fmt.Sprintf("a turn_context line is longer than %d MiB, more than the hook reads, so the sandbox and approval the child gets cannot be known", maxContextLine>>20)}
 }
 
 // maxKept is the longest key or type value lineKind keeps: "type" and

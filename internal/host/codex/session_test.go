@@ -12,9 +12,9 @@ import (
 	"testing"
 
 	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/host"
 	"github.com/spawngate/spawngate/internal/host/hosttest"
-	"github.com/spawngate/spawngate/internal/plan"
 )
 
 // turnLine is one turn_context line of a transcript.
@@ -45,7 +45,7 @@ func writeTranscript(t *testing.T, lines ...string) string {
 // approval on model main-model, its definitions in dir.
 func sessionEnv(t *testing.T, dir, sandbox, approval string) host.Env {
 	t.Helper()
-	return host.Env{AgentsDirs: []string{dir}, Limits: plan.DefaultLimits,
+	return host.Env{AgentsDirs: []string{dir}, Limits: document.DefaultLimits,
 		Transcript:  writeTranscript(t, turnLine("t1", sandbox, approval, "main-model", map[string]any{"exclude_slash_tmp": true, "exclude_tmpdir_env_var": true})),
 		CommandLine: func(int) ([]string, error) { return []string{"codex", "app-server"}, nil }}
 }
@@ -57,7 +57,7 @@ func sessionEnv(t *testing.T, dir, sandbox, approval string) host.Env {
 func TestReadSession(t *testing.T) {
 	noTmp := map[string]any{"exclude_slash_tmp": true, "exclude_tmpdir_env_var": true}
 	plain := func(args ...string) host.Env {
-		return host.Env{Limits: plan.DefaultLimits, CommandLine: func(int) ([]string, error) { return append([]string{"/usr/bin/codex"}, args...), nil }}
+		return host.Env{Limits: document.DefaultLimits, CommandLine: func(int) ([]string, error) { return append([]string{"/usr/bin/codex"}, args...), nil }}
 	}
 	for _, tc := range []struct {
 		name  string
@@ -89,7 +89,7 @@ func TestReadSession(t *testing.T) {
 		{"-s and -c on the command line", []string{turnLine("t1", "read-only", "on-request", "m", nil)}, "t1", plain("-s", "workspace-write", "-c", `sandbox_workspace_write.writable_roots=["/etc"]`, "-c", "sandbox_workspace_write.network_access=true"), "workspace-write on-request true m [/etc]"},
 		{"--sandbox wins over -c sandbox_mode, as in Codex", []string{turnLine("t1", "read-only", "on-request", "m", nil)}, "t1", plain("-s", "read-only", "-c", `sandbox_mode="workspace-write"`), "read-only on-request false m []"},
 		{"-c sandbox_mode alone", []string{turnLine("t1", "read-only", "on-request", "m", nil)}, "t1", plain("-c", `sandbox_mode="workspace-write"`), "workspace-write on-request false m []"},
-		{"a parent that is not codex is not read", []string{turnLine("t1", "read-only", "on-request", "m", nil)}, "t1", host.Env{Limits: plan.DefaultLimits, CommandLine: func(int) ([]string, error) { return []string{"/bin/sh", "--yolo"}, nil }}, "read-only on-request false m []"},
+		{"a parent that is not codex is not read", []string{turnLine("t1", "read-only", "on-request", "m", nil)}, "t1", host.Env{Limits: document.DefaultLimits, CommandLine: func(int) ([]string, error) { return []string{"/bin/sh", "--yolo"}, nil }}, "read-only on-request false m []"},
 		{"a transcript by hand: its last turn", []string{turnLine("t1", "read-only", "on-request", "m1", nil), turnLine("t2", "read-only", "on-request", "m2", nil)}, "", plain(), "read-only on-request false m2 []"},
 		{"no turn_context for this turn", []string{turnLine("t1", "read-only", "on-request", "m", nil)}, "t9", plain(), `holds no turn_context for this turn (turn_id "t9")`},
 		{"no turn_context at all", nil, "t1", plain(), "holds no turn_context line"},
@@ -118,7 +118,7 @@ func TestReadSession(t *testing.T) {
 		{"rel.jsonl", `/transcript_path: transcript_path "rel.jsonl" is not an absolute path`},
 		{"/nonexistent/rollout.jsonl", "the session transcript cannot be read"},
 	} {
-		if _, err := readSession(context.Background(), host.Env{Limits: plan.DefaultLimits, CommandLine: func(int) ([]string, error) { return nil, os.ErrNotExist }}, tc.transcript, "t1", "/w", ""); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := readSession(context.Background(), host.Env{Limits: document.DefaultLimits, CommandLine: func(int) ([]string, error) { return nil, os.ErrNotExist }}, tc.transcript, "t1", "/w", ""); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want %q", tc.transcript, err, tc.want)
 		}
 	}
@@ -129,7 +129,7 @@ func TestReadSession(t *testing.T) {
 // else; otherwise the spawn is refused with what to change.
 func TestEphemeralSession(t *testing.T) {
 	cmd := func(args ...string) host.Env {
-		return host.Env{Limits: plan.DefaultLimits, CommandLine: func(int) ([]string, error) { return append([]string{"/usr/bin/codex"}, args...), nil }}
+		return host.Env{Limits: document.DefaultLimits, CommandLine: func(int) ([]string, error) { return append([]string{"/usr/bin/codex"}, args...), nil }}
 	}
 	for _, tc := range []struct {
 		name string
@@ -146,7 +146,7 @@ func TestEphemeralSession(t *testing.T) {
 		{"not exec", cmd("-s", "read-only"), "only a codex exec session may run without one"},
 		{"exec after --", cmd("--", "exec", "-s", "read-only"), "only a codex exec session may run without one"},
 		{"a prompt word exec", cmd("-s", "read-only", "review", "exec"), "only a codex exec session may run without one"},
-		{"a parent that is not codex", host.Env{Limits: plan.DefaultLimits, CommandLine: func(int) ([]string, error) { return []string{"/bin/sh", "exec", "-s", "read-only"}, nil }}, "not a codex process the hook can read"},
+		{"a parent that is not codex", host.Env{Limits: document.DefaultLimits, CommandLine: func(int) ([]string, error) { return []string{"/bin/sh", "exec", "-s", "read-only"}, nil }}, "not a codex process the hook can read"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := readSession(context.Background(), tc.env, "", "t1", "/w", "sm")
@@ -269,7 +269,7 @@ func TestReadLayers(t *testing.T) {
 			"[agents.mine]\ndescription = \"d\"\nconfig_file = \"/abs/mine.toml\"\n\n[agents.plain]\ndescription = \"no file\"\n\n[projects.\"" + repo + "\"]\ntrust_level = \"trusted\"\n",
 		"home/.codex/agents/u.toml": codexAgent("u", ""),
 	})
-	env := host.Env{Home: home, Root: j(base, "root"), Limits: plan.DefaultLimits, Getenv: func(string) string { return "" }}
+	env := host.Env{Home: home, Root: j(base, "root"), Limits: document.DefaultLimits, Getenv: func(string) string { return "" }}
 	l, err := readLayers(env, repo)
 	if err != nil {
 		t.Fatal(err)

@@ -13,9 +13,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/host"
 	"github.com/spawngate/spawngate/internal/host/hosttest"
-	"github.com/spawngate/spawngate/internal/plan"
 )
 
 // imageLine writes to w a response_item line as Codex records an attached
@@ -62,7 +62,7 @@ func streamTranscript(t testing.TB, dir string, lines ...string) string {
 
 // appServer is a hook's environment under codex app-server, whose
 // command line names no sandbox.
-var appServer = host.Env{Limits: plan.DefaultLimits, CommandLine: func(int) ([]string, error) { return []string{"codex", "app-server"}, nil }}
+var appServer = host.Env{Limits: document.DefaultLimits, CommandLine: func(int) ([]string, error) { return []string{"codex", "app-server"}, nil }}
 
 // TestTranscriptLongLines: a line of another kind is read past however
 // long it is (five images attached in codex exec made a real transcript

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/host/hosttest"
 	"github.com/spawngate/spawngate/internal/plan"
 )
@@ -254,7 +255,7 @@ func TestPlanBytes(t *testing.T) {
 // TestTranslateExamples translates a spawn of every example definition
 // and has the gate's loader read each plan.
 func TestTranslateExamples(t *testing.T) {
-	loader, err := plan.NewLoader(plan.DefaultLimits)
+	loader, err := plan.NewLoader(document.DefaultLimits)
 	if err != nil {
 		t.Fatal(err)
 	}

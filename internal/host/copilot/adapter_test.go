@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/host"
 	"github.com/spawngate/spawngate/internal/host/hosttest"
-	"github.com/spawngate/spawngate/internal/plan"
 )
 
 // def is a definition file with the frontmatter given and a body.
@@ -36,7 +36,7 @@ func spawn(t *testing.T, cwd, home string, args map[string]any, extra map[string
 	for k, v := range extra {
 		payload[k] = v
 	}
-	return Adapter{}.Spawn(context.Background(), payload, host.Env{Home: home, Getenv: func(string) string { return "" }, Limits: plan.DefaultLimits, Budget: "1000"})
+	return Adapter{}.Spawn(context.Background(), payload, host.Env{Home: home, Getenv: func(string) string { return "" }, Limits: document.DefaultLimits, Budget: "1000"})
 }
 
 func child(t *testing.T, sp *host.Spawn) (map[string]any, map[string]any) {
@@ -237,7 +237,7 @@ func TestPayloadShapes(t *testing.T) {
 		"repo/.github/agents/lead.agent.md":   def("description: d\ntools: [read, agent]\n"),
 		"repo/.github/agents/reader.agent.md": def("description: d\ntools: [read, search]\n"),
 	})
-	env := host.Env{Home: home, Limits: plan.DefaultLimits}
+	env := host.Env{Home: home, Limits: document.DefaultLimits}
 	pascal := map[string]any{"hook_event_name": "PreToolUse", "session_id": "s2", "cwd": repo, "tool_name": "Agent",
 		"tool_input": map[string]any{"agent_type": "reader", "prompt": "p"}, "agent_id": "a1", "agent_type": "lead"}
 	sp, err := Adapter{}.Spawn(context.Background(), pascal, env)
@@ -284,7 +284,7 @@ func TestPayloadShapes(t *testing.T) {
 		{map[string]any{"hook_event_name": "PreToolUse", "cwd": repo, "tool_name": "Agent", "tool_input": []any{}}, "/tool_input"},
 	} {
 		_, err := Adapter{}.Spawn(context.Background(), tc.payload, env)
-		var pe *plan.Error
+		var pe *document.Error
 		if !errors.As(err, &pe) || pe.Pointer != tc.pointer {
 			t.Errorf("%v: error %v, want one at %s", tc.payload, err, tc.pointer)
 		}
@@ -311,7 +311,7 @@ func TestAudit(t *testing.T) {
 		"repo/.github/agents/reader.agent.md": def("description: d\ntools: [read]\n"),
 		"repo/.github/agents/nodesc.md":       def("tools: [read]\n"),
 	})
-	out, err := Adapter{}.Audit(context.Background(), filepath.Join(repo, ".github/agents"), host.Env{Cwd: repo, Limits: plan.DefaultLimits})
+	out, err := Adapter{}.Audit(context.Background(), filepath.Join(repo, ".github/agents"), host.Env{Cwd: repo, Limits: document.DefaultLimits})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +341,7 @@ func TestCopilotHome(t *testing.T) {
 		{filepath.Join(repo, "ch"), "c", filepath.Join(repo, "ch/agents/c.agent.md")},
 		{"ch", "u", ""},
 	} {
-		env := host.Env{Home: home, Limits: plan.DefaultLimits, Getenv: func(k string) string {
+		env := host.Env{Home: home, Limits: document.DefaultLimits, Getenv: func(k string) string {
 			if k == "COPILOT_HOME" {
 				return tc.copilotHome
 			}

@@ -7,7 +7,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/spawngate/spawngate/internal/agent"
-	"github.com/spawngate/spawngate/internal/plan"
+	"github.com/spawngate/spawngate/internal/document"
 )
 
 // ReadCopilot reads a Copilot CLI agent definition (NAME.agent.md, or any
@@ -21,7 +21,7 @@ import (
 // name a lenient reading finds (none: it may be any): Copilot's YAML
 // reader may read it otherwise, so a spawn of a name it might define is
 // refused, never passed to a definition further down.
-func ReadCopilot(ctx context.Context, file string, data []byte, lim plan.Limits) *agent.Definition {
+func ReadCopilot(ctx context.Context, file string, data []byte, lim document.Limits) *agent.Definition {
 	d := &agent.Definition{File: file, Lines: map[string]int{}}
 	front, ok := agent.Frontmatter(data)
 	if !ok {

@@ -14,9 +14,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/host"
 	"github.com/spawngate/spawngate/internal/host/doctor"
-	"github.com/spawngate/spawngate/internal/plan"
 )
 
 // What the doctor knows of Copilot CLI's hooks is what Copilot CLI 1.0.102
@@ -820,7 +820,7 @@ func (d *checkup) checkPolicyFolders(running []*gateHook) {
 		}
 		done = append(done, h.doc.Path)
 		if err := owners.Check(h.doc.Path); err != nil {
-			d.Add(h.doc.Path, "hook.writable", "", plan.OneLine(err.Error())+": the model can delete the policy file, or put another in its place, and the spawngate hook with it",
+			d.Add(h.doc.Path, "hook.writable", "", document.OneLine(err.Error())+": the model can delete the policy file, or put another in its place, and the spawngate hook with it",
 				"keep policy.d, and every folder above it, owned by root and writable by root alone")
 		}
 	}
@@ -879,7 +879,7 @@ func (d *checkup) checkMatchers(running []*gateHook) {
 		}
 		if key := h.doc.Path + "#" + h.MatcherPointer; !slices.Contains(reported, key) {
 			reported = append(reported, key)
-			why := plan.OneLine(h.matcherErr.Error())
+			why := document.OneLine(h.matcherErr.Error())
 			problem := fmt.Sprintf(`"matcher": %q cannot be checked: Copilot CLI reads it as a regular expression that must match the whole tool name, and %s; it skips a hook whose matcher does not compile`, *h.Matcher, why)
 			var notRegexp *host.NotRegexpError
 			if errors.As(h.matcherErr, &notRegexp) {

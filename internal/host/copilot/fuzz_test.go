@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/host/hosttest"
-	"github.com/spawngate/spawngate/internal/plan"
 )
 
 // The fuzz target reads any bytes as a Copilot definition and holds the
@@ -36,7 +36,7 @@ var reading = hosttest.Reading{
 	Host: Name,
 	File: fuzzFile,
 	Read: func(file string, data []byte) *agent.Definition {
-		return ReadCopilot(context.Background(), file, data, plan.DefaultLimits)
+		return ReadCopilot(context.Background(), file, data, document.DefaultLimits)
 	},
 	Definition:  checkDefinition,
 	DefaultType: "agent",

@@ -11,8 +11,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/host"
-	"github.com/spawngate/spawngate/internal/plan"
 )
 
 // Command is a command hook that names spawngate, as a host's doctor
@@ -98,7 +98,7 @@ func CheckCommand(ctx context.Context, c Command, add func(id, problem, fix stri
 	}
 	if err == nil && filepath.IsAbs(program) {
 		if err := c.Owners.Check(program); err != nil {
-			add("hook.writable", fmt.Sprintf("%s: the model can replace it with a program that lets every spawn through", plan.OneLine(err.Error())),
+			add("hook.writable", fmt.Sprintf("%s: the model can replace it with a program that lets every spawn through", document.OneLine(err.Error())),
 				"install spawngate where only root can write, owned by root and writable by root alone, such as /usr/local/bin/spawngate")
 		}
 	}
@@ -116,7 +116,7 @@ func CheckCommand(ctx context.Context, c Command, add func(id, problem, fix stri
 	}
 	line, err := c.ReadHook(ctx, c.Host, words[3:], c.Project)
 	if err != nil {
-		add("hook.policy", fmt.Sprintf("the hook cannot start (%s): it exits 2 on every call, so every spawn would be refused", plan.OneLine(err.Error())),
+		add("hook.policy", fmt.Sprintf("the hook cannot start (%s): it exits 2 on every call, so every spawn would be refused", document.OneLine(err.Error())),
 			"correct the command line or the policy; the command run by hand shows the same error")
 	}
 	for _, f := range line.ByHand {
@@ -129,7 +129,7 @@ func CheckCommand(ctx context.Context, c Command, add func(id, problem, fix stri
 	}
 	for _, f := range line.Files {
 		if err := c.Owners.Check(f); err != nil {
-			add("hook.writable", fmt.Sprintf("%s: the model can widen what judges its spawns, and then spawn what it widened", plan.OneLine(err.Error())),
+			add("hook.writable", fmt.Sprintf("%s: the model can widen what judges its spawns, and then spawn what it widened", document.OneLine(err.Error())),
 				"keep it where only root can write, owned by root and writable by root alone, such as "+c.Policy)
 		}
 	}

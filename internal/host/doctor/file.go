@@ -9,7 +9,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/spawngate/spawngate/internal/plan"
+	"github.com/spawngate/spawngate/internal/document"
 )
 
 // File is one configuration file a doctor read: a settings or hooks file,
@@ -58,7 +58,7 @@ func (f *File) locate(ptrs []string) {
 	if len(want) == 0 {
 		return
 	}
-	pos, err := plan.Locate(context.Background(), f.Path, f.Data, plan.DefaultLimits, want)
+	pos, err := document.Locate(context.Background(), f.Path, f.Data, document.DefaultLimits, want)
 	if err != nil {
 		return
 	}
@@ -121,10 +121,10 @@ func DecodeJSON(data []byte) (v any, line int, problem string) {
 		offset, err = int64(len(data)), errors.New("unexpected end of JSON input")
 	}
 	if offset < 0 {
-		return nil, 0, plan.OneLine(err.Error())
+		return nil, 0, document.OneLine(err.Error())
 	}
 	line, col := LineCol(data, offset)
-	return nil, line, fmt.Sprintf("line %d, column %d: %s", line, col, plan.OneLine(err.Error()))
+	return nil, line, fmt.Sprintf("line %d, column %d: %s", line, col, document.OneLine(err.Error()))
 }
 
 // LineCol turns a byte offset into a 1-based line and column (in

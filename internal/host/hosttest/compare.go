@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/plan"
 )
 
@@ -217,7 +218,7 @@ func Translated(t testing.TB, tr agent.Translation, want WantChild) {
 			}
 		}
 	}
-	loaderOnce.Do(func() { loader, loaderErr = plan.NewLoader(plan.DefaultLimits) })
+	loaderOnce.Do(func() { loader, loaderErr = plan.NewLoader(document.DefaultLimits) })
 	if loaderErr != nil {
 		t.Fatal(loaderErr)
 	}

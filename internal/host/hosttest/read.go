@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/mutate"
 	"github.com/spawngate/spawngate/internal/plan"
 )
@@ -88,7 +89,7 @@ type Spawn struct {
 // ReadProperty is the property a host's fuzz target and its short run
 // check on one input; it fails t with the input and what was read.
 func (r Reading) ReadProperty(tb testing.TB) func(t *testing.T, data []byte) {
-	loader, err := plan.NewLoader(plan.DefaultLimits)
+	loader, err := plan.NewLoader(document.DefaultLimits)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -271,7 +272,7 @@ func loadTranslation(loader *plan.Loader, tr agent.Translation) (limited bool, e
 		return false, errors.New("Plan() gives other bytes on a second call")
 	}
 	p, err := loader.Plan(context.Background(), "spawn.json", b)
-	var pe *plan.Error
+	var pe *document.Error
 	switch {
 	case errors.As(err, &pe) && pe.Limit != "":
 		return true, nil

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/spawngate/spawngate/internal/agent"
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/plan"
 )
 
@@ -22,7 +23,7 @@ func readToy(file string, data []byte) *agent.Definition {
 	case name == "skip":
 		d.Skipped = "the host skips it"
 	case name == "" || strings.ContainsAny(name, "\r\x00"):
-		d.Err = &plan.Error{Source: file, Line: 1, Msg: "no name"}
+		d.Err = &document.Error{Source: file, Line: 1, Msg: "no name"}
 	default:
 		d.Name = name
 		d.Fields = map[string]any{"name": name}
@@ -57,7 +58,7 @@ func toyReading(read func(string, []byte) *agent.Definition, bend func(tr agent.
 // TestReadPropertyHolds: a reader and a translation that keep every
 // invariant pass on usable, broken and skipped files.
 func TestReadPropertyHolds(t *testing.T) {
-	loader, err := plan.NewLoader(plan.DefaultLimits)
+	loader, err := plan.NewLoader(document.DefaultLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func TestReadPropertyHolds(t *testing.T) {
 // TestReadPropertyFails: each broken invariant is reported, naming what
 // broke it, so that a host's fuzz target fails on it.
 func TestReadPropertyFails(t *testing.T) {
-	loader, err := plan.NewLoader(plan.DefaultLimits)
+	loader, err := plan.NewLoader(document.DefaultLimits)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package plan_test
+package document_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spawngate/spawngate/internal/plan"
+	"github.com/spawngate/spawngate/internal/document"
 )
 
 // tree writes files (by slash-separated name; a name ending in / is an
@@ -50,13 +50,13 @@ func TestWalkFiles(t *testing.T) {
 	agents := func(path string) bool { return strings.HasSuffix(filepath.ToSlash(path), ".claude/agents") }
 	for _, tt := range []struct {
 		name string
-		walk plan.Walk
+		walk document.Walk
 		want []string
 	}{
-		{"flat", plan.Walk{Match: yamlFiles}, []string{"a.yaml", "gone.yaml"}},
-		{"recursive, every place once", plan.Walk{Match: yamlFiles, Recursive: true}, []string{".hidden/d.yaml", "a.yaml", "gone.yaml", "sub/c.yaml"}},
-		{"hidden folders skipped", plan.Walk{Match: yamlFiles, Recursive: true, Skip: plan.Hidden}, []string{"a.yaml", "gone.yaml", "sub/c.yaml"}},
-		{"folders, not walked into", plan.Walk{Folder: agents, Recursive: true, Skip: func(n string) bool { return n == ".git" }}, []string{"x/.claude/agents"}},
+		{"flat", document.Walk{Match: yamlFiles}, []string{"a.yaml", "gone.yaml"}},
+		{"recursive, every place once", document.Walk{Match: yamlFiles, Recursive: true}, []string{".hidden/d.yaml", "a.yaml", "gone.yaml", "sub/c.yaml"}},
+		{"hidden folders skipped", document.Walk{Match: yamlFiles, Recursive: true, Skip: document.Hidden}, []string{"a.yaml", "gone.yaml", "sub/c.yaml"}},
+		{"folders, not walked into", document.Walk{Folder: agents, Recursive: true, Skip: func(n string) bool { return n == ".git" }}, []string{"x/.claude/agents"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := tree(t, files, links)
@@ -88,16 +88,16 @@ func TestWalkErrors(t *testing.T) {
 	dir := tree(t, []string{"file.txt", "big/1", "big/2", "big/3"}, nil)
 	for _, tt := range []struct {
 		name   string
-		walk   plan.Walk
+		walk   document.Walk
 		folder string
 		want   string // the message; "" for no error and nothing listed
 	}{
-		{"missing", plan.Walk{Match: yamlFiles}, "nope", "cannot be read: no such file or directory"},
-		{"missing, named", plan.Walk{Noun: "folder of plans", Match: yamlFiles}, "nope", "folder of plans cannot be read: no such file or directory"},
-		{"missing, optional", plan.Walk{Match: yamlFiles, Optional: true}, "nope", ""},
-		{"a file", plan.Walk{Match: yamlFiles, Hint: "name the folder"}, "file.txt", "is not a directory: name the folder"},
-		{"a file, named", plan.Walk{Noun: "agents folder", Match: yamlFiles}, "file.txt", "agents folder is not a directory"},
-		{"too many entries", plan.Walk{Match: yamlFiles, Max: 2, Hint: "name less"}, "big", "holds more than 2 entries: name less"},
+		{"missing", document.Walk{Match: yamlFiles}, "nope", "cannot be read: no such file or directory"},
+		{"missing, named", document.Walk{Noun: "folder of plans", Match: yamlFiles}, "nope", "folder of plans cannot be read: no such file or directory"},
+		{"missing, optional", document.Walk{Match: yamlFiles, Optional: true}, "nope", ""},
+		{"a file", document.Walk{Match: yamlFiles, Hint: "name the folder"}, "file.txt", "is not a directory: name the folder"},
+		{"a file, named", document.Walk{Noun: "agents folder", Match: yamlFiles}, "file.txt", "agents folder is not a directory"},
+		{"too many entries", document.Walk{Match: yamlFiles, Max: 2, Hint: "name less"}, "big", "holds more than 2 entries: name less"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			source := filepath.Join(dir, tt.folder)
@@ -108,7 +108,7 @@ func TestWalkErrors(t *testing.T) {
 				}
 				return
 			}
-			var pe *plan.Error
+			var pe *document.Error
 			if !errors.As(err, &pe) || pe.Source != source || pe.Msg != tt.want {
 				t.Fatalf("err %v, want %s: %s", err, source, tt.want)
 			}

@@ -1,4 +1,4 @@
-package plan
+package document
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ type Position struct {
 }
 
 // Locate finds where the values at the pointers are written in a document
-// the loader has already read, so that a report can name a line and a
+// Decode has already read, so that a report can name a line and a
 // column and not only a JSON pointer. It reads the document again, once
 // for all the pointers, and only when a report has something to place. A
 // pointer to nothing (a key that is missing) gets the place of the nearest
@@ -197,13 +197,13 @@ func positions(data []byte, offsets map[string]int) map[string]Position {
 	return out
 }
 
-// skimmer reads a JSON document the loader has already read (so it is
+// skimmer reads a JSON document Decode has already read (so it is
 // strict JSON within the limits) only as far as the wanted pointers go:
 // what no pointer enters is skipped, without building a value.
 type skimmer struct {
 	src []byte
 	pos int
-	bad bool // the document is not the one the loader read
+	bad bool // the document is not the one Decode read
 }
 
 func (s *skimmer) space() {
@@ -425,7 +425,7 @@ func (p *yamlPlacer) locate(data []byte, pointers []string) (map[string]Position
 	return out, nil
 }
 
-// member is the value of a mapping's key, or nil. The loader has refused
+// member is the value of a mapping's key, or nil. Decode has refused
 // duplicate keys; were there any, the first would win, as it always has.
 func (p *yamlPlacer) member(m *yaml.Node, key string) *yaml.Node {
 	if len(m.Content) <= 2*smallMapping {

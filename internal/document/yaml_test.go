@@ -1,4 +1,4 @@
-package plan_test
+package document_test
 
 import (
 	"context"
@@ -7,15 +7,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spawngate/spawngate/internal/plan"
+	"github.com/spawngate/spawngate/internal/document"
 )
 
 func yamlOK(name, in string, want any) decodeCase {
-	return decodeCase{name: name, in: in, syntax: plan.YAML, want: want}
+	return decodeCase{name: name, in: in, syntax: document.YAML, want: want}
 }
 
 func yamlErr(name, in, err string) decodeCase {
-	return decodeCase{name: name, in: in, syntax: plan.YAML, err: err}
+	return decodeCase{name: name, in: in, syntax: document.YAML, err: err}
 }
 
 const (
@@ -90,35 +90,35 @@ var yamlCases = []decodeCase{
 	yamlOK("alias of a scalar", "a: &s hello\nb: *s\nc: [*s]\n", obj{"a": "hello", "b": "hello", "c": list{"hello"}}),
 	yamlOK("anchor on a key", "&k a: 1\n", obj{"a": num("1")}),
 	yamlOK("anchor redefined", "a: &x 1\nb: *x\nc: &x 2\nd: *x\n", obj{"a": num("1"), "b": num("1"), "c": num("2"), "d": num("2")}),
-	{name: "aliases at the limit", in: "a: &x [1, 2]\nb: *x\n", syntax: plan.YAML, lim: limits(1<<10, 8, 3),
+	{name: "aliases at the limit", in: "a: &x [1, 2]\nb: *x\n", syntax: document.YAML, lim: limits(1<<10, 8, 3),
 		want: obj{"a": list{num("1"), num("2")}, "b": list{num("1"), num("2")}}},
-	{name: "aliases over the limit", in: "a: &x [1, 2]\nb: *x\nc: *x\n", syntax: plan.YAML, lim: limits(1<<10, 8, 3),
+	{name: "aliases over the limit", in: "a: &x [1, 2]\nb: *x\nc: *x\n", syntax: document.YAML, lim: limits(1<<10, 8, 3),
 		err: "doc:3:4: /c: aliases expand to more than 3 values (limit max-alias-nodes)"},
-	{name: "aliases over the limit inside the expansion", in: "a: &x\n  k: [1, 2]\nb: *x\n", syntax: plan.YAML, lim: limits(1<<10, 8, 3),
+	{name: "aliases over the limit inside the expansion", in: "a: &x\n  k: [1, 2]\nb: *x\n", syntax: document.YAML, lim: limits(1<<10, 8, 3),
 		err: "doc:3:4: /b: aliases expand to more than 3 values (limit max-alias-nodes)"},
-	{name: "aliases count over the whole document", in: "s: &s x\nl: [*s, *s, *s, *s]\n", syntax: plan.YAML, lim: limits(1<<10, 8, 3),
+	{name: "aliases count over the whole document", in: "s: &s x\nl: [*s, *s, *s, *s]\n", syntax: document.YAML, lim: limits(1<<10, 8, 3),
 		err: "doc:2:17: /l/3: aliases expand to more than 3 values (limit max-alias-nodes)"},
 	yamlErr("alias of itself", "a: &a [*a]\n", "doc:1:8: /a/0: alias *a is used inside the value it names"),
 	yamlErr("alias inside what it names, deeper", "a: &a {b: [1, {c: *a}]}\n", "doc:1:19: /a/b/1/c: alias *a is used inside the value it names"),
-	{name: "alias bytes at the limit", in: "a: &x [abc, de]\nb: *x\n", syntax: plan.YAML, lim: aliasBytes(5),
+	{name: "alias bytes at the limit", in: "a: &x [abc, de]\nb: *x\n", syntax: document.YAML, lim: aliasBytes(5),
 		want: obj{"a": list{"abc", "de"}, "b": list{"abc", "de"}}},
-	{name: "alias bytes over the limit", in: "a: &x [abc, de]\nb: *x\nc: *x\n", syntax: plan.YAML, lim: aliasBytes(5),
+	{name: "alias bytes over the limit", in: "a: &x [abc, de]\nb: *x\nc: *x\n", syntax: document.YAML, lim: aliasBytes(5),
 		err: "doc:3:4: /c: aliases expand to more than 5 bytes of text (limit max-alias-bytes)"},
-	{name: "alias bytes count keys", in: "a: &x {key: v}\nb: *x\n", syntax: plan.YAML, lim: aliasBytes(3),
+	{name: "alias bytes count keys", in: "a: &x {key: v}\nb: *x\n", syntax: document.YAML, lim: aliasBytes(3),
 		err: "doc:2:4: /b: aliases expand to more than 3 bytes of text (limit max-alias-bytes)"},
-	{name: "alias bytes count nested aliases", in: "s: &s abcd\nl: &l [*s, *s]\nm: *l\n", syntax: plan.YAML, lim: aliasBytes(15),
+	{name: "alias bytes count nested aliases", in: "s: &s abcd\nl: &l [*s, *s]\nm: *l\n", syntax: document.YAML, lim: aliasBytes(15),
 		err: "doc:3:4: /m: aliases expand to more than 15 bytes of text (limit max-alias-bytes)"},
 	yamlOK("alias of an anchored key", "{&k a: 1, b: *k}", obj{"a": num("1"), "b": "a"}),
 	yamlErr("undefined alias", "a: *nope\n", "doc: YAML: unknown anchor 'nope' referenced"),
 
 	// depth
-	{name: "mapping at the depth limit", in: "a:\n  b: 1\n", syntax: plan.YAML, lim: limits(1<<10, 2, 10),
+	{name: "mapping at the depth limit", in: "a:\n  b: 1\n", syntax: document.YAML, lim: limits(1<<10, 2, 10),
 		want: obj{"a": obj{"b": num("1")}}},
-	{name: "mapping over the depth limit", in: "a:\n  b:\n    c: 1\n", syntax: plan.YAML, lim: limits(1<<10, 2, 10),
+	{name: "mapping over the depth limit", in: "a:\n  b:\n    c: 1\n", syntax: document.YAML, lim: limits(1<<10, 2, 10),
 		err: "doc:3:5: /a/b: nested deeper than 2 levels (limit max-depth)"},
-	{name: "sequence over the depth limit", in: "[[[1]]]", syntax: plan.YAML, lim: limits(1<<10, 2, 10),
+	{name: "sequence over the depth limit", in: "[[[1]]]", syntax: document.YAML, lim: limits(1<<10, 2, 10),
 		err: "doc:1:3: /0/0: nested deeper than 2 levels (limit max-depth)"},
-	{name: "depth through an alias", in: "a: &x [[1]]\nb: [*x]\n", syntax: plan.YAML, lim: limits(1<<10, 3, 10),
+	{name: "depth through an alias", in: "a: &x [[1]]\nb: [*x]\n", syntax: document.YAML, lim: limits(1<<10, 3, 10),
 		err: "doc:2:5: /b/0: nested deeper than 3 levels (limit max-depth)"},
 	yamlErr("default depth limit", strings.Repeat("[", 65)+strings.Repeat("]", 65),
 		"doc:1:65: "+strings.Repeat("/0", 64)+": nested deeper than 64 levels (limit max-depth)"),
@@ -281,7 +281,7 @@ func TestYAMLProblemFarFromItsBlock(t *testing.T) {
 		fmt.Fprintf(&b, "  k%d: %d\n", i, i)
 	}
 	b.WriteString(" bad: 1\nlast: 2\n")
-	_, err := plan.Decode(context.Background(), "doc", []byte(b.String()), plan.YAML, plan.DefaultLimits)
+	_, err := document.Decode(context.Background(), "doc", []byte(b.String()), document.YAML, document.DefaultLimits)
 	if err == nil || err.Error() != "doc:5002:2: did not find expected key" {
 		t.Fatalf("err = %v", err)
 	}
@@ -291,7 +291,7 @@ func TestDecodeYAMLBillionLaughs(t *testing.T) {
 	in := []byte(billionLaughs())
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	_, err := plan.Decode(context.Background(), src, in, plan.YAML, plan.DefaultLimits)
+	_, err := document.Decode(context.Background(), src, in, document.YAML, document.DefaultLimits)
 	runtime.ReadMemStats(&after)
 
 	const want = ": aliases expand to more than 10000 values (limit max-alias-nodes)"

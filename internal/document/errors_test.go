@@ -1,9 +1,9 @@
-package plan_test
+package document_test
 
 import (
 	"testing"
 
-	"github.com/spawngate/spawngate/internal/plan"
+	"github.com/spawngate/spawngate/internal/document"
 )
 
 // Every error names its place the same way: source, line and column as
@@ -22,11 +22,11 @@ func TestWhere(t *testing.T) {
 		{"", 0, 0, "", ""},
 		{"plan.json", 0, 0, "/a\nb", `plan.json: "/a\nb": `},
 	} {
-		if got := plan.Where(tc.source, tc.line, tc.column, tc.pointer); got != tc.want {
+		if got := document.Where(tc.source, tc.line, tc.column, tc.pointer); got != tc.want {
 			t.Errorf("Where(%q, %d, %d, %q) = %q, want %q", tc.source, tc.line, tc.column, tc.pointer, got, tc.want)
 		}
 	}
-	e := &plan.Error{Source: "p.yaml", Line: 2, Column: 1, Pointer: "/x", Msg: "bad", Limit: "max-depth"}
+	e := &document.Error{Source: "p.yaml", Line: 2, Column: 1, Pointer: "/x", Msg: "bad", Limit: "max-depth"}
 	if got, want := e.Error(), "p.yaml:2:1: /x: bad (limit max-depth)"; got != want {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}

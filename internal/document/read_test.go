@@ -1,4 +1,4 @@
-package plan_test
+package document_test
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spawngate/spawngate/internal/plan"
+	"github.com/spawngate/spawngate/internal/document"
 )
 
 func TestReadFile(t *testing.T) {
@@ -49,7 +49,7 @@ func TestReadFile(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := plan.ReadFile(tt.path, tt.max)
+			got, err := document.ReadFile(tt.path, tt.max)
 			checkRead(t, got, err, tt.want, tt.err)
 		})
 	}
@@ -63,7 +63,7 @@ func TestReadFileUnreadable(t *testing.T) {
 	if err := os.WriteFile(path, []byte("a: 1\n"), 0o000); err != nil {
 		t.Fatal(err)
 	}
-	got, err := plan.ReadFile(path, 100)
+	got, err := document.ReadFile(path, 100)
 	checkRead(t, got, err, "", path+": cannot read: permission denied")
 }
 
@@ -104,7 +104,7 @@ func TestRead(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := plan.Read(tt.r, plan.Stdin, tt.max)
+			got, err := document.Read(tt.r, document.Stdin, tt.max)
 			checkRead(t, got, err, tt.want, tt.err)
 		})
 	}
@@ -115,7 +115,7 @@ func TestRead(t *testing.T) {
 func TestReadStopsAtTheLimit(t *testing.T) {
 	for _, max := range []int64{0, 1, 100, 1 << 20} {
 		r := &countingReader{}
-		_, err := plan.Read(r, "endless", max)
+		_, err := document.Read(r, "endless", max)
 		if err == nil || !strings.Contains(err.Error(), "document is larger than") {
 			t.Errorf("Read(endless, %d) error = %v, want a size error", max, err)
 		}
@@ -128,7 +128,7 @@ func TestReadStopsAtTheLimit(t *testing.T) {
 func checkRead(t *testing.T, got []byte, err error, want, wantErr string) {
 	t.Helper()
 	if wantErr != "" {
-		var pe *plan.Error
+		var pe *document.Error
 		if !errors.As(err, &pe) || err.Error() != wantErr {
 			t.Fatalf("error\n got %v (%T)\nwant %s", err, err, wantErr)
 		}
@@ -157,7 +157,7 @@ func TestCheckSize(t *testing.T) {
 		{size: 11, max: 10, err: "doc: document is larger than 10 bytes (limit max-bytes)"},
 		{size: 1, max: 0, err: "doc: document is larger than 0 bytes (limit max-bytes)"},
 	} {
-		err := plan.CheckSize("doc", tc.size, tc.max)
+		err := document.CheckSize("doc", tc.size, tc.max)
 		if got := fmt.Sprint(err); (err == nil) != (tc.err == "") || (err != nil && got != tc.err) {
 			t.Errorf("CheckSize(%d, %d) = %v, want %q", tc.size, tc.max, err, tc.err)
 		}

@@ -1,21 +1,21 @@
-package plan_test
+package document_test
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/spawngate/spawngate/internal/plan"
+	"github.com/spawngate/spawngate/internal/document"
 )
 
 // notAValue is the end of the message for a character no JSON value starts with.
 const notAValue = `: a JSON value starts with {, [, ", a digit, -, true, false or null`
 
 func jsonOK(name, in string, want any) decodeCase {
-	return decodeCase{name: name, in: in, syntax: plan.JSON, want: want}
+	return decodeCase{name: name, in: in, syntax: document.JSON, want: want}
 }
 
 func jsonErr(name, in, err string) decodeCase {
-	return decodeCase{name: name, in: in, syntax: plan.JSON, err: err}
+	return decodeCase{name: name, in: in, syntax: document.JSON, err: err}
 }
 
 var jsonCases = []decodeCase{
@@ -57,12 +57,12 @@ var jsonCases = []decodeCase{
 	jsonOK("escaped key", `{"\u0061\/b":1}`, obj{"a/b": num("1")}),
 
 	// depth
-	{name: "array at the depth limit", in: `[[[]]]`, syntax: plan.JSON, lim: limits(1<<10, 3, 10), want: list{list{list{}}}},
-	{name: "array over the depth limit", in: `[[[[]]]]`, syntax: plan.JSON, lim: limits(1<<10, 3, 10),
+	{name: "array at the depth limit", in: `[[[]]]`, syntax: document.JSON, lim: limits(1<<10, 3, 10), want: list{list{list{}}}},
+	{name: "array over the depth limit", in: `[[[[]]]]`, syntax: document.JSON, lim: limits(1<<10, 3, 10),
 		err: "doc:1:4: /0/0/0: nested deeper than 3 levels (limit max-depth)"},
-	{name: "object over the depth limit", in: `{"a":{"b":{"c":{}}}}`, syntax: plan.JSON, lim: limits(1<<10, 3, 10),
+	{name: "object over the depth limit", in: `{"a":{"b":{"c":{}}}}`, syntax: document.JSON, lim: limits(1<<10, 3, 10),
 		err: "doc:1:16: /a/b/c: nested deeper than 3 levels (limit max-depth)"},
-	{name: "siblings do not add up", in: `[[[]],[[]],{"a":[]}]`, syntax: plan.JSON, lim: limits(1<<10, 3, 10),
+	{name: "siblings do not add up", in: `[[[]],[[]],{"a":[]}]`, syntax: document.JSON, lim: limits(1<<10, 3, 10),
 		want: list{list{list{}}, list{list{}}, obj{"a": list{}}}},
 	jsonErr("default depth limit", strings.Repeat("[", 65)+strings.Repeat("]", 65),
 		"doc:1:65: "+strings.Repeat("/0", 64)+": nested deeper than 64 levels (limit max-depth)"),

@@ -1,4 +1,4 @@
-package plan
+package document
 
 import (
 	"bytes"
@@ -466,7 +466,7 @@ func (w *yamlWalker) mapping(n *yaml.Node) (any, error) {
 			return nil, err
 		}
 		if _, dup := obj[key]; dup {
-			return nil, w.fail(k, "duplicate key %s: consumers disagree on which value wins", quote(key))
+			return nil, w.fail(k, "duplicate key %s: consumers disagree on which value wins", Quote(key))
 		}
 		w.path = append(w.path, segment{key: key, index: -1})
 		v, err := w.value(val)
@@ -496,14 +496,14 @@ func (w *yamlWalker) key(k *yaml.Node) (string, error) {
 	case k.ShortTag() == "!!merge":
 		return "", w.fail(k, "merge key <<: parsers disagree on merges; write the keys out")
 	case k.ShortTag() != "!!str":
-		return "", w.fail(k, "key %s is read as %s, not a string: quote it", quote(k.Value), tagName(k.ShortTag()))
+		return "", w.fail(k, "key %s is read as %s, not a string: quote it", Quote(k.Value), tagName(k.ShortTag()))
 	}
 	if w.text.explicitKey(k) {
-		return "", w.fail(k, "explicit key indicator ? before %s: parsers read it differently; write the key plainly", quote(k.Value))
+		return "", w.fail(k, "explicit key indicator ? before %s: parsers read it differently; write the key plainly", Quote(k.Value))
 	}
 	if isPlain(k) {
 		if why := ambiguous(k.Value); why != "" {
-			return "", w.fail(k, "key %s %s: quote it", quote(k.Value), why)
+			return "", w.fail(k, "key %s %s: quote it", Quote(k.Value), why)
 		}
 	}
 	w.bytes += len(k.Value)
@@ -546,18 +546,18 @@ func (w *yamlWalker) scalar(n *yaml.Node) (any, error) {
 	case "!!str":
 		if isPlain(n) {
 			if why := ambiguous(n.Value); why != "" {
-				return nil, w.fail(n, "unquoted %s %s: quote it", quote(n.Value), why)
+				return nil, w.fail(n, "unquoted %s %s: quote it", Quote(n.Value), why)
 			}
 		}
 		return n.Value, nil
 	case "!!int":
 		if !decimalInteger.MatchString(n.Value) {
-			return nil, w.fail(n, "integer %s is not written in plain decimal, and YAML versions read it differently: write it in decimal, or quote it", quote(n.Value))
+			return nil, w.fail(n, "integer %s is not written in plain decimal, and YAML versions read it differently: write it in decimal, or quote it", Quote(n.Value))
 		}
 		return checkNumber(n.Value, func(msg string) error { return w.fail(n, "%s", msg) })
 	case "!!float":
 		if !jsonNumber.MatchString(n.Value) {
-			return nil, w.fail(n, "number %s is not written as JSON writes numbers, and YAML versions read it differently: write it as a JSON number, or quote it", quote(n.Value))
+			return nil, w.fail(n, "number %s is not written as JSON writes numbers, and YAML versions read it differently: write it as a JSON number, or quote it", Quote(n.Value))
 		}
 		return checkNumber(n.Value, func(msg string) error { return w.fail(n, "%s", msg) })
 	case "!!bool":
@@ -565,7 +565,7 @@ func (w *yamlWalker) scalar(n *yaml.Node) (any, error) {
 	case "!!null":
 		return nil, nil
 	case "!!timestamp":
-		return nil, w.fail(n, "unquoted date %s: YAML 1.1 parsers read it as a timestamp; quote it", quote(n.Value))
+		return nil, w.fail(n, "unquoted date %s: YAML 1.1 parsers read it as a timestamp; quote it", Quote(n.Value))
 	default:
 		return nil, w.fail(n, "unsupported YAML type %s", tag)
 	}
@@ -614,11 +614,11 @@ func ambiguous(s string) string {
 // is quoted and cut short, like any other text of the document.
 func showTag(tag string) string {
 	if len(tag) > 80 {
-		return quote(tag)
+		return Quote(tag)
 	}
 	for i := 0; i < len(tag); i++ {
 		if tag[i] <= ' ' || tag[i] >= 0x7F {
-			return quote(tag)
+			return Quote(tag)
 		}
 	}
 	return tag

@@ -1,4 +1,4 @@
-package plan
+package document
 
 import (
 	"bytes"
@@ -36,7 +36,7 @@ func SyntaxOf(name string) (Syntax, error) {
 	case "":
 		return Sniff, nil
 	default:
-		return 0, &Error{Source: name, Msg: fmt.Sprintf("unknown document type %s: use .yaml, .yml or .json", quote(ext))}
+		return 0, &Error{Source: name, Msg: fmt.Sprintf("unknown document type %s: use .yaml, .yml or .json", Quote(ext))}
 	}
 }
 

@@ -1,4 +1,4 @@
-package plan
+package document
 
 import (
 	"fmt"
@@ -92,14 +92,14 @@ func OneLine(s string) string {
 // it is quoted and cut short.
 func ShowPointer(p string) string {
 	if len(p) > 200 || !utf8.ValidString(p) || strings.IndexFunc(p, func(r rune) bool { return !strconv.IsPrint(r) }) >= 0 {
-		return quote(p)
+		return Quote(p)
 	}
 	return p
 }
 
-// quote shows a document's text in a message: quoted, escaped, and cut
+// Quote shows a document's text in a message: quoted, escaped, and cut
 // short when long, so a hostile key cannot flood or forge a report line.
-func quote(s string) string {
+func Quote(s string) string {
 	const max = 80
 	if len(s) > max {
 		cut := max

@@ -1,10 +1,13 @@
-package plan
+package document
 
 import "fmt"
 
 // Limits bound what one document may cost to read. Every limit is checked
 // while reading, so hostile input fails fast with an error that names the
-// limit instead of exhausting the machine.
+// limit instead of exhausting the machine. Decode applies all but
+// MaxChildren and MaxChildEntries, which bound what a document lists once
+// it is loaded as a plan: one set of limits goes wherever a document is
+// read.
 type Limits struct {
 	// MaxBytes is the largest document, in bytes.
 	MaxBytes int64

@@ -1,4 +1,4 @@
-package plan_test
+package document_test
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/jsonpointer"
-	"github.com/spawngate/spawngate/internal/plan"
 )
 
 func TestLocate(t *testing.T) {
@@ -17,9 +17,9 @@ func TestLocate(t *testing.T) {
 	yamlDoc := "plan:\n  - role: a\n    tools: &t\n      - fs.read\n      - shell.run\n  - role: b\n    tools: *t\n    \"a/b~c\": 1\n    ü: {x: 2}\n"
 	tests := []struct {
 		name, source, doc string
-		want              map[string]plan.Position
+		want              map[string]document.Position
 	}{
-		{"json", "p.json", json, map[string]plan.Position{
+		{"json", "p.json", json, map[string]document.Position{
 			"":                {1, 1},
 			"/plan":           {1, 10},
 			"/plan/0":         {2, 3},
@@ -31,7 +31,7 @@ func TestLocate(t *testing.T) {
 			"/plan/0/tools/7": {3, 13}, // missing: the list
 			"/plan/9/tools/0": {1, 10}, // missing child: the plan
 		}},
-		{"yaml", "p.yaml", yamlDoc, map[string]plan.Position{
+		{"yaml", "p.yaml", yamlDoc, map[string]document.Position{
 			"/plan/0/tools/1": {5, 9},
 			"/plan/1/tools":   {7, 12}, // the alias, where it is written
 			"/plan/1/tools/1": {5, 9},  // inside it: the anchored value
@@ -39,7 +39,7 @@ func TestLocate(t *testing.T) {
 			"/plan/1/ü/x":     {9, 12},
 			"/plan/1/budget":  {6, 5},
 		}},
-		{"sniffed json", "-", json, map[string]plan.Position{"/plan/0/tools/0": {3, 14}}},
+		{"sniffed json", "-", json, map[string]document.Position{"/plan/0/tools/0": {3, 14}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -47,7 +47,7 @@ func TestLocate(t *testing.T) {
 			for p := range tt.want {
 				ptrs = append(ptrs, p)
 			}
-			got, err := plan.Locate(context.Background(), tt.source, []byte(tt.doc), plan.DefaultLimits, ptrs)
+			got, err := document.Locate(context.Background(), tt.source, []byte(tt.doc), document.DefaultLimits, ptrs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -61,7 +61,7 @@ func TestLocate(t *testing.T) {
 }
 
 func TestLocateNothing(t *testing.T) {
-	got, err := plan.Locate(context.Background(), "p.json", []byte(`{"plan": []}`), plan.DefaultLimits, nil)
+	got, err := document.Locate(context.Background(), "p.json", []byte(`{"plan": []}`), document.DefaultLimits, nil)
 	if err != nil || got != nil {
 		t.Errorf("Locate with no pointers = %v, %v; want nil, nil (and no reading)", got, err)
 	}
@@ -117,7 +117,7 @@ func TestLocateEveryValue(t *testing.T) {
 			}
 		}
 		walk("", doc)
-		got, err := plan.Locate(context.Background(), "doc.json", text, plan.DefaultLimits, ptrs)
+		got, err := document.Locate(context.Background(), "doc.json", text, document.DefaultLimits, ptrs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,7 +154,7 @@ func FuzzLocate(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		v, err := plan.Decode(context.Background(), "doc.json", data, plan.JSON, plan.DefaultLimits)
+		v, err := document.Decode(context.Background(), "doc.json", data, document.JSON, document.DefaultLimits)
 		if err != nil {
 			return
 		}
@@ -177,7 +177,7 @@ func FuzzLocate(f *testing.F) {
 			}
 		}
 		walk("", v)
-		got, err := plan.Locate(context.Background(), "doc.json", data, plan.DefaultLimits, ptrs)
+		got, err := document.Locate(context.Background(), "doc.json", data, document.DefaultLimits, ptrs)
 		if err != nil {
 			t.Fatalf("Locate: %v", err)
 		}

@@ -1,4 +1,4 @@
-package plan
+package document
 
 import (
 	"context"
@@ -53,6 +53,14 @@ type jsonParser struct {
 // context: often enough to stop within a millisecond or so, rarely enough
 // to cost nothing.
 const checkEvery = 1 << 12
+
+// ctxErr looks at the context every checkEvery steps of a loop.
+func ctxErr(ctx context.Context, step int) error {
+	if step%checkEvery != 0 {
+		return nil
+	}
+	return ctx.Err()
+}
 
 // segment is one step of a JSON pointer: an object key or an array index.
 type segment struct {
@@ -218,11 +226,11 @@ func (p *jsonParser) object() (any, error) {
 		}
 		key := k.(string)
 		if _, dup := obj[key]; dup {
-			return nil, p.failAt(keyAt, "duplicate key %s: consumers disagree on which value wins", quote(key))
+			return nil, p.failAt(keyAt, "duplicate key %s: consumers disagree on which value wins", Quote(key))
 		}
 		p.skipSpace()
 		if p.pos >= len(p.src) || p.src[p.pos] != ':' {
-			return nil, p.fail("unexpected %s: expected ':' after the key %s", p.describe(), quote(key))
+			return nil, p.fail("unexpected %s: expected ':' after the key %s", p.describe(), Quote(key))
 		}
 		p.pos++
 		p.path = append(p.path, segment{key: key, index: -1})

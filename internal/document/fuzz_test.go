@@ -1,0 +1,314 @@
+package document_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/spawngate/spawngate/internal/document"
+	"github.com/spawngate/spawngate/internal/jsonpointer"
+	"github.com/spawngate/spawngate/internal/mutate"
+)
+
+// FuzzDecode reads arbitrary bytes as JSON (asJSON) or YAML. Whatever the
+// input, Decode must not panic or hang and must give either a JSON-shaped
+// value or a one-line *document.Error. JSON that Decode reads, encoding/json
+// reads the same way; JSON that encoding/json reads, Decode reads too unless
+// it is stricter for a known reason; and what the YAML parser gives, the JSON
+// parser reads back unchanged.
+func FuzzDecode(f *testing.F) {
+	for _, in := range decodeSeeds() {
+		f.Add(in.data, in.asJSON)
+	}
+	f.Fuzz(decodeProperty)
+}
+
+// fuzzInput is one input of FuzzDecode.
+type fuzzInput struct {
+	data   []byte
+	asJSON bool
+}
+
+func decodeSeeds() []fuzzInput {
+	var seeds []fuzzInput
+	for _, cases := range [][]decodeCase{decodeCases, jsonCases, yamlCases} {
+		for _, tc := range cases {
+			switch tc.syntax {
+			case document.JSON:
+				seeds = append(seeds, fuzzInput{[]byte(tc.in), true})
+			case document.YAML:
+				seeds = append(seeds, fuzzInput{[]byte(tc.in), false})
+			default:
+				seeds = append(seeds, fuzzInput{[]byte(tc.in), true}, fuzzInput{[]byte(tc.in), false})
+			}
+		}
+	}
+	return append(seeds, fuzzInput{[]byte(billionLaughs()), false})
+}
+
+func decodeProperty(t *testing.T, data []byte, asJSON bool) {
+	syntax := document.YAML
+	if asJSON {
+		syntax = document.JSON
+	}
+	var v any
+	var err error
+	withinDeadline(t, data, func() {
+		v, err = document.Decode(context.Background(), "fuzz.doc", data, syntax, document.DefaultLimits)
+	})
+	if asJSON {
+		checkAgainstEncodingJSON(t, data, v, err)
+	}
+	if err != nil {
+		checkError(t, err, "fuzz.doc")
+		if v != nil {
+			t.Fatalf("Decode = %#v with error %v", v, err)
+		}
+		return
+	}
+	checkShape(t, v, "")
+	if !asJSON {
+		checkJSONRoundTrip(t, v)
+	}
+}
+
+// TestFuzzDecodeShort runs FuzzDecode's property over inputs mutated from
+// its seeds, so every go test run fuzzes a little; go test -fuzz goes
+// further, guided by coverage.
+func TestFuzzDecodeShort(t *testing.T) {
+	for _, in := range mutated(decodeSeeds(), 20000) {
+		decodeProperty(t, in.data, in.asJSON)
+	}
+}
+
+// mutated derives n inputs from the seeds, each read both ways.
+func mutated(seeds []fuzzInput, n int) []fuzzInput {
+	raw := make([][]byte, len(seeds))
+	for i, s := range seeds {
+		raw[i] = s.data
+	}
+	var out []fuzzInput
+	for i, data := range mutate.Bytes(raw, n, 1) {
+		out = append(out, fuzzInput{data, i%2 == 0})
+	}
+	return out
+}
+
+// checkJSONRoundTrip checks that a value the YAML parser gives reads back
+// the same through the JSON parser: both parsers give one data model.
+func checkJSONRoundTrip(t *testing.T, v any) {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("json.Marshal(%#v): %v", v, err)
+	}
+	back, err := document.Decode(context.Background(), "roundtrip.json", data, document.JSON, document.DefaultLimits)
+	if err != nil {
+		t.Fatalf("the JSON parser refuses what the YAML parser gave: %v\n%s", err, data)
+	}
+	if !reflect.DeepEqual(back, v) {
+		t.Fatalf("JSON round trip\n got %#v\nwant %#v", back, v)
+	}
+}
+
+// withinDeadline runs f, and fails when it takes far longer than any
+// document should: Go's fuzzing engine does not report a hang by itself.
+func withinDeadline(t *testing.T, data []byte, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("still reading after 10s: %q", data)
+	}
+}
+
+// checkError checks the promise every error of the package keeps.
+func checkError(t *testing.T, err error, source string) {
+	t.Helper()
+	var pe *document.Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("error is %T, want *document.Error: %v", err, err)
+	}
+	msg := err.Error()
+	if !strings.HasPrefix(msg, source+":") {
+		t.Fatalf("error %q does not start with %q", msg, source+":")
+	}
+	if strings.ContainsAny(msg, "\r\n") {
+		t.Fatalf("error is not one line: %q", msg)
+	}
+	// A report line must not carry what a document smuggled into it: no
+	// control characters (terminal escapes) and no broken UTF-8.
+	if i := strings.IndexFunc(msg, func(r rune) bool { return r < 0x20 || r == 0x7F }); i >= 0 || !utf8.ValidString(msg) {
+		t.Fatalf("error carries a control character or invalid UTF-8: %q", msg)
+	}
+	if pe.Msg == "" {
+		t.Fatalf("error without a message: %#v", pe)
+	}
+	if pe.Line < 0 || pe.Column < 0 {
+		t.Fatalf("error with a negative position: %#v", pe)
+	}
+}
+
+// jsonNumberLiteral is RFC 8259's number grammar.
+var jsonNumberLiteral = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$`)
+
+// checkShape checks that v holds only what Decode promises.
+func checkShape(t *testing.T, v any, at string) {
+	t.Helper()
+	switch v := v.(type) {
+	case nil, bool, string:
+	case json.Number:
+		if !jsonNumberLiteral.MatchString(string(v)) || len(v) > 64 {
+			t.Fatalf("%s: number %q is not a JSON number of at most 64 characters", at, v)
+		}
+		if f, err := strconv.ParseFloat(string(v), 64); err != nil || math.IsInf(f, 0) {
+			t.Fatalf("%s: number %q does not fit a float64", at, v)
+		}
+	case map[string]any:
+		for k, e := range v {
+			checkShape(t, e, jsonpointer.Join(at, k))
+		}
+	case []any:
+		for i, e := range v {
+			checkShape(t, e, jsonpointer.Join(at, strconv.Itoa(i)))
+		}
+	default:
+		t.Fatalf("%s: value of type %T", at, v)
+	}
+}
+
+// strictReasons are why Decode refuses JSON that encoding/json reads.
+var strictReasons = []string{
+	"duplicate key",
+	"lone UTF-16 surrogate",
+	"is beyond the range of a 64-bit float",
+	"has more than 64 characters",
+	"nested deeper than",
+	"invalid UTF-8",
+}
+
+// checkAgainstEncodingJSON compares Decode with encoding/json: Decode reads
+// a subset of what encoding/json reads, and reads it the same way.
+func checkAgainstEncodingJSON(t *testing.T, data []byte, got any, err error) {
+	t.Helper()
+	want, stdErr := decodeStd(data)
+	if err == nil {
+		if stdErr != nil {
+			t.Fatalf("Decode accepts JSON that encoding/json refuses (%v): %q", stdErr, data)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("Decode(%q)\n got %#v\nencoding/json %#v", data, got, want)
+		}
+		return
+	}
+	if stdErr != nil {
+		return
+	}
+	msg := err.Error()
+	for _, reason := range strictReasons {
+		if strings.Contains(msg, reason) {
+			if reason == "duplicate key" && !hasDuplicateKey(data) {
+				t.Fatalf("Decode reports a duplicate key encoding/json does not see: %v\n%q", err, data)
+			}
+			return
+		}
+	}
+	t.Fatalf("Decode refuses JSON that encoding/json reads, for no known reason: %v\n%q", err, data)
+}
+
+func decodeStd(data []byte) (any, error) {
+	if !json.Valid(data) {
+		return nil, errors.New("not valid JSON")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// hasDuplicateKey tells whether any object of a valid JSON document repeats
+// a key, as encoding/json decodes keys.
+func hasDuplicateKey(data []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	type frame struct {
+		keys      map[string]bool // nil for an array
+		expectKey bool
+	}
+	var stack []*frame
+	valueDone := func() {
+		if n := len(stack); n > 0 && stack[n-1].keys != nil {
+			stack[n-1].expectKey = true
+		}
+	}
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		if n := len(stack); n > 0 && stack[n-1].expectKey {
+			top := stack[n-1]
+			if tok == json.Delim('}') {
+				stack = stack[:n-1]
+				valueDone()
+				continue
+			}
+			key := tok.(string)
+			if top.keys[key] {
+				return true
+			}
+			top.keys[key] = true
+			top.expectKey = false
+			continue
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &frame{keys: map[string]bool{}, expectKey: true})
+		case json.Delim('['):
+			stack = append(stack, &frame{})
+		case json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			valueDone()
+		default:
+			valueDone()
+		}
+	}
+}
+
+func TestHasDuplicateKey(t *testing.T) {
+	tests := []struct {
+		in   string
+		want bool
+	}{
+		{`{"a":1,"b":2}`, false},
+		{`{"a":1,"a":2}`, true},
+		{`{"a":{"a":1},"b":[{"a":1},{"a":2}]}`, false},
+		{`[{"x":[1,{"y":1,"y":2}]}]`, true},
+		{`{"a":{},"b":[],"a":null}`, true},
+		{`{"a":1,"\u0061":2}`, true},
+		{`[1,2,3]`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			if got := hasDuplicateKey([]byte(tt.in)); got != tt.want {
+				t.Errorf("hasDuplicateKey(%s) = %v, want %v", tt.in, got, tt.want)
+			}
+		})
+	}
+}
