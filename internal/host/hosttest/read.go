@@ -185,7 +185,7 @@ func (r Reading) checkDefinition(d *agent.Definition, data []byte) error {
 	case d == nil:
 		return errors.New("nil definition")
 	case d.File != r.File:
-		return fmt.Errorf("File = %q", d.File)
+		return fmt.Errorf("the definition's File is %q", d.File)
 	case d.Lines == nil:
 		return errors.New("nil Lines")
 	case d.Err != nil && d.Err.Source != r.File:
@@ -219,7 +219,7 @@ func (r Reading) checkDefinition(d *agent.Definition, data []byte) error {
 	lineCount := bytes.Count(data, []byte("\n")) + 1
 	for k, line := range d.Lines {
 		if line < 1 || line > lineCount {
-			return fmt.Errorf("Lines[%q] = %d in a file of %d lines", k, line, lineCount)
+			return fmt.Errorf("the line of %q is %d in a file of %d lines", k, line, lineCount)
 		}
 	}
 	if d.Err != nil && (d.Err.Line < 0 || d.Err.Line > lineCount) {

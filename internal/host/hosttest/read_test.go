@@ -91,7 +91,7 @@ func TestReadPropertyFails(t *testing.T) {
 		want  string
 	}{
 		{"no definition", toyReading(func(string, []byte) *agent.Definition { return nil }, nil), "a", "nil definition"},
-		{"another file", toyReading(reader(func(d *agent.Definition) { d.File = "x" }), nil), "a", `File = "x"`},
+		{"another file", toyReading(reader(func(d *agent.Definition) { d.File = "x" }), nil), "a", `File is "x"`},
 		{"nil lines", toyReading(reader(func(d *agent.Definition) { d.Lines = nil }), nil), "a", "nil Lines"},
 		{"an error of another file", toyReading(reader(func(d *agent.Definition) { d.Err.Source = "x" }), nil), "", `Err.Source = "x"`},
 		{"lines without fields", toyReading(reader(func(d *agent.Definition) { d.Lines["x"] = 1 }), nil), "", "without fields"},
