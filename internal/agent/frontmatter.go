@@ -70,3 +70,21 @@ func DecodeFrontmatter(ctx context.Context, file string, front []byte, lim docum
 	}
 	return nil, &shifted, true
 }
+
+// LooseName is the name a definition whose frontmatter the strict reader
+// refuses goes by, read as leniently as YAML allows (a key given twice,
+// say): its name setting, "" when it has none; mapping is false when the
+// text is no YAML mapping at all, so that it may define any name.
+func LooseName(front []byte) (name string, mapping bool) {
+	var doc yaml.Node
+	if yaml.Unmarshal(front, &doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return "", false
+	}
+	m := doc.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == "name" && m.Content[i+1].Kind == yaml.ScalarNode {
+			return m.Content[i+1].Value, true
+		}
+	}
+	return "", true
+}

@@ -1,10 +1,9 @@
 package copilot
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-
-	"gopkg.in/yaml.v3"
 
 	"github.com/spawngate/spawngate/internal/agent"
 	"github.com/spawngate/spawngate/internal/document"
@@ -34,7 +33,9 @@ func ReadCopilot(ctx context.Context, file string, data []byte, lim document.Lim
 		if !document {
 			return d
 		}
-		d.Name = looseName(front, file)
+		if name, mapping := agent.LooseName(front); mapping {
+			d.Name = cmp.Or(name, stem(file))
+		}
 		return d
 	}
 	fields, ok := v.(map[string]any)
@@ -87,22 +88,4 @@ func uninvocable(d *agent.Definition) string {
 		return "disable-model-invocation: true"
 	}
 	return ""
-}
-
-// looseName is the name a definition the strict reader refuses goes by,
-// read as leniently as YAML allows (a key given twice, say): its name,
-// else its file's; "" when the text is no YAML mapping at all, so that it
-// may define any name.
-func looseName(front []byte, file string) string {
-	var doc yaml.Node
-	if yaml.Unmarshal(front, &doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-		return ""
-	}
-	m := doc.Content[0]
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == "name" && m.Content[i+1].Kind == yaml.ScalarNode && m.Content[i+1].Value != "" {
-			return m.Content[i+1].Value
-		}
-	}
-	return stem(file)
 }
