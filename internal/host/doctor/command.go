@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/host"
@@ -41,8 +42,10 @@ type Command struct {
 	Vars map[string]string
 	Home string
 	// TimeoutKey is the handler's key for how long the host waits
-	// (timeout, timeoutSec).
-	TimeoutKey string
+	// (timeout, timeoutSec); TimeoutUnit is what one unit of its value
+	// is (time.Millisecond for Gemini CLI), a second when 0.
+	TimeoutKey  string
+	TimeoutUnit time.Duration
 	// ReadHook is Options.ReadHook.
 	ReadHook func(ctx context.Context, host string, args []string, dir string) (HookLine, error)
 }

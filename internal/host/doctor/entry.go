@@ -191,15 +191,16 @@ func (r *Run) CheckKeys(e *Entry, known map[string]Key, unknown func(k string) (
 // Seconds writes a duration as a count of seconds: 2.5.
 func Seconds(t time.Duration) string { return strconv.FormatFloat(t.Seconds(), 'f', -1, 64) }
 
-// wholeSeconds rounds a duration up to whole seconds.
-func wholeSeconds(t time.Duration) int64 { return int64((t + time.Second - 1) / time.Second) }
+// wholeUnits rounds a duration up to whole units (seconds, milliseconds).
+func wholeUnits(t, unit time.Duration) int64 { return int64((t + unit - 1) / unit) }
 
 // CheckEntry checks a command entry that runs spawngate: the command (as
 // CheckCommand does; c.Words are the words when the host runs them
 // without a shell, else the command is split as its shell would, with
 // c.Vars and c.Home), and that the host waits for spawngate's answer
-// longer than spawngate's own --timeout (c.TimeoutKey names the key, and
-// c.DefaultTimeout is what the host waits without it).
+// longer than spawngate's own --timeout (c.TimeoutKey names the key,
+// whose value counts c.TimeoutUnit; e.Timeout is what the host waits,
+// written or its default).
 func (r *Run) CheckEntry(ctx context.Context, e *Entry, c Command) {
 	cmdPtr := e.Pointer + "/" + e.CommandKey
 	add := func(id, problem, fix string) { r.Add(e.File.Path, id, cmdPtr, problem, fix) }
@@ -227,8 +228,9 @@ func (r *Run) CheckEntry(ctx context.Context, e *Entry, c Command) {
 		}
 		ptr, what = e.Pointer, fmt.Sprintf("no %s (%s's default, %s s)", name, c.Title, Seconds(e.Timeout))
 	}
-	need := wholeSeconds(line.Timeout)
+	unit := cmp.Or(c.TimeoutUnit, time.Second)
+	need, margin := wholeUnits(line.Timeout, unit), wholeUnits(10*time.Second, unit)
 	r.Add(e.File.Path, "hook.timeout", ptr,
 		fmt.Sprintf("%s is not above spawngate's own --timeout of %s: %s can stop the hook before spawngate answers, and a hook that times out lets the spawn through", what, line.Timeout, c.Title),
-		fmt.Sprintf("set %s %d or more (such as %d), or give spawngate a lower --timeout", key, need+1, need+10))
+		fmt.Sprintf("set %s %d or more (such as %d), or give spawngate a lower --timeout", key, need+1, need+margin))
 }
