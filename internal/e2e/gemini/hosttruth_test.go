@@ -1,0 +1,324 @@
+package gemini
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The definitions the scenarios write, in ~/.gemini/agents unless a
+// scenario puts them in the repository. Their tools are Gemini CLI's own
+// tool names.
+var (
+	readerDef = agentDef("reader", "tools: [read_file, grep_search]")
+	writerDef = agentDef("writer", "tools: [read_file, write_file, replace, run_shell_command]")
+)
+
+// userDefs is the Files of a HOME holding the named definitions.
+func userDefs(names ...string) map[string]string {
+	texts := map[string]string{"reader": readerDef, "writer": writerDef}
+	out := map[string]string{}
+	for _, n := range names {
+		out[userDef(n)] = texts[n]
+	}
+	return out
+}
+
+// with adds files to a Files map.
+func with(files map[string]string, kv ...string) map[string]string {
+	for i := 0; i+1 < len(kv); i += 2 {
+		files[kv[i]] = kv[i+1]
+	}
+	return files
+}
+
+const stubReason = "the e2e stub denies every spawn"
+
+// The settings a repository (or the machine) writes to turn hooks on or off.
+var (
+	hooksOff = map[string]any{"hooksConfig": map[string]any{"enabled": false}}
+)
+
+// disabling is project settings that disable the hook named name (an
+// unnamed hook's name is its command).
+func disabling(name string) map[string]any {
+	return map[string]any{"hooksConfig": map[string]any{"disabled": []any{name}}}
+}
+
+// systemStub is the system settings of a deny stub labelled system; with
+// enabled, it also says "hooksConfig": {"enabled": true}.
+func systemStub(enabled bool) map[string]any {
+	s := map[string]any{"hooks": hooksSettings(denyStub("system", stubReason))}
+	if enabled {
+		s["hooksConfig"] = map[string]any{"enabled": true}
+	}
+	return s
+}
+
+// writerRule is the policy engine's rule of the research (§2.5) that
+// refuses the writer by name.
+const writerRule = `[[rule]]
+toolName = "invoke_agent"
+argsPattern = '"agent_name":"writer"'
+decision = "deny"
+priority = 900
+`
+
+// policyDenied is the tool result of a call the policy engine refused.
+const policyDenied = "Tool execution denied by policy."
+
+// TestHostTruth pins down, with stub hooks and no spawngate, what Gemini
+// CLI 0.61.0 does with a BeforeTool hook on its invoke_agent tool: what it
+// hands the hook, which answers deny, and each way the gate is gone
+// (marked as a known host fact), each beside its opposite.
+func TestHostTruth(t *testing.T) {
+	clientPath(t)
+	t.Logf("network namespace of its own: %v", inNetns)
+	runCases(t, hostTruthCases())
+}
+
+func hostTruthCases() []e2eCase {
+	reader := func(sc scenario) func(*testing.T) scenario {
+		return func(*testing.T) scenario {
+			if sc.Files == nil {
+				sc.Files = userDefs("reader")
+			}
+			sc.Main = []turn{spawn("main_spawn", "reader")}
+			return sc
+		}
+	}
+	// both spawns the writer, then the reader.
+	both := func(sc scenario) func(*testing.T) scenario {
+		return func(*testing.T) scenario {
+			sc.Files = userDefs("reader", "writer")
+			sc.Main = []turn{spawn("spawn_writer", "writer"), spawn("spawn_reader", "reader")}
+			return sc
+		}
+	}
+	stub := func(command string) []hook { return []hook{{Command: "{{BIN}}/record stub " + command}} }
+	policyHolds := all(resultIs("spawn_writer", policyDenied), neverRan("writer"), starts("spawn_reader", "reader"))
+	cases := []e2eCase{{
+		// The protocol: {"decision":"deny"} on stdout refuses the spawn,
+		// and its reason is the tool result, as an error.
+		name: "deny-json-denies",
+		sc:   reader(scenario{UserHooks: []hook{denyStub("stub", stubReason)}}),
+		check: all(refusedBy("main_spawn", "reader", "stub"), payloadFacts, hookEnvFacts,
+			payloadIs("stub", "reader")),
+	}, {
+		// Its opposite, and what each definition grants: with no hook the
+		// reader and the writer start with their tools and complete_task;
+		// an unknown name is the client's own error, before any hook.
+		name: "no-hook-children-start",
+		sc: func(*testing.T) scenario {
+			return scenario{NoUserHook: true, Files: userDefs("reader", "writer"), Main: []turn{
+				spawn("spawn_reader", "reader"), spawn("spawn_writer", "writer"), spawn("spawn_nope", "nope")}}
+		},
+		check: all(starts("spawn_reader", "reader"), starts("spawn_writer", "writer"),
+			childTools("reader", "read_file", "grep_search", "complete_task"),
+			childTools("writer", "read_file", "write_file", "replace", "run_shell_command", "complete_task"),
+			childModel("reader", sessionModel), resultIs("spawn_nope", "Subagent 'nope' not found.")),
+	}, {
+		// The writer's payload, and a built-in's (generalist): each reaches
+		// the hook alike, named by agent_name.
+		name: "writer-and-builtin-payloads",
+		sc: func(*testing.T) scenario {
+			return scenario{UserHooks: []hook{denyStub("stub", stubReason)}, Files: userDefs("writer"),
+				Main: []turn{spawn("spawn_writer", "writer"), spawn("spawn_generalist", "generalist")}}
+		},
+		check: all(refusedBy("spawn_writer", "writer", "stub"), refusedBy("spawn_generalist", "", "stub"),
+			payloadFor("stub", "writer", "writer"), payloadFor("stub", "generalist", "builtin")),
+	}, {
+		name:  "deny-json-exit-1-denies",
+		sc:    reader(scenario{UserHooks: stub(`sh -c 'printf "{\"decision\":\"deny\",\"reason\":\"R\"}"; exit 1'`)}),
+		check: all(neverRan("reader"), resultIs("main_spawn", blocked("R"))),
+	}, {
+		name:  "deny-json-exit-2-denies",
+		sc:    reader(scenario{UserHooks: stub(`sh -c 'printf "{\"decision\":\"deny\",\"reason\":\"R\"}"; exit 2'`)}),
+		check: all(neverRan("reader"), resultIs("main_spawn", blocked("R"))),
+	}, {
+		// What spawngate does when it cannot judge: exit 2 with a line on
+		// stderr, which becomes the reason.
+		name:  "exit-2-with-stderr-denies",
+		sc:    reader(scenario{UserHooks: stub(`sh -c 'echo cannot judge >&2; exit 2'`)}),
+		check: all(neverRan("reader"), resultIs("main_spawn", blocked("cannot judge"))),
+	}, {
+		name:  "missing-hook-binary-denies",
+		sc:    reader(scenario{UserHooks: []hook{{Command: "/nonexistent/spawngate hook gemini"}}}),
+		check: all(neverRan("reader"), resultIs("main_spawn", blocked("bash: line 1: /nonexistent/spawngate: No such file or directory"))),
+	}, {
+		name:     "exit-1-fails-open",
+		hostFact: "a BeforeTool hook that exits 1 is an allow, whatever it prints that is not a JSON deny",
+		sc:       reader(scenario{UserHooks: stub(`sh -c 'echo cannot judge >&2; exit 1'`)}),
+		check:    all(starts("main_spawn", "reader"), calledFor("stub", "invoke_agent", 1)),
+	}, {
+		name:     "exit-2-with-no-output-fails-open",
+		hostFact: "a BeforeTool hook that exits 2 with nothing on stdout or stderr is an allow",
+		sc:       reader(scenario{UserHooks: stub(`sh -c 'exit 2'`)}),
+		check:    all(starts("main_spawn", "reader"), calledFor("stub", "invoke_agent", 1)),
+	}, {
+		name:     "killed-by-a-signal-fails-open",
+		hostFact: "a BeforeTool hook killed by a signal is an allow (its null exit code counts as 0)",
+		// The hook's shell records the call, then kills itself.
+		sc:    reader(scenario{UserHooks: []hook{{Command: `{{BIN}}/record stub true; kill -KILL $$`}}}),
+		check: all(starts("main_spawn", "reader"), calledFor("stub", "invoke_agent", 1)),
+	}, {
+		name:     "timeout-fails-open",
+		hostFact: "a BeforeTool hook past its timeout is an allow: the child starts",
+		sc:       reader(scenario{UserHooks: []hook{{Command: "{{BIN}}/record stub {{BIN}}/slow-deny 4 late", Timeout: 1000}}}),
+		check:    all(starts("main_spawn", "reader"), calledFor("stub", "invoke_agent", 1)),
+	}, {
+		// Its opposite: the same slow hook inside its timeout denies.
+		name:  "slow-hook-within-timeout-denies",
+		sc:    reader(scenario{UserHooks: []hook{{Command: "{{BIN}}/record stub {{BIN}}/slow-deny 4 late", Timeout: 30000}}}),
+		check: refusedBy("main_spawn", "reader", "stub"),
+	}, {
+		name:     "project-hooksConfig-enabled-false-switches-off-a-user-hook",
+		hostFact: `{"hooksConfig":{"enabled":false}} in a trusted project's .gemini/settings.json switches off the user's hooks`,
+		sc:       reader(scenario{UserHooks: []hook{denyStub("stub", stubReason)}, Project: hooksOff}),
+		check:    all(starts("main_spawn", "reader"), neverCalled("stub")),
+	}, {
+		// A hook with a matcher of read_file sees read_file, a call that
+		// is no spawn (its payload is the fixture a hook must pass).
+		name: "hook-on-another-tool",
+		sc: func(*testing.T) scenario {
+			return scenario{UserHooks: []hook{{Command: "{{BIN}}/record any true", Matcher: "read_file"}}, Main: []turn{
+				call("main_read", "read_file", map[string]any{"file_path": "README.md"})}}
+		},
+		check: all(calledFor("any", "read_file", 1), resultHas("main_read", "A scratch repository."), payloadIs("any", "not-a-spawn")),
+	}, {
+		// The system layer (/etc/gemini-cli/settings.json) on its own
+		// denies, and with hooksConfig.enabled: true it holds against the
+		// project's enabled: false.
+		name:      "system-hook-with-enabled-true-denies-despite-project-enabled-false",
+		needsRoot: true,
+		sc:        reader(scenario{NoUserHook: true, System: systemStub(true), Project: hooksOff}),
+		check:     refusedBy("main_spawn", "reader", "system"),
+	}, {
+		name:      "system-hook-without-enabled-is-switched-off-by-the-project",
+		hostFact:  `a system hook whose file does not say hooksConfig.enabled: true is switched off by a project's {"hooksConfig":{"enabled":false}}`,
+		needsRoot: true,
+		sc:        reader(scenario{NoUserHook: true, System: systemStub(false), Project: hooksOff}),
+		check:     all(starts("main_spawn", "reader"), neverCalled("system")),
+	}, {
+		name:      "project-hooksConfig-disabled-switches-off-a-system-hook",
+		hostFact:  "hooksConfig.disabled in a trusted project's settings switches off a system hook by its name (an unnamed hook's name is its command), enabled: true or not",
+		needsRoot: true,
+		sc: reader(scenario{NoUserHook: true, System: systemStub(true),
+			Project: disabling(denyStub("system", stubReason).Command)}),
+		check: all(starts("main_spawn", "reader"), neverCalled("system")),
+	}, {
+		name:      "GEMINI_CLI_SYSTEM_SETTINGS_PATH-drops-the-system-hook",
+		hostFact:  "GEMINI_CLI_SYSTEM_SETTINGS_PATH in the client's environment replaces /etc/gemini-cli/settings.json, and its hook with it",
+		needsRoot: true,
+		sc: reader(scenario{NoUserHook: true, System: systemStub(true),
+			Env: []string{"GEMINI_CLI_SYSTEM_SETTINGS_PATH=/nonexistent/settings.json"}}),
+		check: all(starts("main_spawn", "reader"), neverCalled("system")),
+	}, {
+		// The policy engine's rule in /etc/gemini-cli/policies holds where
+		// the hooks are gone: it refuses the writer by name and lets the
+		// reader run.
+		name:      "policy-rule-refuses-the-writer-under-project-enabled-false",
+		needsRoot: true,
+		sc: both(scenario{NoUserHook: true, System: systemStub(false), Project: hooksOff,
+			Policies: map[string]string{"spawn.toml": writerRule}}),
+		check: all(policyHolds, neverCalled("system")),
+	}, {
+		name:      "policy-rule-refuses-the-writer-under-project-disabled",
+		needsRoot: true,
+		sc: both(scenario{NoUserHook: true, System: systemStub(true), Project: disabling(denyStub("system", stubReason).Command),
+			Policies: map[string]string{"spawn.toml": writerRule}}),
+		check: all(policyHolds, neverCalled("system")),
+	}, {
+		name:      "policy-rule-refuses-the-writer-under-GEMINI_CLI_SYSTEM_SETTINGS_PATH",
+		needsRoot: true,
+		sc: both(scenario{NoUserHook: true, System: systemStub(true), Env: []string{"GEMINI_CLI_SYSTEM_SETTINGS_PATH=/nonexistent/settings.json"},
+			Policies: map[string]string{"spawn.toml": writerRule}}),
+		check: all(policyHolds, neverCalled("system")),
+	}}
+	return cases
+}
+
+// childTools: the child on name's definition was offered exactly tools.
+func childTools(name string, tools ...string) check {
+	return func(t *testing.T, o *outcome) error {
+		rs := o.childRequests(name)
+		if len(rs) == 0 {
+			return fmt.Errorf("the %s child never started", name)
+		}
+		if !slices.Equal(rs[0].Tools, tools) {
+			return fmt.Errorf("the %s child was offered %v, want %v", name, rs[0].Tools, tools)
+		}
+		return nil
+	}
+}
+
+// childModel: every request of the child on name's definition asked
+// for model.
+func childModel(name, model string) check {
+	return func(t *testing.T, o *outcome) error {
+		rs := o.childRequests(name)
+		if len(rs) == 0 {
+			return fmt.Errorf("the %s child never started", name)
+		}
+		for _, r := range rs {
+			if r.Model != model {
+				return fmt.Errorf("the %s child asked for model %q, want %q", name, r.Model, model)
+			}
+		}
+		return nil
+	}
+}
+
+// payloadFacts: the payload of the main agent's spawn is the shape the
+// adapter reads, with the model's arguments verbatim.
+func payloadFacts(t *testing.T, o *outcome) error {
+	hs := o.hooks("stub", "invoke_agent")
+	if len(hs) != 1 {
+		return fmt.Errorf("the stub ran %d times for invoke_agent, want 1", len(hs))
+	}
+	h := hs[0]
+	keys := jsonKeys(h.Stdin)
+	if want := []string{"session_id", "transcript_path", "cwd", "hook_event_name", "timestamp", "tool_name", "tool_input"}; !slices.Equal(keys, want) {
+		return fmt.Errorf("payload keys %v, want %v", keys, want)
+	}
+	if h.Payload["cwd"] != o.Root || h.Payload["hook_event_name"] != "BeforeTool" {
+		return fmt.Errorf("cwd %v, event %v: want the folder the session started in, %s, and BeforeTool", h.Payload["cwd"], h.Payload["hook_event_name"], o.Root)
+	}
+	if tp, _ := h.Payload["transcript_path"].(string); !strings.HasPrefix(tp, o.Home+"/.gemini/tmp/repo/chats/session-") {
+		return fmt.Errorf("transcript_path %q is not under %s/.gemini/tmp/repo/chats", tp, o.Home)
+	}
+	want := `"tool_name":"invoke_agent","tool_input":{"agent_name":"reader","prompt":"E2E-CHILD do the task"}}`
+	if !strings.HasSuffix(strings.TrimSpace(h.Stdin), want) {
+		return fmt.Errorf("payload %s does not end with the model's arguments verbatim, %s", h.Stdin, want)
+	}
+	return nil
+}
+
+// hookEnvFacts: what the hook's environment tells it, and where it runs.
+func hookEnvFacts(t *testing.T, o *outcome) error {
+	hs := o.hooks("stub", "invoke_agent")
+	if len(hs) == 0 {
+		return errors.New("no stub call")
+	}
+	h := hs[0]
+	sid, _ := h.Payload["session_id"].(string)
+	for k, v := range map[string]string{
+		"GEMINI_PROJECT_DIR": o.Root, "GEMINI_CWD": o.Root, "CLAUDE_PROJECT_DIR": o.Root,
+		"GEMINI_SESSION_ID": sid, "HOME": o.Home,
+		// The client's own environment reaches the hook, its key included.
+		"GEMINI_API_KEY": "x", "GEMINI_CLI_TRUST_WORKSPACE": "true",
+	} {
+		if h.Env[k] != v {
+			return fmt.Errorf("the hook's %s is %q, want %q", k, h.Env[k], v)
+		}
+	}
+	if !strings.HasPrefix(h.Env["GEMINI_PLANS_DIR"], o.Home+"/.gemini/tmp/repo/"+sid) {
+		return fmt.Errorf("the hook's GEMINI_PLANS_DIR is %q", h.Env["GEMINI_PLANS_DIR"])
+	}
+	if h.Cwd != o.Root {
+		return fmt.Errorf("the hook ran in %s, want the project root %s", h.Cwd, o.Root)
+	}
+	return nil
+}

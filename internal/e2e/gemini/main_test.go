@@ -1,0 +1,209 @@
+package gemini
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spawngate/spawngate/internal/e2e/spawngatebin"
+	"github.com/spawngate/spawngate/internal/longtests"
+)
+
+// Environment the suite reads.
+const (
+	envClient  = "SPAWNGATE_E2E_GEMINI" // path of the installed client's bundle/gemini.js
+	envRequire = "SPAWNGATE_E2E"        // "require": a missing client fails the suite
+	envKeep    = "SPAWNGATE_E2E_KEEP"   // a folder to copy every scenario's evidence into
+	// A spawngate binary to test instead of building one from this module
+	// (a release, say); TestMain also hands its build to its re-run this way.
+	envSpawngate = "SPAWNGATE_E2E_SPAWNGATE"
+	// Set by TestMain for its own re-run inside the network namespace.
+	envInNetns = "SPAWNGATE_E2E_IN_NETNS"
+	// envNetns=off keeps the suite in the host's network namespace.
+	envNetns = "SPAWNGATE_E2E_NETNS"
+	// envUpdatePayloads=1 rewrites examples/gemini/payloads from the run.
+	envUpdatePayloads = "SPAWNGATE_E2E_UPDATE_PAYLOADS"
+)
+
+// clientVersion is the version install.sh pins, which the suite's facts
+// were seen on.
+const clientVersion = "0.61.0"
+
+const installHint = "the Gemini CLI is not installed: run `export " + envClient +
+	"=\"$(internal/e2e/gemini/install.sh)\"` (npm installs @google/gemini-cli@" + clientVersion + " into " +
+	"~/.cache/spawngate/e2e) and go test ./internal/e2e/gemini/"
+
+var (
+	// spawngateBin is the spawngate built once for this test binary.
+	spawngateBin string
+	// inNetns says the suite runs in a network namespace of its own.
+	inNetns bool
+	// nodeBin is the node that runs the client's bundle.
+	nodeBin string
+)
+
+func TestMain(m *testing.M) { os.Exit(testMain(m)) }
+
+func testMain(m *testing.M) int {
+	if os.Getenv(envClient) == "" || !longtests.On() {
+		// Nothing to drive, or the long tests are off: the tests skip
+		// (or fail) by themselves.
+		return m.Run()
+	}
+	if os.Getenv(envInNetns) != "" {
+		inNetns = true
+		spawngateBin = os.Getenv(envSpawngate)
+		if err := loopbackUp(); err != nil {
+			fmt.Fprintf(os.Stderr, "e2e/gemini: bringing up loopback in the network namespace: %v\n", err)
+			return 1
+		}
+		return runTests(m)
+	}
+
+	if p := os.Getenv(envSpawngate); p != "" {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "e2e/gemini: %v\n", err)
+			return 1
+		}
+		spawngateBin = abs
+	} else {
+		// Built here, before any namespace, since the build may need the
+		// module proxy and the namespace has no network.
+		dir, err := os.MkdirTemp("", "spawngate-e2e-bin-")
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "e2e/gemini: %v\n", err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		spawngateBin = filepath.Join(dir, "spawngate")
+		if err := spawngatebin.Build(spawngateBin); err != nil {
+			fmt.Fprintf(os.Stderr, "e2e/gemini: building spawngate: %v\n", err)
+			return 1
+		}
+	}
+
+	if os.Getenv(envNetns) != "off" {
+		if unshare := netnsCommand(); unshare != nil {
+			return reexecIn(unshare)
+		}
+		fmt.Fprintln(os.Stderr, "e2e/gemini: unshare -n is not available: running without a network namespace "+
+			"(the client still talks only to the scripted API on 127.0.0.1, every proxy variable points at 127.0.0.1:9)")
+	}
+	return runTests(m)
+}
+
+// runTests checks the client answers with its version and runs the tests.
+func runTests(m *testing.M) int {
+	var err error
+	if nodeBin, err = exec.LookPath("node"); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e/gemini: the client's bundle needs node on PATH: %v\n", err)
+		return 1
+	}
+	dir, err := os.MkdirTemp("", "spawngate-e2e-gemini-version-")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "e2e/gemini: %v\n", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, nodeBin, os.Getenv(envClient), "--version")
+	cmd.Env = append(isolatedEnv(dir), "PATH="+os.Getenv("PATH"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "e2e/gemini: node %s --version: %v\n%s", os.Getenv(envClient), err, out)
+		return 1
+	}
+	if v := strings.TrimSpace(string(out)); v != clientVersion {
+		fmt.Fprintf(os.Stderr, "e2e/gemini: the client is version %q; the suite's facts were seen on %s\n", v, clientVersion)
+	}
+
+	// A scenario spends most of its time waiting (client start-up, the
+	// scripted turns, hooks): a few more scenarios at once than GOMAXPROCS
+	// (go test's default -parallel) keeps the suite shorter on a 2-core
+	// machine. An explicit -parallel wins.
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		_ = flag.Set("test.parallel", "4")
+	}
+	return m.Run()
+}
+
+// netnsCommand is the unshare invocation that works here, or nil: plain
+// `unshare -n` as root, else one that maps the user to root in a new user
+// namespace first.
+func netnsCommand() []string {
+	path, err := exec.LookPath("unshare")
+	if err != nil {
+		return nil
+	}
+	for _, args := range [][]string{{path, "-n"}, {path, "-r", "-n"}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := exec.CommandContext(ctx, args[0], append(args[1:], "true")...).Run()
+		cancel()
+		if err == nil {
+			return args
+		}
+	}
+	return nil
+}
+
+// reexecIn runs this test binary again, with the same flags, inside a new
+// network namespace, and returns its exit code.
+func reexecIn(unshare []string) int {
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "e2e/gemini: %v\n", err)
+		return 1
+	}
+	args := append(append(unshare[1:], "--", self), os.Args[1:]...)
+	cmd := exec.Command(unshare[0], args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Env = append(os.Environ(), envInNetns+"=1", envSpawngate+"="+spawngateBin)
+	if err := cmd.Run(); err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return exit.ExitCode()
+		}
+		fmt.Fprintf(os.Stderr, "e2e/gemini: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// clientPath is the installed client's bundle, or the test stops: a skip
+// normally, a failure when the suite is required.
+func clientPath(t *testing.T) string {
+	t.Helper()
+	longtests.Need(t, "the real Gemini CLI's suite")
+	p := os.Getenv(envClient)
+	if p == "" {
+		if os.Getenv(envRequire) == "require" {
+			t.Fatal(installHint)
+		}
+		t.Skip(installHint)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("%s=%s: %v", envClient, p, err)
+	}
+	return p
+}
+
+// The suite's cached result follows the sources of the spawngate it
+// drives: go test reruns it when any of them changes
+// (spawngatebin.LookAtSources).
+func TestTheCachedResultFollowsTheSources(t *testing.T) {
+	if err := spawngatebin.LookAtSources(); err != nil {
+		t.Fatal(err)
+	}
+}
