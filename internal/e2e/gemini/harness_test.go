@@ -220,6 +220,12 @@ type scenario struct {
 	Policy string
 	// Env is more of the client's environment.
 	Env []string
+	// ACP runs the client as --acp (the Agent Client Protocol an IDE
+	// speaks) instead of headless -p, driven through one prompt
+	// (driveACP).
+	ACP bool
+	// Approval is --approval-mode; "" is yolo.
+	Approval string
 	// Args come after the harness's own flags.
 	Args []string
 	// Main scripts the main agent; Sub each child by its definition's
@@ -342,7 +348,15 @@ func (sc scenario) run(t *testing.T) *outcome {
 	api := fakemodel.Start(t, geminiHost, fakemodel.Scripts{
 		Main: fakemodel.Steps(sc.Main...), Subs: subs, Other: fakemodel.Steps(other...)})
 
-	args := append([]string{client, "-p", userPrompt, "-m", sessionModel, "--approval-mode", "yolo", "--output-format", "json"}, sc.Args...)
+	approval := sc.Approval
+	if approval == "" {
+		approval = "yolo"
+	}
+	args := []string{client, "-p", userPrompt, "-m", sessionModel, "--approval-mode", approval, "--output-format", "json"}
+	if sc.ACP {
+		args = []string{client, "--acp", "-m", sessionModel, "--approval-mode", approval}
+	}
+	args = append(args, sc.Args...)
 	argv := append([]string{nodeBin}, args...)
 	if sc.System != nil || sc.Policies != nil || sc.Installed != nil {
 		ov := overlay{base: base, files: map[string]string{}}
@@ -377,8 +391,15 @@ func (sc scenario) run(t *testing.T) *outcome {
 	// The client starts helpers (shells, hooks): end them with it.
 	cmd.WaitDelay = 5 * time.Second
 	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
+	cmd.Stderr = &stderr
+	if sc.ACP {
+		var transcript string
+		transcript, err = driveACP(ctx, cmd, root)
+		stdout.WriteString(transcript)
+	} else {
+		cmd.Stdout = &stdout
+		err = cmd.Run()
+	}
 	if ctx.Err() != nil {
 		err = fmt.Errorf("the client did not finish within %v: %w", runTimeout, ctx.Err())
 	}
@@ -485,8 +506,8 @@ func (ov overlay) chmod(t *testing.T, path string, mode os.FileMode) {
 // what the client hands a hook (stdin, environment) under LABEL, runs CMD
 // on the same input and passes its answer and exit code through; deny
 // REASON answers Gemini's deny; slow-deny SECONDS REASON denies after a
-// wait the hook's timeout cuts short; deny-agent NAME REASON denies an
-// invoke_agent call for NAME alone.
+// wait the hook's timeout cuts short; mcp-probe is an MCP server's command
+// that records it ran, in mcp-ran beside the repository.
 func writeHookTools(t *testing.T, bin, capture string) {
 	t.Helper()
 	record := `#!/bin/sh
@@ -509,7 +530,10 @@ printf '{"decision":"deny","reason":"%s"}\n' "$1"
 sleep "$1"
 printf '{"decision":"deny","reason":"%s"}\n' "$2"
 `
-	for name, text := range map[string]string{"record": record, "deny": deny, "slow-deny": slowDeny} {
+	// An MCP server's command that only leaves a mark beside the
+	// repository.
+	mcpProbe := "#!/bin/sh\necho ran >> '" + filepath.Join(filepath.Dir(bin), "mcp-ran") + "'\n"
+	for name, text := range map[string]string{"record": record, "deny": deny, "slow-deny": slowDeny, "mcp-probe": mcpProbe} {
 		must(t, os.WriteFile(filepath.Join(bin, name), []byte(text), 0o755))
 	}
 }

@@ -3,6 +3,8 @@ package gemini
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -130,6 +132,33 @@ func hostTruthCases() []e2eCase {
 		check: all(refusedBy("spawn_writer", "writer", "stub"), refusedBy("spawn_generalist", "", "stub"),
 			payloadFor("stub", "writer", "writer"), payloadFor("stub", "generalist", "builtin")),
 	}, {
+		// The model a definition names, and the one settings give a name
+		// (agents.overrides.NAME.modelConfig.model, here the project's),
+		// are the ones the child runs on.
+		name: "models-from-definition-and-settings-honoured",
+		sc: func(*testing.T) scenario {
+			return scenario{NoUserHook: true, Files: with(userDefs("reader"), userDef("modeled"), modeledDef),
+				Project: proModelFor("reader"),
+				Main:    []turn{spawn("spawn_modeled", "modeled"), spawn("spawn_reader", "reader")}}
+		},
+		check: all(starts("spawn_modeled", "modeled"), starts("spawn_reader", "reader"),
+			childModel("modeled", "gemini-2.5-pro"), childModel("reader", "gemini-2.5-pro")),
+	}, {
+		// Two definitions of one name: the project's runs, the user's is
+		// ignored.
+		name: "project-definition-wins-over-user",
+		sc: func(*testing.T) scenario {
+			return scenario{NoUserHook: true, Files: dupDefs(), Main: []turn{spawn("main_spawn", "dup")}}
+		},
+		check: all(starts("main_spawn", "dup-project"), neverRan("dup-user")),
+	}, {
+		// A definition's MCP server starts when its child starts.
+		name: "mcp-server-starts-with-the-child",
+		sc: func(*testing.T) scenario {
+			return scenario{NoUserHook: true, Files: map[string]string{userDef("mcp"): mcpDef}, Main: []turn{spawn("main_spawn", "mcp")}}
+		},
+		check: all(starts("main_spawn", "mcp"), mcpRan(true)),
+	}, {
 		name:  "deny-json-exit-1-denies",
 		sc:    reader(scenario{UserHooks: stub(`sh -c 'printf "{\"decision\":\"deny\",\"reason\":\"R\"}"; exit 1'`)}),
 		check: all(neverRan("reader"), resultIs("main_spawn", blocked("R"))),
@@ -178,6 +207,14 @@ func hostTruthCases() []e2eCase {
 		hostFact: `{"hooksConfig":{"enabled":false}} in a trusted project's .gemini/settings.json switches off the user's hooks`,
 		sc:       reader(scenario{UserHooks: []hook{denyStub("stub", stubReason)}, Project: hooksOff}),
 		check:    all(starts("main_spawn", "reader"), neverCalled("stub")),
+	}, {
+		name:     "acp-runs-no-hooks",
+		hostFact: "--acp (the Agent Client Protocol of IDEs) runs no BeforeTool hook: a user hook that denies every spawn is never called, and the writer starts",
+		sc: func(*testing.T) scenario {
+			return scenario{ACP: true, UserHooks: []hook{denyStub("stub", stubReason)}, Files: userDefs("writer"),
+				Main: []turn{spawn("main_spawn", "writer")}}
+		},
+		check: all(starts("main_spawn", "writer"), neverCalled("stub")),
 	}, {
 		// A hook with a matcher of read_file sees read_file, a call that
 		// is no spawn (its payload is the fixture a hook must pass).
@@ -236,8 +273,65 @@ func hostTruthCases() []e2eCase {
 		sc: both(scenario{NoUserHook: true, System: systemStub(true), Env: []string{"GEMINI_CLI_SYSTEM_SETTINGS_PATH=/nonexistent/settings.json"},
 			Policies: map[string]string{"spawn.toml": writerRule}}),
 		check: all(policyHolds, neverCalled("system")),
+	}, {
+		name:      "policy-rule-is-not-read-under-acp-yolo",
+		hostFact:  "under --acp --approval-mode yolo the policy engine's deny rule for invoke_agent is not consulted: the writer starts",
+		needsRoot: true,
+		sc: both(scenario{ACP: true, UserHooks: []hook{denyStub("stub", stubReason)},
+			Policies: map[string]string{"spawn.toml": writerRule}}),
+		check: all(starts("spawn_writer", "writer"), starts("spawn_reader", "reader"), neverCalled("stub")),
+	}, {
+		// Without yolo, --acp refuses every spawn itself, no rule needed
+		// ("Tool confirmation request for unknown tool: reader. Denying."
+		// on its stderr): the gap is yolo's.
+		name: "acp-default-mode-refuses-every-spawn",
+		sc:   both(scenario{ACP: true, Approval: "default", UserHooks: []hook{denyStub("stub", stubReason)}}),
+		check: all(resultIs("spawn_writer", `Tool execution for "writer" denied by policy.`), neverRan("writer"),
+			resultIs("spawn_reader", `Tool execution for "reader" denied by policy.`), neverRan("reader"), neverCalled("stub")),
 	}}
 	return cases
+}
+
+// modeledDef names a model other than the session's.
+var modeledDef = agentDef("modeled", "tools: [read_file]\nmodel: gemini-2.5-pro")
+
+// proModelFor is project settings that run name on gemini-2.5-pro.
+func proModelFor(name string) map[string]any {
+	return map[string]any{"agents": map[string]any{"overrides": map[string]any{
+		name: map[string]any{"modelConfig": map[string]any{"model": "gemini-2.5-pro"}}}}}
+}
+
+// dupDefs are two definitions named dup, the project's marked as
+// dup-project and the user's as dup-user; the user's is a writer.
+func dupDefs() map[string]string {
+	return map[string]string{
+		projectDef("dup"): agentDefMarked("dup", marker("dup-project"), "tools: [read_file]"),
+		userDef("dup"):    agentDefMarked("dup", marker("dup-user"), "tools: [read_file, write_file]"),
+	}
+}
+
+// mcpDef is a reader with an MCP server whose command records that it ran
+// (mcpRan) and exits.
+const mcpDef = `---
+name: mcp
+description: E2E agent mcp
+tools: [read_file]
+mcp_servers:
+  probe:
+    command: {{BIN}}/mcp-probe
+---
+You are an e2e test agent. E2E-MARKER-MCP
+`
+
+// mcpRan: mcpDef's server command ran, or (want false) never did.
+func mcpRan(want bool) check {
+	return func(t *testing.T, o *outcome) error {
+		_, err := os.Stat(filepath.Join(filepath.Dir(o.Root), "mcp-ran"))
+		if got := err == nil; got != want {
+			return fmt.Errorf("the MCP server's command ran: %v, want %v", got, want)
+		}
+		return nil
+	}
 }
 
 // childTools: the child on name's definition was offered exactly tools.
