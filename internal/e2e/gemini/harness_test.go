@@ -123,6 +123,43 @@ func complete(result string) turn {
 	return turn{Calls: []fakemodel.Call{{ID: "child_done", Name: "complete_task", Args: map[string]any{"result": result}}}}
 }
 
+// builtinDone is a built-in child's one turn: complete_task with the
+// output its declaration asks for (generalist's result is an object with
+// a response; codebase_investigator's is a report), which the client
+// checks before it lets the child end.
+func builtinDone(r *fakemodel.Request) turn {
+	var schema struct {
+		Required   []string `json:"required"`
+		Properties map[string]struct {
+			Type string `json:"type"`
+		} `json:"properties"`
+	}
+	tools, _ := r.JSON["tools"].([]any)
+	for _, t := range tools {
+		tm, _ := t.(map[string]any)
+		decls, _ := tm["functionDeclarations"].([]any)
+		for _, d := range decls {
+			dm, _ := d.(map[string]any)
+			if dm["name"] == "complete_task" {
+				b, _ := json.Marshal(dm["parametersJsonSchema"])
+				_ = json.Unmarshal(b, &schema)
+			}
+		}
+	}
+	args := map[string]any{}
+	for _, name := range schema.Required {
+		switch {
+		case name == "report":
+			args[name] = map[string]any{"SummaryOfFindings": "done", "ExplorationTrace": []any{}, "RelevantLocations": []any{}}
+		case schema.Properties[name].Type == "object":
+			args[name] = map[string]any{"response": "done"}
+		default:
+			args[name] = "done"
+		}
+	}
+	return turn{Calls: []fakemodel.Call{{ID: "child_done", Name: "complete_task", Args: args}}}
+}
+
 // orderedJSON is a JSON object of key, value pairs in their order (a Go
 // map would sort them; the payloads the client forwards keep the model's).
 func orderedJSON(kv ...any) json.RawMessage {
@@ -234,7 +271,7 @@ type scenario struct {
 	Main []turn
 	Sub  map[string][]turn
 	// Other scripts a child with no marker of ours (a built-in); nil
-	// completes at once.
+	// completes at once (builtinDone).
 	Other []turn
 }
 
@@ -341,12 +378,12 @@ func (sc scenario) run(t *testing.T) *outcome {
 	for name, turns := range sc.Sub {
 		subs[marker(name)] = fakemodel.Steps(turns...)
 	}
-	other := sc.Other
-	if other == nil {
-		other = []turn{complete("done")}
+	other := builtinDone
+	if sc.Other != nil {
+		other = fakemodel.Steps(sc.Other...)
 	}
 	api := fakemodel.Start(t, geminiHost, fakemodel.Scripts{
-		Main: fakemodel.Steps(sc.Main...), Subs: subs, Other: fakemodel.Steps(other...)})
+		Main: fakemodel.Steps(sc.Main...), Subs: subs, Other: other})
 
 	approval := sc.Approval
 	if approval == "" {

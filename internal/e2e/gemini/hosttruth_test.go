@@ -159,6 +159,16 @@ func hostTruthCases() []e2eCase {
 		},
 		check: all(starts("main_spawn", "mcp"), mcpRan(true)),
 	}, {
+		// The built-ins run: generalist on the session's model with every
+		// tool of the main session but invoke_agent and update_topic,
+		// codebase_investigator on gemini-2.5-pro (its own choice) with its
+		// read tools.
+		name: "builtins-run",
+		sc: func(*testing.T) scenario {
+			return scenario{NoUserHook: true, Main: []turn{spawn("spawn_generalist", "generalist"), spawn("spawn_investigator", "codebase_investigator")}}
+		},
+		check: all(answered("spawn_generalist"), answered("spawn_investigator"), builtinFacts),
+	}, {
 		name:  "deny-json-exit-1-denies",
 		sc:    reader(scenario{UserHooks: stub(`sh -c 'printf "{\"decision\":\"deny\",\"reason\":\"R\"}"; exit 1'`)}),
 		check: all(neverRan("reader"), resultIs("main_spawn", blocked("R"))),
@@ -332,6 +342,34 @@ func mcpRan(want bool) check {
 		}
 		return nil
 	}
+}
+
+// builtinFacts: the two built-in children ran, in order, on the models
+// and with the tools TestHostTruth/builtins-run describes.
+func builtinFacts(t *testing.T, o *outcome) error {
+	rs := o.builtinRequests()
+	if len(rs) != 2 {
+		return fmt.Errorf("%d built-in requests, want 2 (one turn each)", len(rs))
+	}
+	var main []string
+	for _, x := range o.Requests[0].Tools {
+		if x != "invoke_agent" && x != "update_topic" {
+			main = append(main, x)
+		}
+	}
+	want := []struct {
+		model string
+		tools []string
+	}{
+		{sessionModel, append(main, "complete_task")},
+		{"gemini-2.5-pro", []string{"list_directory", "read_file", "glob", "grep_search", "complete_task"}},
+	}
+	for i, w := range want {
+		if rs[i].Model != w.model || !slices.Equal(rs[i].Tools, w.tools) {
+			return fmt.Errorf("built-in %d ran on %s with %v, want %s with %v", i+1, rs[i].Model, rs[i].Tools, w.model, w.tools)
+		}
+	}
+	return nil
 }
 
 // childTools: the child on name's definition was offered exactly tools.
