@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spawngate/spawngate/internal/agent"
 	"github.com/spawngate/spawngate/internal/host"
 	"github.com/spawngate/spawngate/internal/host/doctor"
 	"github.com/spawngate/spawngate/internal/hosts"
@@ -40,12 +41,28 @@ func doctorHostNames() []string {
 	return names
 }
 
+// backstopHostNames are the hosts whose doctor writes a backstop.
+func backstopHostNames() []string {
+	var names []string
+	for _, name := range doctorHostNames() {
+		if d, _ := doctorFor(name); d != nil {
+			if _, ok := d.(doctor.Backstopper); ok {
+				names = append(names, name)
+			}
+		}
+	}
+	return names
+}
+
 // doctorOptions are the flags of spawngate doctor HOST.
 type doctorOptions struct {
 	host                string
 	project, home, root string
 	owner               string
 	format              doctorFormat
+	// backstop is the file --write-backstop writes before doctor reads
+	// the installation, "" for none.
+	backstop string
 }
 
 // doctorFormat is one way to write a diagnosis. Every format says the
@@ -86,10 +103,20 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return fail(err.Error(), " (see spawngate doctor -h)")
 	}
-	diag, err := d.Doctor(ctx, doctor.Options{
+	o := doctor.Options{
 		Project: opts.project, Home: opts.home, Root: opts.root, Getenv: os.Getenv, ReadHook: readHookLine,
 		Owners: &host.Owners{Trusted: []int{0, uid}, Session: -1},
-	})
+	}
+	if opts.backstop != "" {
+		// What was written goes to stderr: stdout is the diagnosis alone,
+		// one JSON document under --format json.
+		said, err := d.(doctor.Backstopper).WriteBackstop(ctx, o, opts.backstop)
+		if err != nil {
+			return fail("--write-backstop: "+err.Error(), "")
+		}
+		fmt.Fprintf(stderr, "spawngate: %s\n", report.Clean(oneLine(said)))
+	}
+	diag, err := d.Doctor(ctx, o)
 	if err != nil {
 		var de *doctor.Error
 		if !errors.As(err, &de) {
@@ -136,6 +163,16 @@ func parseDoctor(args []string, help io.Writer) (*doctorOptions, error) {
 	if len(rest) > 0 {
 		return opts, &usageError{fmt.Sprintf("doctor takes no arguments but the host, only flags (got %q)", rest[0])}
 	}
+	if d, _ := doctorFor(opts.host); opts.backstop != "" {
+		if _, ok := d.(doctor.Backstopper); !ok {
+			names := backstopHostNames()
+			writes := "writes"
+			if len(names) > 1 {
+				writes = "write"
+			}
+			return opts, &usageError{fmt.Sprintf("--write-backstop: host %s has no backstop (only %s %s one)", opts.host, orList(names, "and"), writes)}
+		}
+	}
 	if opts.project == "" {
 		wd, err := os.Getwd()
 		if err != nil {
@@ -164,6 +201,9 @@ func newDoctorCommand(opts *doctorOptions) *command {
 	c.fs.Var(fileFlag{&opts.root, "the folder standing in for /"}, "root", "the `DIR` that stands in for / in the machine-wide paths (/etc/...)")
 	c.fs.StringVar(&opts.owner, "owner", "root", "the `USER` (a name or a uid) who installs spawngate: its binary, its policy, checks and bundle, and every folder above them must be this user's or root's, and writable by their owner alone")
 	c.fs.Var(doctorFormatFlag{&opts.format}, "format", "output `format`: "+doctorFormatHelp())
+	if hosts := backstopHostNames(); len(hosts) > 0 {
+		c.fs.Var(fileFlag{&opts.backstop, "the backstop file to write"}, "write-backstop", "write the host's backstop to `FILE` ("+strings.Join(hosts, ", ")+" only: rules the host applies itself, refusing by name what the policy refuses, for when the hook does not run), then check the installation as usual; without it doctor writes nothing")
+	}
 	return c
 }
 
@@ -220,6 +260,27 @@ func readHookLine(ctx context.Context, hostName string, args []string, dir strin
 		return line, err // a hook that cannot start is a finding already
 	}
 	line.Files = g.OnDisk()
+	line.Judge = func(ctx context.Context, child agent.Translation) (bool, string, error) {
+		res, err := g.JudgeSpawn(ctx, "agent definition", child.Plan(), 1)
+		if err != nil {
+			return false, "", err
+		}
+		if res.Verdict == report.Pass {
+			return false, "", nil
+		}
+		why := res.Error
+		for _, c := range res.Children {
+			if len(c.Violations) > 0 && why == "" {
+				why = c.Violations[0].Message
+			}
+		}
+		for _, v := range res.Violations {
+			if why == "" {
+				why = v.Message
+			}
+		}
+		return true, why, nil
+	}
 	return line, nil
 }
 
@@ -231,8 +292,14 @@ func writeDoctorText(w io.Writer, hostName string, d *doctor.Diagnosis) {
 		for _, g := range d.Gates {
 			gates = append(gates, filePlace(g.File, g.Line))
 		}
-		fmt.Fprintf(w, "verdict: PASS, the installation holds: every spawn goes through spawngate hook %s, in %s\n",
+		if len(d.Notes) == 0 {
+			fmt.Fprintf(w, "verdict: PASS, the installation holds: every spawn goes through spawngate hook %s, in %s\n",
+				report.Clean(hostName), strings.Join(gates, " and "))
+			return
+		}
+		fmt.Fprintf(w, "verdict: PASS, the installation holds as far as files can hold it: every spawn goes through spawngate hook %s, in %s, but for the ways round it below, which no file closes\n",
 			report.Clean(hostName), strings.Join(gates, " and "))
+		writeDoctorNotes(w, d.Notes)
 		return
 	}
 	files := map[string]bool{}
@@ -241,6 +308,15 @@ func writeDoctorText(w io.Writer, hostName string, d *doctor.Diagnosis) {
 		fmt.Fprintf(w, "%s: %s; fix: %s\n", filePlace(f.File, f.Line), report.Clean(oneLine(f.Problem)), report.Clean(oneLine(f.Fix)))
 	}
 	fmt.Fprintf(w, "\nverdict: FAIL, %s in %s\n", plural(len(d.Findings), "finding", "findings"), plural(len(files), "file", "files"))
+	writeDoctorNotes(w, d.Notes)
+}
+
+// writeDoctorNotes writes what no file of the installation closes, one
+// line each, after the verdict.
+func writeDoctorNotes(w io.Writer, notes []string) {
+	for _, n := range notes {
+		fmt.Fprintf(w, "note: %s\n", report.Clean(oneLine(n)))
+	}
 }
 
 func filePlace(file string, line int) string {
@@ -256,12 +332,13 @@ type doctorJSON struct {
 	Error    string           `json:"error,omitempty"`
 	Findings []doctor.Finding `json:"findings"`
 	Gates    []doctor.Place   `json:"gates"`
+	Notes    []string         `json:"notes,omitempty"`
 }
 
 // writeDoctorJSON writes doctor's one JSON document: the verdict (pass,
 // fail), the findings and the hooks that gate.
 func writeDoctorJSON(w io.Writer, hostName string, d *doctor.Diagnosis) {
-	doc := doctorJSON{Host: hostName, Verdict: "fail", Findings: d.Findings, Gates: d.Gates}
+	doc := doctorJSON{Host: hostName, Verdict: "fail", Findings: d.Findings, Gates: d.Gates, Notes: d.Notes}
 	if d.Holds() {
 		doc.Verdict = "pass"
 	}
@@ -315,13 +392,17 @@ func doctorFormatHelp() string {
 }
 
 func printDoctorHelp(w io.Writer, fs *flag.FlagSet) {
-	fmt.Fprintf(w, `Usage: spawngate doctor %s [--project DIR] [--home DIR] [--root DIR] [--format text|json]
+	backstop := ""
+	if len(backstopHostNames()) > 0 {
+		backstop = " [--write-backstop FILE]"
+	}
+	fmt.Fprintf(w, `Usage: spawngate doctor %s [--project DIR] [--home DIR] [--root DIR] [--format text|json]%s
 
 Reads the host's own settings files the way the host does and reports
 every way they let a sub-agent start without spawngate hook HOST judging
 it, one line per finding with the file and the fix.
 
-`, strings.Join(doctorHostNames(), "|"))
+`, strings.Join(doctorHostNames(), "|"), backstop)
 	for _, name := range doctorHostNames() {
 		d, _ := doctorFor(name)
 		fmt.Fprintf(w, "%s: %s\n\n", name, d.DoctorHelp())

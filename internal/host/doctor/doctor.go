@@ -20,6 +20,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/spawngate/spawngate/internal/agent"
 	"github.com/spawngate/spawngate/internal/host"
 )
 
@@ -33,6 +34,19 @@ type Doctor interface {
 	// it reads, what it reports, and what it cannot see; a paragraph
 	// wrapped to 72 columns, its first line shorter by the host's name.
 	DoctorHelp() string
+}
+
+// Backstopper is a doctor that can also write a backstop: a file of
+// rules the host applies itself, without running spawngate, that refuses
+// what the operator's policy refuses when the hook does not run. Its
+// doctor then checks the installation holds that file, as written for
+// what the host would load now.
+type Backstopper interface {
+	Doctor
+	// WriteBackstop writes the backstop for the installation o reads to
+	// file, and says in one line what it holds; an error is a file it
+	// must read and cannot (*Error), or a gate that cannot judge.
+	WriteBackstop(ctx context.Context, o Options, file string) (string, error)
 }
 
 // Options say which installation a doctor reads.
@@ -89,6 +103,11 @@ type HookLine struct {
 	// (--agents-dir, --transcript): the hook then judges what they name,
 	// not what the host runs.
 	ByHand []string
+	// Judge judges one translated child as this hook's gate does, for a
+	// doctor that writes down ahead of time what the hook would decide (a
+	// host's static backstop): refused says whether the gate refuses it,
+	// and why (its first reason). nil when the gate could not be built.
+	Judge func(ctx context.Context, child agent.Translation) (refused bool, why string, err error)
 }
 
 // Finding is one way an installation fails: a spawn it lets through
@@ -123,8 +142,15 @@ type Place struct {
 type Diagnosis struct {
 	Findings []Finding
 	// Gates are the spawngate hooks the host runs on a spawn, in the order
-	// of the files that hold them.
+	// of the files that hold them (and any file that stands behind them,
+	// such as a backstop of rules the host applies itself).
 	Gates []Place
+	// Notes are what the installation cannot close whatever its files
+	// say (a command-line switch of the host's, its environment), each a
+	// sentence: a host whose best installation still leaves a way round
+	// the hook says so on every run, passing or not, so that a pass is
+	// never read as more than the files can hold.
+	Notes []string
 }
 
 // Holds tells whether every spawn goes through spawngate.
