@@ -260,6 +260,7 @@ func readHookLine(ctx context.Context, hostName string, args []string, dir strin
 		return line, err // a hook that cannot start is a finding already
 	}
 	line.Files = g.OnDisk()
+	line.Budget = g.Budget(json.Number(opts.budget))
 	line.Judge = func(ctx context.Context, child agent.Translation) (bool, string, error) {
 		res, err := g.JudgeSpawn(ctx, "agent definition", child.Plan(), 1)
 		if err != nil {

@@ -282,3 +282,22 @@ func TestHookLineJudgesAsTheHook(t *testing.T) {
 		t.Errorf("the examples judged %d refused and %d allowed: both must be tried", refused, allowed)
 	}
 }
+
+// HookLine.Budget is what the hook grants a definition that states no
+// budget: --budget-tokens, else the policy's budget_cap_tokens. Without
+// it a child translated for Judge would be refused for having none.
+func TestHookLineBudget(t *testing.T) {
+	policy := filepath.Join("..", "..", "examples", "claude-code", "policy.yaml")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--policy", policy}, "200000"},
+		{[]string{"--policy", policy, "--budget-tokens", "5000"}, "5000"},
+	} {
+		line, err := readHookLine(context.Background(), "claude-code", tc.args, ".")
+		if err != nil || string(line.Budget) != tc.want {
+			t.Errorf("%q: budget %q, %v; want %q", tc.args, line.Budget, err, tc.want)
+		}
+	}
+}

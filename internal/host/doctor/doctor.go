@@ -12,6 +12,7 @@ package doctor
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -108,6 +109,11 @@ type HookLine struct {
 	// host's static backstop): refused says whether the gate refuses it,
 	// and why (its first reason). nil when the gate could not be built.
 	Judge func(ctx context.Context, child agent.Translation) (refused bool, why string, err error)
+	// Budget is the token budget the hook grants a spawn whose definition
+	// states none (--budget-tokens, else the policy's budget_cap_tokens):
+	// a child translated for Judge must be given it, as the hook gives it,
+	// or it is judged without one. "" when the gate could not be built.
+	Budget json.Number
 }
 
 // Finding is one way an installation fails: a spawn it lets through
