@@ -682,7 +682,10 @@ func TestHookHelpExamplesRun(t *testing.T) {
 			defer in.Close()
 			var stdout, stderr bytes.Buffer
 			code := Run(context.Background(), words[1:], in, &stdout, &stderr)
-			if code != exitPass || !strings.Contains(stdout.String(), `"permissionDecision":"deny"`) || stderr.Len() != 0 {
+			// The host's refusal: its own Deny, with the gate's reason.
+			var answer map[string]any
+			refusal := json.Unmarshal(stdout.Bytes(), &answer) == nil && strings.Contains(stdout.String(), "spawngate refused this sub-agent")
+			if code != exitPass || !refusal || stderr.Len() != 0 {
 				t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
 			}
 		})
