@@ -30,13 +30,14 @@
 // the payload and the hook's environment, which answers deny (a JSON deny
 // on stdout whatever the exit code, exit 2 with text on stderr, a missing
 // binary) and which do not (exit 1, exit 2 with no output, a signal, a
-// timeout), what each definition's tools grant, and each way the gate is
-// gone (hooksConfig.enabled: false in a trusted project, hooksConfig.
-// disabled naming even a system hook, GEMINI_CLI_SYSTEM_SETTINGS_PATH in
-// the environment, --acp), each marked as a known host fact beside its
-// opposite: a system hook that says hooksConfig.enabled: true, and a rule
-// of the policy engine in /etc/gemini-cli/policies, which holds in every
-// one of those setups.
+// timeout), what each definition and built-in is given and on which
+// model, and each way the gate is gone (hooksConfig.enabled: false in a
+// trusted project, hooksConfig.disabled naming even a system hook,
+// GEMINI_CLI_SYSTEM_SETTINGS_PATH in the environment, --acp, driven as an
+// IDE drives it), each marked as a known host fact beside its opposite: a
+// system hook that says hooksConfig.enabled: true, and a rule of the
+// policy engine in /etc/gemini-cli/policies, which holds in every headless
+// one of those setups (not under --acp with yolo, which reads no rule).
 //
 // TestGate holds spawngate's answers on the real client: readers start;
 // writers, built-ins and models the policy does not allow (the
@@ -47,9 +48,10 @@
 // spawngate doctor gemini on the documented installation (spawngate and
 // its policy in /usr/local/bin and /etc/spawngate, its hook in
 // /etc/gemini-cli/settings.json with hooksConfig.enabled: true), which it
-// must pass, and on installations short of it, which it must fail; and
-// the policy-engine backstop it writes refuses, on the real client, what
-// the policy refuses.
+// must pass, writing its backstop into /etc/gemini-cli/policies, and on
+// installations short of it, which it must fail; the client under each
+// shows what gets through, and that the backstop refuses what the policy
+// refuses where a project or the environment took the hook away.
 //
 // A scenario today's spawngate gets wrong keeps the right expectation and
 // is marked open, which turns its failure into a skip naming why; a

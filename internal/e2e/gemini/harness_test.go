@@ -249,6 +249,9 @@ type scenario struct {
 	// (the policy of the docs' installation): with it, spawngate is
 	// installed as /usr/local/bin/spawngate in the overlay too.
 	Installed map[string]string
+	// Modes are modes of those files other than the usual (0644, 0755
+	// for a binary), by path: a broken installation's.
+	Modes map[string]os.FileMode
 	// Doctor, when set, runs before the client on the same overlay
 	// (spawngate doctor gemini), and fails the test unless it judges the
 	// installation as the scenario says.
@@ -396,7 +399,7 @@ func (sc scenario) run(t *testing.T) *outcome {
 	args = append(args, sc.Args...)
 	argv := append([]string{nodeBin}, args...)
 	if sc.System != nil || sc.Policies != nil || sc.Installed != nil {
-		ov := overlay{base: base, files: map[string]string{}}
+		ov := overlay{base: base, files: map[string]string{}, modes: sc.Modes}
 		if sc.System != nil {
 			ov.files["/etc/gemini-cli/settings.json"] = subst.Replace(jsonText(sc.System))
 		}
@@ -475,8 +478,11 @@ func jsonText(v any) string {
 type overlay struct {
 	base string
 	// files are by absolute path; a value starting with "@" copies the
-	// file it names (a binary), anything else is the file's text.
+	// file it names (a binary), anything else is the file's text; a path
+	// ending in "/" is a folder.
 	files map[string]string
+	// modes are modes other than the usual of files by path.
+	modes map[string]os.FileMode
 }
 
 // wrap is argv run in a fresh mount namespace with the overlays mounted.
@@ -503,12 +509,18 @@ func (ov overlay) wrap(t *testing.T, argv []string) []string {
 		upper := filepath.Join(ov.base, "overlay", strings.ReplaceAll(strings.Trim(top, "/"), "/", "-"))
 		p := filepath.Join(upper, "upper", strings.TrimPrefix(path, top+"/"))
 		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		if src, ok := strings.CutPrefix(content, "@"); ok {
+		switch src, ok := strings.CutPrefix(content, "@"); {
+		case strings.HasSuffix(path, "/"):
+			must(t, os.MkdirAll(p, 0o755))
+		case ok:
 			b, err := os.ReadFile(src)
 			must(t, err)
 			must(t, os.WriteFile(p, b, 0o755))
-		} else {
+		default:
 			must(t, os.WriteFile(p, []byte(content), 0o644))
+		}
+		if m, ok := ov.modes[path]; ok {
+			must(t, os.Chmod(p, m))
 		}
 		if !slices.Contains(mounts, top) {
 			mounts = append(mounts, top)
@@ -525,18 +537,6 @@ func (ov overlay) wrap(t *testing.T, argv []string) []string {
 	}
 	script.WriteString(`exec "$@"`)
 	return append([]string{unshare, "-m", "--propagation", "private", "--", "sh", "-c", script.String(), "sh"}, argv...)
-}
-
-// chmod sets the mode of a file an overlay holds (a broken installation's
-// group-writable file), before wrap mounts it.
-func (ov overlay) chmod(t *testing.T, path string, mode os.FileMode) {
-	t.Helper()
-	top := "/etc"
-	if strings.HasPrefix(path, "/usr/local/bin/") {
-		top = "/usr/local/bin"
-	}
-	p := filepath.Join(ov.base, "overlay", strings.ReplaceAll(strings.Trim(top, "/"), "/", "-"), "upper", strings.TrimPrefix(path, top+"/"))
-	must(t, os.Chmod(p, mode))
 }
 
 // writeHookTools puts the hook programs in bin: record LABEL CMD... saves
@@ -628,6 +628,13 @@ func keepEvidence(t *testing.T, o *outcome) {
 	for i, h := range o.Hooks {
 		b, _ := json.MarshalIndent(h, "", "  ")
 		write(fmt.Sprintf("hook%02d.json", i+1), b)
+	}
+	// The machine's files the run had (the overlays' upper folders), the
+	// backstop doctor wrote among them.
+	if _, err := os.Stat(filepath.Join(filepath.Dir(o.Root), "overlay")); err == nil {
+		if out, err := exec.Command("cp", "-r", filepath.Join(filepath.Dir(o.Root), "overlay"), filepath.Join(dir, "overlay")).CombinedOutput(); err != nil {
+			t.Logf("keep: %v: %s", err, out)
+		}
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/spawngate/spawngate/internal/e2e/fakemodel"
 )
 
 // The definitions the scenarios write, in ~/.gemini/agents unless a
@@ -67,6 +69,49 @@ argsPattern = '"agent_name":"writer"'
 decision = "deny"
 priority = 900
 `
+
+// catchAllDeny denies invoke_agent whatever its arguments; readerAllow
+// allows the reader by name above it.
+const (
+	catchAllDeny = `[[rule]]
+toolName = "invoke_agent"
+decision = "deny"
+priority = 100
+`
+	readerAllow = `
+[[rule]]
+toolName = "invoke_agent"
+argsPattern = '"agent_name":"reader"'
+decision = "allow"
+priority = 900
+`
+)
+
+// toolNotFound is the client's answer to a call of invoke_agent when the
+// session has no such tool.
+const toolNotFound = `Tool "invoke_agent" not found. Did you mean one of: "update_topic", "replace", "write_file"?`
+
+// notOffered: the main session was never offered tool.
+func notOffered(tool string) check {
+	return func(t *testing.T, o *outcome) error {
+		for _, r := range o.Requests {
+			if r.Kind == fakemodel.Main && r.HasTool(tool) {
+				return fmt.Errorf("request %d offered %s", r.Seq, tool)
+			}
+		}
+		return nil
+	}
+}
+
+// offered: the main session was offered tool.
+func offered(tool string) check {
+	return func(t *testing.T, o *outcome) error {
+		if err := notOffered(tool)(t, o); err == nil {
+			return fmt.Errorf("the main session was never offered %s", tool)
+		}
+		return nil
+	}
+}
 
 // policyDenied is the tool result of a call the policy engine refused.
 const policyDenied = "Tool execution denied by policy."
@@ -283,6 +328,23 @@ func hostTruthCases() []e2eCase {
 		sc: both(scenario{NoUserHook: true, System: systemStub(true), Env: []string{"GEMINI_CLI_SYSTEM_SETTINGS_PATH=/nonexistent/settings.json"},
 			Policies: map[string]string{"spawn.toml": writerRule}}),
 		check: all(policyHolds, neverCalled("system")),
+	}, {
+		// A deny rule for invoke_agent that names no arguments takes the
+		// tool out of the session: the model is never offered it, and a
+		// call of it is the client's "not found".
+		name:      "policy-deny-without-argsPattern-removes-invoke_agent",
+		hostFact:  "a policy rule denying invoke_agent with no argsPattern, and no rule allowing any call of it, removes invoke_agent from the session's tools",
+		needsRoot: true,
+		sc:        both(scenario{NoUserHook: true, Policies: map[string]string{"spawn.toml": catchAllDeny}}),
+		check: all(notOffered("invoke_agent"), neverRan("writer"), neverRan("reader"),
+			resultIs("spawn_writer", toolNotFound)),
+	}, {
+		// Its opposite: with a rule allowing the reader by name above it,
+		// the tool stays, the reader runs and the rest is refused.
+		name:      "policy-allow-by-name-beside-a-deny-without-argsPattern",
+		needsRoot: true,
+		sc:        both(scenario{NoUserHook: true, Policies: map[string]string{"spawn.toml": catchAllDeny + readerAllow}}),
+		check:     all(offered("invoke_agent"), resultIs("spawn_writer", policyDenied), neverRan("writer"), starts("spawn_reader", "reader")),
 	}, {
 		name:      "policy-rule-is-not-read-under-acp-yolo",
 		hostFact:  "under --acp --approval-mode yolo the policy engine's deny rule for invoke_agent is not consulted: the writer starts",
