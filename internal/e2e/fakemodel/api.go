@@ -8,7 +8,7 @@ import (
 )
 
 // API is one wire API a client speaks to its model: AnthropicMessages,
-// OpenAIResponses or OpenAIChat. Its methods are the package's own: a new
+// OpenAIResponses, OpenAIChat or GeminiAPI. Its methods are the package's own: a new
 // API is a new codec here, beside its unit test.
 type API interface {
 	// isTurn reports whether the request asks the model for a turn.

@@ -21,10 +21,10 @@
 //     offered tools, the tool results the history holds.
 //
 // What differs per wire API is one small codec each, chosen by the suite:
-// AnthropicMessages (Claude Code, the Agent SDK), OpenAIResponses (Codex)
-// and OpenAIChat (GitHub Copilot CLI). A codec knows which paths are model
-// turns, reads a request into a Request and writes a Turn back in its API's
-// shape, streamed or not. A base-URL path prefix is kept (a suite may serve
+// AnthropicMessages (Claude Code, the Agent SDK), OpenAIResponses (Codex),
+// OpenAIChat (GitHub Copilot CLI) and GeminiAPI (Gemini CLI). A codec
+// knows which paths are model turns, reads a request into a Request and
+// writes a Turn back in its API's shape, streamed or not. A base-URL path prefix is kept (a suite may serve
 // parallel runs under /s/NAME/...), because a codec matches a path's end.
 //
 // What one client alone does stays in its suite and comes in through Host:
