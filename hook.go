@@ -19,6 +19,7 @@ const (
 	ClaudeCode Host = "claude-code"
 	Codex      Host = "codex"
 	Copilot    Host = "copilot"
+	Gemini     Host = "gemini"
 )
 
 // HookDecision is what a hook answers.

@@ -23,6 +23,7 @@ func BenchmarkHook(b *testing.B) {
 	}{
 		{spawngate.ClaudeCode, "examples/claude-code/policy.yaml", "examples/claude-code/.claude/agents", "examples/claude-code/payloads/fixer.json"},
 		{spawngate.Copilot, "examples/copilot/policy.yaml", "examples/copilot/.github/agents", "examples/copilot/payloads/writer.json"},
+		{spawngate.Gemini, "examples/gemini/policy.yaml", "examples/gemini/.gemini/agents", "examples/gemini/payloads/writer.json"},
 	} {
 		g, err := spawngate.New(ctx, spawngate.WithPolicyFile(h.policy))
 		if err != nil {

@@ -326,13 +326,14 @@ grants_write(policy) if policy.allow_write == true
 # The tools that let a child dispatch children of its own, when a policy
 # does not list its own: Claude Code's Agent (Task before v2.1.63), Skill
 # (a skill with context: fork runs in a sub-agent) and Workflow, Codex's
-# spawn_agent (collaborationspawn_agent under multi_agent_v2), and Copilot
-# CLI's task and run_dynamic_workflow. (policy_test.go holds this list to
-# the hosts' spawn tools.)
+# spawn_agent (collaborationspawn_agent under multi_agent_v2), Copilot
+# CLI's task and run_dynamic_workflow, and Gemini CLI's invoke_agent.
+# (policy_test.go holds this list to the hosts' spawn tools.)
 default_spawn_tools := [
 	"Agent", "Task", "Skill", "Workflow",
 	"spawn_agent", "collaboration.spawn_agent", "collaborationspawn_agent",
 	"task", "run_dynamic_workflow",
+	"invoke_agent",
 ]
 
 spawn_tools(policy) := object.get(policy, "spawn_tools", default_spawn_tools)

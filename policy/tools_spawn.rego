@@ -2,16 +2,16 @@
 # title: Spawn tools need allow_spawn
 # description: >-
 #   A tool is a spawn tool when any policy that applies lists it in
-#   spawn_tools (by default Claude Code's Agent, Task, Skill and Workflow,
-#   Codex's spawn_agent, collaborationspawn_agent and
-#   collaboration.spawn_agent, and Copilot CLI's task and
-#   run_dynamic_workflow), or when a host adapter says so of a child's
-#   tool (the agent block's spawn_tools): a child holding one can dispatch
-#   children of its own, with powers this plan does not show. A child may
-#   hold one only when every policy that applies sets allow_spawn to the
-#   boolean true, even when the tool is allowlisted, and for a child whose
-#   role has a profile that sets allow_spawn, only when the profile sets it
-#   to true as well.
+#   spawn_tools (by default Claude Code's Agent, Task, Skill and
+#   Workflow, Codex's spawn_agent, collaborationspawn_agent and
+#   collaboration.spawn_agent, Copilot CLI's task and
+#   run_dynamic_workflow, and Gemini CLI's invoke_agent), or when a host
+#   adapter says so of a child's tool (the agent block's spawn_tools): a
+#   child holding one can dispatch children of its own, with powers this
+#   plan does not show. A child may hold one only when every policy that
+#   applies sets allow_spawn to the boolean true, even when the tool is
+#   allowlisted, and for a child whose role has a profile that sets
+#   allow_spawn, only when the profile sets it to true as well.
 # custom:
 #   id: tools.spawn
 #   severity: high

@@ -1,12 +1,14 @@
 # METADATA
 # title: Only a child holding a spawn tool may have children
 # description: >-
-#   A child that lists children of its own must hold a spawn tool (one that
-#   a policy that applies lists in spawn_tools, by default Agent, Task,
-#   Skill, Workflow, spawn_agent, collaborationspawn_agent,
-#   collaboration.spawn_agent, task and run_dynamic_workflow, or one its
-#   host adapter names): without one it could not dispatch them, so a
-#   plan that says it will is not what the host would run. Holding the spawn tool is judged by tools.spawn (allow_spawn).
+#   A child that lists children of its own must hold a spawn tool (one
+#   that a policy that applies lists in spawn_tools, by default Agent,
+#   Task, Skill, Workflow, spawn_agent, collaborationspawn_agent,
+#   collaboration.spawn_agent, task, run_dynamic_workflow and
+#   invoke_agent, or one its host adapter names): without one it could
+#   not dispatch them, so a plan that says it will is not what the host
+#   would run. Holding the spawn tool is judged by tools.spawn
+#   (allow_spawn).
 # custom:
 #   id: tree.spawn
 #   severity: high

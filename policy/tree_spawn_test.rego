@@ -17,18 +17,18 @@ nested_with(policies, tools, n) := {
 nested(tools, n) := nested_with({"operator": fixtures.operator}, tools, n)
 
 test_parent_holding_a_default_spawn_tool_allowed[tool] if {
-	some tool in ["Agent", "Task", "Skill", "Workflow", "spawn_agent", "collaboration.spawn_agent", "collaborationspawn_agent", "task", "run_dynamic_workflow"]
+	some tool in ["Agent", "Task", "Skill", "Workflow", "spawn_agent", "collaboration.spawn_agent", "collaborationspawn_agent", "task", "run_dynamic_workflow", "invoke_agent"]
 	count(tree_spawn.deny) == 0 with input as nested(["fs.read", tool], 2)
 }
 
 test_parent_without_a_spawn_tool_denied if {
 	deny := tree_spawn.deny with input as nested(["fs.read", "fs.write"], 1)
-	deny == {{"child": 0, "field": "/children", "message": "the child lists 1 child of its own but holds no spawn tool (Agent, Skill, Task, Workflow, collaboration.spawn_agent, collaborationspawn_agent, run_dynamic_workflow, spawn_agent, task), so it could not dispatch them"}}
+	deny == {{"child": 0, "field": "/children", "message": "the child lists 1 child of its own but holds no spawn tool (Agent, Skill, Task, Workflow, collaboration.spawn_agent, collaborationspawn_agent, invoke_agent, run_dynamic_workflow, spawn_agent, task), so it could not dispatch them"}}
 }
 
 test_parent_of_several_without_a_spawn_tool_denied if {
 	deny := tree_spawn.deny with input as nested(["fs.read"], 3)
-	deny == {{"child": 0, "field": "/children", "message": "the child lists 3 children of its own but holds no spawn tool (Agent, Skill, Task, Workflow, collaboration.spawn_agent, collaborationspawn_agent, run_dynamic_workflow, spawn_agent, task), so it could not dispatch them"}}
+	deny == {{"child": 0, "field": "/children", "message": "the child lists 3 children of its own but holds no spawn tool (Agent, Skill, Task, Workflow, collaboration.spawn_agent, collaborationspawn_agent, invoke_agent, run_dynamic_workflow, spawn_agent, task), so it could not dispatch them"}}
 }
 
 test_spawn_tools_of_the_policy_allowed if {
@@ -53,7 +53,7 @@ test_spawn_tool_of_any_policy_allowed if {
 test_message_lists_the_spawn_tools_of_every_policy_denied if {
 	plan := object.union(fixtures.operator, {"spawn_tools": ["orchestrate.*"]})
 	deny := tree_spawn.deny with input as nested_with({"operator": fixtures.operator, "plan": plan}, ["fs.read"], 1)
-	{v.message | some v in deny} == {"the child lists 1 child of its own but holds no spawn tool (Agent, Skill, Task, Workflow, collaboration.spawn_agent, collaborationspawn_agent, orchestrate.*, run_dynamic_workflow, spawn_agent, task), so it could not dispatch them"}
+	{v.message | some v in deny} == {"the child lists 1 child of its own but holds no spawn tool (Agent, Skill, Task, Workflow, collaboration.spawn_agent, collaborationspawn_agent, invoke_agent, orchestrate.*, run_dynamic_workflow, spawn_agent, task), so it could not dispatch them"}
 }
 
 test_tool_that_is_not_a_plain_name_does_not_spawn_denied[note] if {

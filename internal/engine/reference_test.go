@@ -110,7 +110,7 @@ var (
 	refDefaultSpawn   = []string{"Agent", "Task", "Skill", "Workflow", "spawn_agent", "collaboration.spawn_agent", "collaborationspawn_agent"}
 	refApprovingModes = map[string]bool{"bypassPermissions": true, "auto": true}
 	refSandboxModes   = map[string]bool{"read-only": true, "workspace-write": true, "danger-full-access": true}
-	refAgentHosts     = map[string]bool{"claude-code": true, "codex": true}
+	refAgentHosts     = map[string]bool{"claude-code": true, "codex": true, "copilot": true, "gemini": true}
 	// refSandboxed tells a sandboxed agent: one whose block has the key
 	// sandbox_mode (null when its definition sets none), whatever its host.
 	refSandboxed        = func(agent map[string]any) bool { _, ok := agent["sandbox_mode"]; return ok }
@@ -1744,7 +1744,7 @@ var (
 	}
 	// What a hostile agent block may set a key to (absent drops it).
 	hostileAgentValues = map[string][]any{
-		"host":            {absent, "gemini", "Codex", "claude", "", nil, lit("1"), []any{"codex"}},
+		"host":            {absent, "cursor", "Codex", "claude", "", nil, lit("1"), []any{"codex"}},
 		"type":            {absent, lit("5"), nil, "", true},
 		"definition":      {absent, nil, "", lit("3"), true, []any{".claude/agents/x.md"}, map[string]any{}},
 		"problem":         {absent, "", "agent type \"general-purpose\" is built in and no agents folder defines it", lit("1"), nil},

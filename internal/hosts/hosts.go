@@ -9,12 +9,13 @@ import (
 	"github.com/spawngate/spawngate/internal/host/claudecode"
 	"github.com/spawngate/spawngate/internal/host/codex"
 	"github.com/spawngate/spawngate/internal/host/copilot"
+	"github.com/spawngate/spawngate/internal/host/gemini"
 )
 
 // All are the hosts, in the order help and reports list them.
-var All = []host.Adapter{claudecode.Adapter{}, codex.Adapter{}, copilot.Adapter{}}
+var All = []host.Adapter{claudecode.Adapter{}, codex.Adapter{}, copilot.Adapter{}, gemini.Adapter{}}
 
-// Lookup finds a host by its exact name (claude-code, codex, copilot).
+// Lookup finds a host by its exact name (claude-code, codex, copilot, gemini).
 func Lookup(name string) (host.Adapter, bool) {
 	for _, a := range All {
 		if a.Name() == name {
