@@ -408,17 +408,15 @@ func ruleExplained(id string) string {
 	return "[The checks](checks.md)"
 }
 
-// TestRulesPage: docs/rules.md lists every built-in rule `spawngate rules`
-// lists, each under a heading of its own (its anchor is the ID without
-// dots: #pathsescape), with its severity, title and description as the
-// checks' METADATA has them. -update writes the list again.
-func TestRulesPage(t *testing.T) {
+// listedRule is one built-in rule as spawngate rules --format json lists it.
+type listedRule struct{ ID, Severity, Title, Description string }
+
+// builtinRules returns the built-in rules, as spawngate rules lists them.
+func builtinRules(t *testing.T) (listed struct{ Rules []listedRule }) {
+	t.Helper()
 	var out, errb bytes.Buffer
 	if code := Run(context.Background(), []string{"rules", "--format", "json"}, nil, &out, &errb); code != 0 {
 		t.Fatalf("spawngate rules --format json: exit %d: %s", code, errb.String())
-	}
-	var listed struct {
-		Rules []struct{ ID, Severity, Title, Description string }
 	}
 	if err := json.Unmarshal(out.Bytes(), &listed); err != nil {
 		t.Fatal(err)
@@ -426,6 +424,48 @@ func TestRulesPage(t *testing.T) {
 	if len(listed.Rules) == 0 {
 		t.Fatal("spawngate rules lists no rule")
 	}
+	return listed
+}
+
+// checksRow is a row of the table of docs/checks.md: | `ID` | severity | ...
+var checksRow = regexp.MustCompile("(?m)^\\| `([^`]+)` \\| (\\w+) \\|")
+
+// TestChecksTable: the table of docs/checks.md, which docs/rules.md says
+// has every rule side by side, has a row for each rule spawngate rules
+// lists, with its severity, and none for a rule it does not list.
+func TestChecksTable(t *testing.T) {
+	page, err := os.ReadFile(filepath.Join(repoRoot, "docs", "checks.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]string{}
+	for _, m := range checksRow.FindAllStringSubmatch(string(page), -1) {
+		if _, dup := rows[m[1]]; dup {
+			t.Errorf("docs/checks.md has two rows for %s", m[1])
+		}
+		rows[m[1]] = m[2]
+	}
+	for _, r := range builtinRules(t).Rules {
+		sev, ok := rows[r.ID]
+		switch {
+		case !ok:
+			t.Errorf("docs/checks.md's table has no row for rule %s (%s): %s", r.ID, r.Severity, r.Title)
+		case sev != r.Severity:
+			t.Errorf("docs/checks.md gives %s the severity %s; its METADATA says %s", r.ID, sev, r.Severity)
+		}
+		delete(rows, r.ID)
+	}
+	for id := range rows {
+		t.Errorf("docs/checks.md's table has a row for %s, which spawngate rules does not list", id)
+	}
+}
+
+// TestRulesPage: docs/rules.md lists every built-in rule `spawngate rules`
+// lists, each under a heading of its own (its anchor is the ID without
+// dots: #pathsescape), with its severity, title and description as the
+// checks' METADATA has them. -update writes the list again.
+func TestRulesPage(t *testing.T) {
+	listed := builtinRules(t)
 	var gen strings.Builder
 	for _, r := range listed.Rules {
 		fmt.Fprintf(&gen, "\n### `%s`\n\n**%s**: %s. Explained in %s.\n\n%s\n", r.ID, r.Severity, strings.TrimSuffix(r.Title, "."), ruleExplained(r.ID), r.Description)
