@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/spawngate/spawngate/internal/agent"
@@ -136,59 +135,42 @@ func translate(c call, def *agent.Definition, problem string) agent.Translation 
 // brings; its MCP servers (mcp__<server>, started with the child); its
 // own hooks (the tool "hooks": shell commands that run in the child).
 func tools(def *agent.Definition, child, facts map[string]any, lines map[string]int) {
-	raw, listed := def.Fields["tools"]
-	entries, entryLines := agent.ToolList(raw, def.Lines, "tools")
-	if !listed || slices.Contains(entries, any("*")) {
-		facts["inherits_tools"] = true
-		lines["/tools"] = def.Lines["tools"]
+	set, entries, entryLines := agent.ListTools(def, facts, lines, toolKind)
+	if set == nil {
 		return
-	}
-	facts["inherits_tools"] = false
-	list := []any{}
-	var writes, spawns []any
-	lines["/tools"] = def.Lines["tools"]
-	add := func(tool any, line int) {
-		if slices.Contains(list, tool) {
-			return
-		}
-		lines["/tools/"+strconv.Itoa(len(list))] = line
-		list = append(list, tool)
-		name, ok := tool.(string)
-		switch {
-		case !ok:
-		case slices.Contains(writeTools, name):
-			writes = append(writes, name)
-		case slices.Contains(spawnTools, name):
-			spawns = append(spawns, name)
-		case !known(name):
-			// A name the gate does not know may be one a later client
-			// maps to anything: it counts as both.
-			writes, spawns = append(writes, name), append(spawns, name)
-		}
 	}
 	for i, e := range entries {
 		name, ok := e.(string)
 		if !ok {
-			add(e, entryLines[i]) // not a name: the checks refuse it
+			set.Add(e, entryLines[i]) // not a name: the checks refuse it
 			continue
 		}
 		for _, tool := range expand(name) {
-			add(tool, entryLines[i])
+			set.Add(tool, entryLines[i])
 		}
 	}
 	for _, server := range servers(def.Fields["mcp-servers"]) {
-		add(server, def.Lines["mcp-servers"])
+		set.Add(server, def.Lines["mcp-servers"])
 	}
 	if h, ok := def.Fields["hooks"]; ok && h != nil {
-		add("hooks", def.Lines["hooks"])
+		set.Add("hooks", def.Lines["hooks"])
 	}
-	child["tools"] = list
-	if len(writes) > 0 {
-		facts["write_tools"] = writes
+	set.Done(child, facts)
+}
+
+// toolKind says whether a Copilot tool writes or spawns; a name the gate
+// does not know may be one a later client maps to anything: it counts as
+// both.
+func toolKind(name string) (writes, spawns bool) {
+	switch {
+	case slices.Contains(writeTools, name):
+		return true, false
+	case slices.Contains(spawnTools, name):
+		return false, true
+	case !known(name):
+		return true, true
 	}
-	if len(spawns) > 0 {
-		facts["spawn_tools"] = spawns
-	}
+	return false, false
 }
 
 // expand is the tools an entry of tools: brings: an alias's (any case),

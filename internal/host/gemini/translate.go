@@ -3,7 +3,6 @@ package gemini
 import (
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/spawngate/spawngate/internal/agent"
@@ -46,34 +45,12 @@ func translate(c agent.Call, def *agent.Definition, problem string, ov override)
 // it), each as mcp__<server>. complete_task, which every child gets to
 // end its work, grants nothing and is left out.
 func tools(def *agent.Definition, ov override, child, facts map[string]any, lines map[string]int) {
-	raw, listed := def.Fields["tools"]
-	entries, entryLines := agent.ToolList(raw, def.Lines, "tools")
-	if !listed || slices.Contains(entries, any("*")) {
-		facts["inherits_tools"] = true
-		lines["/tools"] = def.Lines["tools"]
+	set, entries, entryLines := agent.ListTools(def, facts, lines, toolKind)
+	if set == nil {
 		return
 	}
-	facts["inherits_tools"] = false
-	list := []any{}
-	var writes, spawns []any
-	lines["/tools"] = def.Lines["tools"]
-	add := func(tool any, line int) {
-		if slices.Contains(list, tool) {
-			return
-		}
-		lines["/tools/"+strconv.Itoa(len(list))] = line
-		list = append(list, tool)
-		name, ok := tool.(string)
-		switch {
-		case !ok || strings.HasPrefix(name, "mcp__") || slices.Contains(readTools, name):
-		case slices.Contains(writeTools, name):
-			writes = append(writes, name)
-		default:
-			writes, spawns = append(writes, name), append(spawns, name)
-		}
-	}
 	for i, e := range entries {
-		add(e, entryLines[i])
+		set.Add(e, entryLines[i])
 	}
 	if servers, ok := def.Fields["mcp_servers"].(map[string]any); ok {
 		names := make([]string, 0, len(servers))
@@ -82,19 +59,26 @@ func tools(def *agent.Definition, ov override, child, facts map[string]any, line
 		}
 		sort.Strings(names)
 		for _, n := range names {
-			add("mcp__"+n, def.Lines["mcp_servers"])
+			set.Add("mcp__"+n, def.Lines["mcp_servers"])
 		}
-	} else if s, set := def.Fields["mcp_servers"]; set && s != nil {
-		add(s, def.Lines["mcp_servers"]) // not a table of servers: the checks refuse it
+	} else if s, set2 := def.Fields["mcp_servers"]; set2 && s != nil {
+		set.Add(s, def.Lines["mcp_servers"]) // not a table of servers: the checks refuse it
 	}
 	for _, n := range ov.servers {
-		add("mcp__"+n, 0)
+		set.Add("mcp__"+n, 0)
 	}
-	child["tools"] = list
-	if len(writes) > 0 {
-		facts["write_tools"] = writes
+	set.Done(child, facts)
+}
+
+// toolKind says whether a Gemini CLI tool writes or spawns: an MCP tool
+// is judged by its server's name, and a name the gate does not know
+// counts as both.
+func toolKind(name string) (writes, spawns bool) {
+	switch {
+	case strings.HasPrefix(name, "mcp__") || slices.Contains(readTools, name):
+		return false, false
+	case slices.Contains(writeTools, name):
+		return true, false
 	}
-	if len(spawns) > 0 {
-		facts["spawn_tools"] = spawns
-	}
+	return true, true
 }
