@@ -497,3 +497,115 @@ func TestRulesPage(t *testing.T) {
 		}
 	}
 }
+
+// synopsisGroups are the words of docs/cli.md's synopsis that stand for
+// several flags, each spelled out in the paragraph under it.
+var synopsisGroups = map[string][]string{
+	"[limits]": {"max-bytes", "max-yaml-bytes", "max-depth", "max-alias-nodes", "max-alias-bytes", "max-string-bytes", "max-values", "max-children", "max-child-entries"},
+	"[key]":    {"bundle-verification-key", "bundle-verification-key-id", "bundle-signing-alg"},
+}
+
+var (
+	synopsisFlag = regexp.MustCompile(`--([a-z0-9][a-z0-9-]*)`)
+	helpFlag     = regexp.MustCompile(`(?m)^  --([a-z0-9][a-z0-9-]*)`)
+)
+
+// TestCLISynopsis: the synopsis at the top of docs/cli.md names every flag
+// of each command, as the command's --help lists it (once for each host of
+// hook and doctor), and no flag the command does not have.
+func TestCLISynopsis(t *testing.T) {
+	page, err := os.ReadFile(filepath.Join(repoRoot, "docs", "cli.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := codeBlocks(string(page))
+	if len(blocks) == 0 {
+		t.Fatal("docs/cli.md has no code block: where is its synopsis?")
+	}
+	synopsis := blocks[0]
+	for group, flags := range synopsisGroups {
+		for _, f := range flags {
+			if !strings.Contains(synopsis.after, "--"+f) {
+				t.Errorf("the paragraph under docs/cli.md's synopsis does not say that %s holds --%s", group, f)
+			}
+		}
+	}
+	documented := map[string]map[string]bool{} // by the command line that asks for its help
+	texts, _ := commandLines(synopsis)
+	for _, l := range texts {
+		words := strings.Fields(l)
+		if len(words) < 2 || words[0] != "spawngate" {
+			continue
+		}
+		flags := map[string]bool{}
+		for _, m := range synopsisFlag.FindAllStringSubmatch(l, -1) {
+			flags[m[1]] = true
+		}
+		for group, fs := range synopsisGroups {
+			if strings.Contains(l, group) {
+				for _, f := range fs {
+					flags[f] = true
+				}
+			}
+		}
+		cmds := []string{words[1]}
+		if words[1] == "hook" || words[1] == "doctor" {
+			cmds = nil
+			for _, h := range strings.Split(words[2], "|") {
+				cmds = append(cmds, words[1]+" "+h)
+			}
+		}
+		for _, c := range cmds {
+			if documented[c] == nil {
+				documented[c] = map[string]bool{}
+			}
+			for f := range flags {
+				documented[c][f] = true
+			}
+		}
+	}
+	for _, c := range []string{"check", "agents", "serve", "verify", "rules", "version", "hook claude-code", "doctor claude-code"} {
+		if documented[c] == nil {
+			t.Errorf("docs/cli.md's synopsis has no line for spawngate %s", c)
+		}
+	}
+	var names []string
+	for c := range documented {
+		names = append(names, c)
+	}
+	sort.Strings(names)
+	for _, c := range names {
+		flags := documented[c]
+		// A hook's help goes to stderr, with exit 2: its stdout and exit
+		// code are its host's protocol.
+		var help bytes.Buffer
+		Run(context.Background(), append(strings.Fields(c), "--help"), nil, &help, &help)
+		has := map[string]bool{}
+		for _, m := range helpFlag.FindAllStringSubmatch(help.String(), -1) {
+			has[m[1]] = true
+		}
+		if len(has) == 0 && c != "version" {
+			t.Errorf("spawngate %s --help lists no flag:\n%s", c, help.String())
+			continue
+		}
+		var missing, extra []string
+		for f := range has {
+			if !flags[f] {
+				missing = append(missing, "--"+f)
+			}
+		}
+		for f := range flags {
+			if !has[f] {
+				extra = append(extra, "--"+f)
+			}
+		}
+		sort.Strings(missing)
+		sort.Strings(extra)
+		if len(missing) > 0 {
+			t.Errorf("docs/cli.md's synopsis of spawngate %s lacks %s", c, strings.Join(missing, ", "))
+		}
+		if len(extra) > 0 {
+			t.Errorf("docs/cli.md's synopsis of spawngate %s names %s, which it does not have", c, strings.Join(extra, ", "))
+		}
+	}
+}
