@@ -7,22 +7,31 @@ import (
 	"testing"
 )
 
-// TestCIWorkflowIsTheExample: the workflow docs/ci.md shows is the
-// file .ci/run lints with actionlint, byte for byte, and no page of the
-// documentation shows a stale step.
-func TestCIWorkflowIsTheExample(t *testing.T) {
+// TestDocsShowExamplesWhole: an example file a page shows whole is the
+// file, byte for byte (the workflow of docs/ci.md is the one .ci/run lints
+// with actionlint), and no page of the documentation shows a stale step.
+func TestDocsShowExamplesWhole(t *testing.T) {
 	root := filepath.Join("..", "..")
-	page, err := os.ReadFile(filepath.Join(root, "docs", "ci.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	file, err := os.ReadFile(filepath.Join(root, "examples", "github", "workflows", "spawngate.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	block := "```yaml\n" + string(file) + "```\n"
-	if !strings.Contains(string(page), block) {
-		t.Fatal("the GitHub Actions workflow of docs/ci.md is not examples/github/workflows/spawngate.yml: change both")
+	for _, shown := range []struct{ page, lang, file string }{
+		{"docs/ci.md", "yaml", "examples/github/workflows/spawngate.yml"},
+		{"docs/codex.md", "json", "examples/codex/hooks.json"},
+		{"docs/claude-code.md", "json", "examples/claude-code/managed-settings.json"},
+		{"docs/copilot.md", "json", "examples/copilot/policy.d/spawngate.json"},
+		{"docs/copilot.md", "json", "examples/copilot/managed-settings.json"},
+		{"docs/gemini.md", "json", "examples/gemini/settings.json"},
+	} {
+		page, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(shown.page)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		file, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(shown.file)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		block := "```" + shown.lang + "\n" + string(file) + "```\n"
+		if !strings.Contains(string(page), block) {
+			t.Errorf("%s does not show %s as it is: change both", shown.page, shown.file)
+		}
 	}
 	for _, name := range docFiles(t) {
 		doc, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(name)))
