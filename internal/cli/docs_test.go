@@ -609,3 +609,23 @@ func TestCLISynopsis(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsNameHelperPrograms: docs/development.md and docs/ARCHITECTURE.md,
+// which map the repository, name every helper program of internal/cmd.
+func TestDocsNameHelperPrograms(t *testing.T) {
+	dirs, err := os.ReadDir(filepath.Join(repoRoot, "internal", "cmd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, page := range []string{"development.md", "ARCHITECTURE.md"} {
+		b, err := os.ReadFile(filepath.Join(repoRoot, "docs", page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range dirs {
+			if d.IsDir() && !regexp.MustCompile(`\b`+regexp.QuoteMeta(d.Name())+`\b`).Match(b) {
+				t.Errorf("docs/%s does not name internal/cmd/%s", page, d.Name())
+			}
+		}
+	}
+}
