@@ -17,6 +17,7 @@ import (
 	"github.com/spawngate/spawngate/internal/hosts"
 	"github.com/spawngate/spawngate/internal/judge"
 	"github.com/spawngate/spawngate/internal/report"
+	"github.com/spawngate/spawngate/internal/spelling"
 )
 
 // Main runs spawngate with the process's arguments and streams and returns
@@ -173,7 +174,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	case "help", "-h", "-help", "--help":
 		return help(args, stdout, stderr)
 	}
-	if s := suggest(args[0], commands); s != "" {
+	if s := spelling.Closest(args[0], commands); s != "" {
 		fmt.Fprintf(stderr, "spawngate: unknown command %q: did you mean %s? (see spawngate help)\n", args[0], s)
 		return exitError
 	}

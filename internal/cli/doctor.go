@@ -154,11 +154,11 @@ func parseDoctor(args []string, help io.Writer) (*doctorOptions, error) {
 		return opts, err
 	}
 	if _, ok := doctorFor(opts.host); !ok {
-		what := "unknown host"
+		what, names := "unknown host", choose(opts.host, doctorHostNames())
 		if _, known := hosts.Lookup(opts.host); known {
-			what = "no doctor yet for host"
+			what, names = "no doctor yet for host", "choose "+orList(doctorHostNames(), "or")
 		}
-		return opts, &usageError{fmt.Sprintf("doctor: %s %q: choose %s", what, opts.host, orList(doctorHostNames(), "or"))}
+		return opts, &usageError{fmt.Sprintf("doctor: %s %q: %s", what, opts.host, names)}
 	}
 	if len(rest) > 0 {
 		return opts, &usageError{fmt.Sprintf("doctor takes no arguments but the host, only flags (got %q)", rest[0])}

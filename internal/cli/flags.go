@@ -14,6 +14,7 @@ import (
 	"github.com/spawngate/spawngate/internal/judge"
 	"github.com/spawngate/spawngate/internal/report"
 	"github.com/spawngate/spawngate/internal/report/render"
+	"github.com/spawngate/spawngate/internal/spelling"
 )
 
 // command is the flags of one subcommand, parsed the same way for all:
@@ -330,7 +331,7 @@ func flagError(err error, fs *flag.FlagSet) string {
 	if m := unknownFlag.FindStringSubmatch(msg); m != nil {
 		var names []string
 		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
-		if s := suggest(m[1], names); s != "" {
+		if s := spelling.Closest(m[1], names); s != "" {
 			return fmt.Sprintf("unknown flag --%s: did you mean --%s?", m[1], s)
 		}
 		return "unknown flag --" + m[1]

@@ -19,6 +19,7 @@ import (
 	"github.com/spawngate/spawngate/internal/hosts"
 	"github.com/spawngate/spawngate/internal/judge"
 	"github.com/spawngate/spawngate/internal/report"
+	"github.com/spawngate/spawngate/internal/spelling"
 )
 
 // hookOptions are the flags of spawngate hook HOST.
@@ -55,7 +56,7 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			printHookHelp(stderr)
 			return exitError
 		}
-		return fail(fmt.Sprintf("hook: unknown host %q: choose %s", args[0], orList(hosts.Names(), "or")))
+		return fail(fmt.Sprintf("hook: unknown host %q: %s", args[0], choose(args[0], hosts.Names())))
 	}
 	// The help goes to stderr, with exit 2: a hook wired with -h blocks,
 	// and says why, where the host shows a blocking hook's reason.
@@ -290,6 +291,16 @@ func printHookFlags(w io.Writer, adapter host.Adapter, fs *flag.FlagSet) {
 }
 
 // orList joins words as a sentence lists them: a, b and c.
+// choose says which names a command takes in place of typed: the one
+// typed meant first, when it looks like a slip for one.
+func choose(typed string, names []string) string {
+	list := orList(names, "or")
+	if s := spelling.Closest(typed, names); s != "" {
+		return fmt.Sprintf("did you mean %s? (choose %s)", s, list)
+	}
+	return "choose " + list
+}
+
 func orList(words []string, and string) string {
 	if len(words) < 2 {
 		return strings.Join(words, "")

@@ -152,7 +152,7 @@ plan:
 	{name: "plan is a number", in: `{"plan":3}`, err: "plan.json: /plan: must be a list, not a number"},
 	{name: "plan is empty", in: `{"plan":[]}`, err: "plan.json: /plan: the plan lists no children: nothing to check"},
 	{name: "plan is empty in yaml", source: "plan.yaml", in: "plan: []\n", err: "plan.yaml: /plan: the plan lists no children: nothing to check"},
-	{name: "unknown top-level key", in: `{"plan":[` + okChild + `],"plans":[]}`, err: `plan.json: /plans: unknown key "plans" (allowed: parent, plan, policy)`},
+	{name: "unknown top-level key", in: `{"plan":[` + okChild + `],"plans":[]}`, err: `plan.json: /plans: unknown key "plans": did you mean "plan"? (allowed: parent, plan, policy)`},
 	{name: "misspelled plan", in: `{"plans":[` + okChild + `]}`, err: `plan.json: /plan: required key "plan" is missing (and 1 more problem)`},
 	{name: "three unknown keys", in: `{"plan":[` + okChild + `],"c":1,"a":1,"b":1}`, err: `plan.json: /a: unknown key "a" (allowed: parent, plan, policy) (and 2 more problems)`},
 	{name: "unknown key with a slash", in: `{"plan":[` + okChild + `],"a/b~":1}`, err: `plan.json: /a~1b~0: unknown key "a/b~" (allowed: parent, plan, policy)`},
@@ -209,6 +209,11 @@ plan:
 		{0, "/aa", `unknown key "aa" (allowed: ` + childKeys + `)`},
 		{0, "/a~1b", `unknown key "a/b" (allowed: ` + childKeys + `)`}, // sorted as escaped: ~ after a
 		{0, "/zz", `unknown key "zz" (allowed: ` + childKeys + `)`},
+	}},
+	{name: "misspelt keys", in: planOf(child(map[string]string{"modle": `"m"`, "task-id": `"t"`, "tolls": "[]"})), children: 1, issues: []plan.SchemaViolation{
+		{0, "/modle", `unknown key "modle": did you mean "model"? (allowed: ` + childKeys + `)`},
+		{0, "/task-id", `unknown key "task-id": did you mean "task_id"? (allowed: ` + childKeys + `)`},
+		{0, "/tolls", `unknown key "tolls": did you mean "tools"? (allowed: ` + childKeys + `)`},
 	}},
 	{name: "wrong types", in: planOf(child(map[string]string{
 		"role": "1", "tools": `"fs.read"`, "paths": `"/repo"`, "budget_tokens": `"5"`, "id": "5", "brief": "true", "model": "[]",

@@ -20,6 +20,7 @@ import (
 	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/jsonpointer"
 	"github.com/spawngate/spawngate/internal/memo"
+	"github.com/spawngate/spawngate/internal/spelling"
 	"github.com/spawngate/spawngate/schemas"
 )
 
@@ -329,7 +330,12 @@ func (s *schemaSet) explain(e *jsonschema.ValidationError, doc any, found *probl
 		// given a pointer and a message each.
 		first, n := firstKeys(obj, sch.Properties, found.max)
 		for _, k := range first {
-			found.offer(jsonpointer.Join(at, k), func() string { return fmt.Sprintf("unknown key %s (allowed: %s)", document.Quote(k), list) })
+			found.offer(jsonpointer.Join(at, k), func() string {
+				if s := spelling.Closest(k, allowed); s != "" {
+					return fmt.Sprintf("unknown key %s: did you mean %s? (allowed: %s)", document.Quote(k), document.Quote(s), list)
+				}
+				return fmt.Sprintf("unknown key %s (allowed: %s)", document.Quote(k), list)
+			})
 		}
 		found.count(at, n-len(first))
 		return

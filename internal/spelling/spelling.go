@@ -1,12 +1,16 @@
-package cli
+// Package spelling finds the name a slip of the keyboard meant, for the
+// "did you mean" of every message that names something unknown: a command,
+// a flag, a host, a key of a plan or a policy. It lives apart so that the
+// CLI and the plan's schema step suggest by one rule.
+package spelling
 
-// suggest is the one of names closest to what was typed, when it is close
+// Closest is the one of names closest to what was typed, when it is close
 // enough to be a slip (an edit distance of at most a third of its length,
-// and at most 2); "" otherwise.
-func suggest(typed string, names []string) string {
+// and at most 2); "" otherwise. Of two as close, the first in names wins.
+func Closest(typed string, names []string) string {
 	best, bestDist := "", 3
 	for _, n := range names {
-		d := editDistance(typed, n)
+		d := Distance(typed, n)
 		if d < bestDist && d*3 <= max(len(n), 3) {
 			best, bestDist = n, d
 		}
@@ -14,9 +18,9 @@ func suggest(typed string, names []string) string {
 	return best
 }
 
-// editDistance counts the insertions, deletions, substitutions and swaps
-// of two neighbours that turn a into b (optimal string alignment).
-func editDistance(a, b string) int {
+// Distance counts the insertions, deletions, substitutions and swaps of
+// two neighbours that turn a into b (optimal string alignment).
+func Distance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
 	prev2 := make([]int, len(rb)+1)
 	prev := make([]int, len(rb)+1)
