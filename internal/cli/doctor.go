@@ -104,9 +104,10 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return fail(err.Error(), " (see spawngate doctor -h)")
 	}
 	o := doctor.Options{
-		Project: opts.project, Home: opts.home, Root: opts.root, Getenv: os.Getenv, ReadHook: readHookLine,
+		Project: opts.project, Home: opts.home, Root: opts.root, Getenv: os.Getenv,
 		Owners: &host.Owners{Trusted: []int{0, uid}, Session: -1},
 	}
+	o.ReadHook = hookLineReader(o.Machine())
 	if opts.backstop != "" {
 		// What was written goes to stderr: stdout is the diagnosis alone,
 		// one JSON document under --format json.
@@ -220,10 +221,22 @@ func ownerUID(owner string) (int, error) {
 	return strconv.Atoi(u.Uid)
 }
 
-// readHookLine is doctor.Options.ReadHook: a spawngate hook's command
-// line read by the hook's own flag parser, and its gate built by the
-// reader check and the hook use, relative files read against dir.
-func readHookLine(ctx context.Context, hostName string, args []string, dir string) (doctor.HookLine, error) {
+// hookLineReader is doctor.Options.ReadHook for the installation m
+// places: a spawngate hook's command line read by the hook's own flag
+// parser, and its gate built by the reader check and the hook use,
+// relative files read against dir and absolute ones where m puts them
+// (under --root), named as the host sees them.
+func hookLineReader(m doctor.Machine) func(ctx context.Context, hostName string, args []string, dir string) (doctor.HookLine, error) {
+	return func(ctx context.Context, hostName string, args []string, dir string) (doctor.HookLine, error) {
+		line, err := readHookLine(ctx, hostName, args, dir, m)
+		if err != nil {
+			err = errors.New(m.ShownIn(err.Error()))
+		}
+		return line, err
+	}
+}
+
+func readHookLine(ctx context.Context, hostName string, args []string, dir string, m doctor.Machine) (doctor.HookLine, error) {
 	adapter, ok := hosts.Lookup(hostName)
 	if !ok {
 		return doctor.HookLine{}, fmt.Errorf("spawngate hook has no host %q", hostName)
@@ -244,7 +257,7 @@ func readHookLine(ctx context.Context, hostName string, args []string, dir strin
 	}
 	abs := func(p string) string {
 		if p == "" || filepath.IsAbs(p) {
-			return p
+			return m.OnDisk(p)
 		}
 		return filepath.Join(dir, p)
 	}
@@ -259,7 +272,9 @@ func readHookLine(ctx context.Context, hostName string, args []string, dir strin
 	if err != nil {
 		return line, err // a hook that cannot start is a finding already
 	}
-	line.Files = g.OnDisk()
+	for _, f := range g.OnDisk() {
+		line.Files = append(line.Files, m.Shown(f))
+	}
 	line.Budget = g.Budget(json.Number(opts.budget))
 	line.Judge = func(ctx context.Context, child agent.Translation) (bool, string, error) {
 		res, err := g.JudgeSpawn(ctx, "agent definition", child.Plan(), 1)

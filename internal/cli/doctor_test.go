@@ -225,7 +225,7 @@ func TestDoctorWriteBackstopRefused(t *testing.T) {
 func TestHookLineJudgesAsTheHook(t *testing.T) {
 	base := filepath.Join("..", "..", "examples", "claude-code")
 	policy, agents := filepath.Join(base, "policy.yaml"), filepath.Join(base, ".claude", "agents")
-	line, err := readHookLine(context.Background(), "claude-code", []string{"--policy", policy}, ".")
+	line, err := hookLineReader(doctor.Machine{})(context.Background(), "claude-code", []string{"--policy", policy}, ".")
 	if err != nil || line.Judge == nil {
 		t.Fatalf("readHookLine: %v (Judge set: %v)", err, line.Judge != nil)
 	}
@@ -295,7 +295,7 @@ func TestHookLineBudget(t *testing.T) {
 		{[]string{"--policy", policy}, "200000"},
 		{[]string{"--policy", policy, "--budget-tokens", "5000"}, "5000"},
 	} {
-		line, err := readHookLine(context.Background(), "claude-code", tc.args, ".")
+		line, err := hookLineReader(doctor.Machine{})(context.Background(), "claude-code", tc.args, ".")
 		if err != nil || string(line.Budget) != tc.want {
 			t.Errorf("%q: budget %q, %v; want %q", tc.args, line.Budget, err, tc.want)
 		}

@@ -48,6 +48,9 @@ type Command struct {
 	TimeoutUnit time.Duration
 	// ReadHook is Options.ReadHook.
 	ReadHook func(ctx context.Context, host string, args []string, dir string) (HookLine, error)
+	// Machine is where the paths the command names lie (Options.Machine;
+	// CheckEntry fills it in); the zero Machine is the real root.
+	Machine Machine
 }
 
 // CheckCommand checks that a hook command runs spawngate hook HOST
@@ -79,9 +82,11 @@ func CheckCommand(ctx context.Context, c Command, add func(id, problem, fix stri
 		add("hook.command", fmt.Sprintf("the command sets %s for spawngate: a variable set there can change what runs (LD_PRELOAD loads a library into it, and a value may come from the session's environment or the project), and doctor cannot tell which are harmless", strings.Join(assigned, ", ")),
 			"run spawngate with nothing before it: "+strings.Join(words, " "))
 	}
+	// program is named as the host sees it, onDisk is where it lies here.
 	program := words[0]
+	onDisk := c.Machine.OnDisk(program)
 	const abs = "give spawngate's absolute path, on a path the user cannot change, such as /usr/local/bin/spawngate"
-	info, err := os.Stat(program)
+	info, err := os.Stat(onDisk)
 	switch {
 	case !filepath.IsAbs(program):
 		add("hook.command", fmt.Sprintf("the command runs %q, which is looked for when the hook runs (%s): another spawngate earlier on PATH runs instead, and none at all lets every spawn through (exit 127)", program, c.LookedFor), abs)
@@ -94,14 +99,14 @@ func CheckCommand(ctx context.Context, c Command, add func(id, problem, fix stri
 	case info.Mode().Perm()&0o111 == 0:
 		add("hook.command", fmt.Sprintf("%s is not executable: %s lets every spawn through when the hook cannot run (exit 126)", program, c.Title), "make it executable: chmod 755 "+program)
 	default:
-		if interp := dynamicLoader(program); interp != "" {
+		if interp := dynamicLoader(onDisk); interp != "" {
 			add("hook.binary", fmt.Sprintf("%s is dynamically linked (its loader is %s): LD_PRELOAD in the environment the hook inherits from the session loads any library into it, which can answer for it", program, interp),
 				"install a statically linked build: CGO_ENABLED=0 go build -o spawngate ./cmd/spawngate")
 		}
 	}
 	if err == nil && filepath.IsAbs(program) {
-		if err := c.Owners.Check(program); err != nil {
-			add("hook.writable", fmt.Sprintf("%s: the model can replace it with a program that lets every spawn through", document.OneLine(err.Error())),
+		if err := c.Owners.Check(onDisk); err != nil {
+			add("hook.writable", fmt.Sprintf("%s: the model can replace it with a program that lets every spawn through", c.Machine.ShownIn(document.OneLine(err.Error()))),
 				"install spawngate where only root can write, owned by root and writable by root alone, such as /usr/local/bin/spawngate")
 		}
 	}
@@ -119,7 +124,7 @@ func CheckCommand(ctx context.Context, c Command, add func(id, problem, fix stri
 	}
 	line, err := c.ReadHook(ctx, c.Host, words[3:], c.Project)
 	if err != nil {
-		add("hook.policy", fmt.Sprintf("the hook cannot start (%s): it exits 2 on every call, so every spawn would be refused", document.OneLine(err.Error())),
+		add("hook.policy", fmt.Sprintf("the hook cannot start (%s): it exits 2 on every call, so every spawn would be refused", c.Machine.ShownIn(document.OneLine(err.Error()))),
 			"correct the command line or the policy; the command run by hand shows the same error")
 	}
 	for _, f := range line.ByHand {
@@ -131,8 +136,8 @@ func CheckCommand(ctx context.Context, c Command, add func(id, problem, fix stri
 			"give the policy's absolute path, outside the project, where the user cannot edit it (such as "+c.Policy+")")
 	}
 	for _, f := range line.Files {
-		if err := c.Owners.Check(f); err != nil {
-			add("hook.writable", fmt.Sprintf("%s: the model can widen what judges its spawns, and then spawn what it widened", document.OneLine(err.Error())),
+		if err := c.Owners.Check(c.Machine.OnDisk(f)); err != nil {
+			add("hook.writable", fmt.Sprintf("%s: the model can widen what judges its spawns, and then spawn what it widened", c.Machine.ShownIn(document.OneLine(err.Error()))),
 				"keep it where only root can write, owned by root and writable by root alone, such as "+c.Policy)
 		}
 	}

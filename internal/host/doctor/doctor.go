@@ -57,8 +57,11 @@ type Options struct {
 	Project string
 	// Home is the user's home directory.
 	Home string
-	// Root is prepended to the machine-wide paths (/etc/...), so that a
-	// test can stand a folder in for them; "" or "/" is the real root.
+	// Root stands in for /: the machine-wide paths (/etc/...) and every
+	// absolute path a hook command names outside Project and Home (its
+	// binary, its policy, checks and bundle) are looked for under it, so
+	// that a staged installation or a test can be checked (Machine); ""
+	// or "/" is the real root.
 	Root string
 	// Getenv reads the environment of the user who runs the host, for a
 	// host that finds its folders there (Codex's CODEX_HOME); nil reads
@@ -69,7 +72,9 @@ type Options struct {
 	// relative file names against dir, and builds the gate they ask for.
 	// An error is what the hook would say before exiting 2 on every
 	// call. It is the front end's, so that a doctor never reimplements the
-	// hook's flags or the policy reader; nil skips the check.
+	// hook's flags or the policy reader; nil skips the check. It reads
+	// the absolute files the command names where Machine puts them (under
+	// Root), and names them in HookLine as the host sees them.
 	ReadHook func(ctx context.Context, host string, args []string, dir string) (HookLine, error)
 	// Owners are who may own the spawngate binary and what its gate is
 	// read from; nil is root alone (OperatorOnly), with the project and
@@ -98,7 +103,8 @@ type HookLine struct {
 	// when a bundle carries the policy.
 	Policy string
 	// Files are the files and folders the hook's gate is read from (the
-	// policy, the bundle and its key, the folders of checks), absolute.
+	// policy, the bundle and its key, the folders of checks), absolute,
+	// as the host sees them (Machine.OnDisk is where they lie here).
 	Files []string
 	// ByHand are the flags given that are for trying payloads by hand
 	// (--agents-dir, --transcript): the hook then judges what they name,

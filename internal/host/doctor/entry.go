@@ -215,6 +215,9 @@ func (r *Run) CheckEntry(ctx context.Context, e *Entry, c Command) {
 		}
 		c.Words = words
 	}
+	if c.Machine.Root == "" {
+		c.Machine = Machine{Root: r.Options.Root, Own: []string{r.Project, r.Home}}
+	}
 	line, ok := CheckCommand(ctx, c, add)
 	if !ok || line.Timeout <= 0 || e.Timeout > line.Timeout {
 		return

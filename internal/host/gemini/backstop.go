@@ -165,8 +165,12 @@ func (d *checkup) plan(ctx context.Context) (*backstop, error) {
 			b.allowed = append(b.allowed, name)
 		}
 	}
+	// The files are read where they lie (under --root) and digested by
+	// the names the host sees, so that a staged installation and the
+	// installed one have one digest.
+	m := d.Options.Machine()
 	for _, f := range line.Files {
-		if err := digestFiles(sum, f); err != nil {
+		if err := digestFiles(sum, m, f); err != nil {
 			return nil, err
 		}
 	}
@@ -174,9 +178,10 @@ func (d *checkup) plan(ctx context.Context) (*backstop, error) {
 	return b, nil
 }
 
-// digestFiles adds a file, or every file under a folder, to the digest.
-func digestFiles(sum interface{ Write([]byte) (int, error) }, root string) error {
-	return filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+// digestFiles adds a file, or every file under a folder, to the digest:
+// root is named as the host sees it, m says where it lies.
+func digestFiles(sum interface{ Write([]byte) (int, error) }, m doctor.Machine, root string) error {
+	return filepath.WalkDir(m.OnDisk(root), func(p string, e fs.DirEntry, err error) error {
 		if err != nil || e.IsDir() {
 			return err
 		}
@@ -184,7 +189,7 @@ func digestFiles(sum interface{ Write([]byte) (int, error) }, root string) error
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(sum, "file %s %x\n", p, sha256.Sum256(data))
+		fmt.Fprintf(sum, "file %s %x\n", m.Shown(p), sha256.Sum256(data))
 		return nil
 	})
 }

@@ -39,6 +39,17 @@ func NewInstallation(t testing.TB) string {
 	if err := os.WriteFile(filepath.Join(base, "bin", "spawngate"), []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// A doctor looks for the absolute paths a hook names under root, as
+	// the host would find them on the machine root stands in for: base
+	// is mounted there at its own path, so that {{BIN}} and {{POLICY}}
+	// name the same files under root as on this machine.
+	mount := filepath.Join(base, "root", base)
+	if err := os.MkdirAll(filepath.Dir(mount), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(base, mount); err != nil {
+		t.Fatal(err)
+	}
 	return base
 }
 
