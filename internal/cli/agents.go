@@ -25,6 +25,7 @@ type agentsOptions struct {
 	policy    string
 	gate      judge.Options
 	format    render.Format
+	outputs   []reportOutput
 	maxListed int
 	cwd       string
 	budget    string
@@ -57,7 +58,7 @@ func runAgents(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		rep.Rules = reportRules(g)
 	}
 	rep.Finish()
-	return writeReport(stdout, stderr, opts.format, rep)
+	return writeReports(stdout, stderr, opts.format, opts.outputs, rep)
 }
 
 func judgeDefinitions(ctx context.Context, g *judge.Gate, opts *agentsOptions, rep *report.Report, stderr io.Writer) {
@@ -207,7 +208,7 @@ func parseAgents(args []string, help io.Writer) (*agentsOptions, error) {
 	opts := &agentsOptions{gate: judge.DefaultOptions(), format: render.Formats[0], maxListed: report.DefaultMaxListed}
 	c := newCommand("spawngate agents", printAgentsHelp)
 	c.gateFlags(&opts.policy, &opts.gate)
-	c.reportFlags(&opts.format, &opts.maxListed)
+	c.reportFlags(&opts.format, &opts.outputs, &opts.maxListed)
 	c.fs.StringVar(&opts.cwd, "cwd", "", "the `DIR` each agent is taken to work in, as a session's cwd would be (default: the repository each definition is found in)")
 	c.budgetFlag(&opts.budget)
 	paths, err := c.parse(args, help)
@@ -240,6 +241,9 @@ func parseAgents(args []string, help io.Writer) (*agentsOptions, error) {
 		}
 		opts.paths = []string{agent.RepoRoot(wd)}
 	}
+	if err := c.checkOutputs(&opts.format, opts.outputs, []string{opts.policy, opts.gate.Bundle}); err != nil {
+		return opts, err
+	}
 	return opts, nil
 }
 
@@ -252,5 +256,6 @@ func printAgentsHelp(w io.Writer, fs *flag.FlagSet) {
 		"if every definition passes, 1 if any is refused, 2 if the gate could not\n"+
 		"evaluate.\n\nFlags:\n")
 	printFlags(w, fs)
-	fmt.Fprint(w, "\nExample:\n  spawngate agents --policy policy/spawngate.yaml --format json > agents.json\n")
+	fmt.Fprint(w, "\nExamples:\n  spawngate agents --policy policy/spawngate.yaml --format json > agents.json\n"+
+		"  spawngate agents --policy policy/spawngate.yaml --output sarif=agents.sarif\n")
 }

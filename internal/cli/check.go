@@ -23,6 +23,7 @@ import (
 type checkOptions struct {
 	policy    string
 	format    render.Format
+	outputs   []reportOutput
 	gate      judge.Options
 	maxListed int
 	log       logFlags
@@ -36,7 +37,7 @@ func parseCheck(args []string, help io.Writer) (*checkOptions, error) {
 	opts := &checkOptions{gate: judge.DefaultOptions(), format: render.Formats[0], maxListed: report.DefaultMaxListed}
 	c := newCommand("spawngate check", printCheckHelp)
 	c.gateFlags(&opts.policy, &opts.gate)
-	c.reportFlags(&opts.format, &opts.maxListed)
+	c.reportFlags(&opts.format, &opts.outputs, &opts.maxListed)
 	c.logFlags(&opts.log)
 	plans, err := c.parse(args, help)
 	opts.plans = plans
@@ -67,6 +68,10 @@ func parseCheck(args []string, help io.Writer) (*checkOptions, error) {
 	if opts.policy == "" && opts.gate.Bundle == "" {
 		return opts, &usageError{"check needs --policy FILE (or a --bundle carrying the policy): a plan's own policy can narrow the operator's, never stand in for it"}
 	}
+	inputs := append([]string{opts.policy, opts.gate.Bundle, opts.log.file}, opts.plans...)
+	if err := c.checkOutputs(&opts.format, opts.outputs, inputs); err != nil {
+		return opts, err
+	}
 	return opts, nil
 }
 
@@ -80,6 +85,7 @@ func printCheckHelp(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprint(w, "\nExamples:\n"+
 		"  spawngate check --policy examples/policy.yaml examples/refused-plan.yaml\n"+
 		"  spawngate check --policy policy.yaml --format sarif plans/\n"+
+		"  spawngate check --policy policy.yaml --output sarif=results.sarif plans/\n"+
 		"  generate-plan | spawngate check --policy policy.yaml --format json -\n")
 }
 
@@ -113,24 +119,53 @@ func check(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	}
 	rep := run(ctx, opts, stdin, stderr, log)
 	rep.Finish()
-	return writeReport(stdout, stderr, opts.format, rep)
+	return writeReports(stdout, stderr, opts.format, opts.outputs, rep)
 }
 
-// writeReport writes a finished report whole, and returns the exit code its
-// verdict gives. The report is rendered before any of it is written, so
-// stdout never holds half a report, whatever happens; a report that cannot
-// be written is an error.
-func writeReport(stdout, stderr io.Writer, format render.Format, rep *report.Report) int {
+// writeReports writes a finished report whole, in the format of stdout
+// and in each --output file, and returns the exit code its verdict gives.
+// Every report is rendered before any is written, so no file and no
+// stdout holds half a report, whatever happens. A report that cannot be
+// written is exit 2, one line on stderr naming where it went; the others
+// are written all the same, so that the log still says what was judged
+// when the code-scanning file cannot be.
+func writeReports(stdout, stderr io.Writer, format render.Format, outputs []reportOutput, rep *report.Report) int {
 	var out bytes.Buffer
 	err := format.Renderer.Render(&out, rep)
-	if err == nil {
-		_, err = stdout.Write(out.Bytes())
+	files := make([][]byte, len(outputs))
+	for i, o := range outputs {
+		if err != nil || o.file == "-" {
+			continue // standard output's, rendered above
+		}
+		var b bytes.Buffer
+		if err = o.format.Renderer.Render(&b, rep); err != nil {
+			err = fmt.Errorf("rendering %s: %w", o.format.Name, err)
+		}
+		files[i] = b.Bytes()
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "spawngate: writing the report: %s\n", oneLine(err.Error()))
 		return exitError
 	}
-	return exitCode(rep.Verdict)
+	code := exitCode(rep.Verdict)
+	for i, o := range outputs {
+		if o.file == "-" {
+			continue
+		}
+		if err := os.WriteFile(o.file, files[i], 0o644); err != nil {
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			fmt.Fprintf(stderr, "spawngate: writing the %s report to %s: %s\n", o.format.Name, report.Clean(o.file), oneLine(err.Error()))
+			code = exitError
+		}
+	}
+	if _, err := stdout.Write(out.Bytes()); err != nil {
+		fmt.Fprintf(stderr, "spawngate: writing the report: %s\n", oneLine(err.Error()))
+		return exitError
+	}
+	return code
 }
 
 // writeJSONError writes the JSON report of a run that judged nothing.

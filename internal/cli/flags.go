@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -92,8 +93,9 @@ func (c *command) checkChecks(o *judge.Options) error {
 }
 
 // reportFlags are the flags of every command that prints a report.
-func (c *command) reportFlags(format *render.Format, maxListed *int) {
+func (c *command) reportFlags(format *render.Format, outputs *[]reportOutput, maxListed *int) {
 	c.fs.Var(formatFlag{format}, "format", "output `format`: "+formatHelp())
+	c.fs.Var(outputFlag{outputs}, "output", "also write the report as `FORMAT=FILE`, such as sarif=results.sarif, from the same run; repeat it for several; FILE - is standard output, in place of --format")
 	c.fs.IntVar(maxListed, "max-listed", report.DefaultMaxListed, "most `violations` the report lists in all; the rest are counted per child, and verdicts and counts stay exact")
 }
 
@@ -179,12 +181,30 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 		}
 		fmt.Fprintln(w)
 	})
-	var repeatable []string
+	var repeatable, reports []string
 	fs.VisitAll(func(f *flag.Flag) {
 		if r, ok := f.Value.(interface{ repeatable() bool }); ok && r.repeatable() {
+			if _, ok := unwrap(f.Value).(outputFlag); ok {
+				reports = append(reports, "--"+f.Name)
+				return
+			}
 			repeatable = append(repeatable, "--"+f.Name)
 		}
 	})
+	if len(reports) > 0 {
+		// The folder flags' sentences below are wrapped by hand; this one
+		// names more, so it is wrapped here.
+		but := strings.Join(reports, " and ") + ", which adds a report"
+		switch len(repeatable) {
+		case 0:
+		case 1:
+			but = repeatable[0] + ", which adds a folder each time, and " + but
+		default:
+			but = strings.Join(repeatable, " and ") + ", which add a folder each time, and " + but
+		}
+		fmt.Fprint(w, "\n"+strings.Join(wrap("Every flag may be given at most once, but "+but+"; flags may come before or after the arguments, and -- ends them.", 76), "\n")+"\n")
+		return
+	}
 	switch len(repeatable) {
 	case 0:
 	case 1:
@@ -198,6 +218,14 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 	}
 	fmt.Fprint(w, "\nEvery flag may be given at most once; flags may come before or after the\n"+
 		"arguments, and -- ends them.\n")
+}
+
+// unwrap is the flag.Value under the once-only guard parse puts on it.
+func unwrap(v flag.Value) flag.Value {
+	if o, ok := v.(*onceValue); ok {
+		return o.Value
+	}
+	return v
 }
 
 // zeroDefault tells whether a flag's default is the zero of its kind.
@@ -315,6 +343,83 @@ func (f formatFlag) Set(s string) error {
 		return err
 	}
 	*f.value = format
+	return nil
+}
+
+// reportOutput is one report of a run beyond the one --format writes: a
+// format and where it goes ("-" for standard output).
+type reportOutput struct {
+	format render.Format
+	file   string
+}
+
+// outputFlag is --output FORMAT=FILE, which may be given many times, in
+// order.
+type outputFlag struct{ list *[]reportOutput }
+
+func (f outputFlag) String() string {
+	if f.list == nil {
+		return ""
+	}
+	parts := make([]string, len(*f.list))
+	for i, o := range *f.list {
+		parts[i] = o.format.Name + "=" + o.file
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (f outputFlag) Set(s string) error {
+	name, file, ok := strings.Cut(s, "=")
+	if !ok || file == "" {
+		return errors.New("not FORMAT=FILE, such as sarif=results.sarif (FILE - for standard output)")
+	}
+	format, err := render.FormatNamed(name)
+	if err != nil {
+		return err
+	}
+	*f.list = append(*f.list, reportOutput{format, file})
+	return nil
+}
+
+func (outputFlag) repeatable() bool { return true }
+
+// checkOutputs refuses reports that would overwrite each other, or a
+// document the run reads, and makes the report --output sends to standard
+// output the one *stdout is. Two reports on standard output, or in one
+// file, would interleave or one would silently win; a report written over
+// the policy or a plan would destroy what it judged.
+func (c *command) checkOutputs(stdout *render.Format, outputs []reportOutput, inputs []string) error {
+	formatSet, stdoutNamed := false, false
+	c.fs.Visit(func(f *flag.Flag) { formatSet = formatSet || f.Name == "format" })
+	seen := map[string]string{} // a file as compared, to the FILE given
+	for _, o := range outputs {
+		if o.file == "-" {
+			switch {
+			case stdoutNamed:
+				return &usageError{"--output names standard output (-) twice: it can hold one report"}
+			case formatSet:
+				return &usageError{"--format and --output " + o.format.Name + "=- both name standard output: give one"}
+			}
+			stdoutNamed = true
+			*stdout = o.format
+			continue
+		}
+		key := o.file
+		if abs, err := filepath.Abs(o.file); err == nil {
+			key = abs
+		}
+		for k, given := range seen {
+			if k == key || sameFile(given, o.file) {
+				return &usageError{fmt.Sprintf("--output names %s twice: each report needs its own file", document.Quote(o.file))}
+			}
+		}
+		seen[key] = o.file
+		for _, in := range inputs {
+			if in != "" && in != "-" && sameFile(in, o.file) {
+				return &usageError{fmt.Sprintf("--output %s: the run reads that file: write the report elsewhere", document.Quote(o.file))}
+			}
+		}
+	}
 	return nil
 }
 
