@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/spawngate/spawngate/internal/e2e/fakemodel"
+	"github.com/spawngate/spawngate/internal/host/hosttest"
 )
 
 // runTimeout bounds one client run, hooks and children included.
@@ -318,6 +319,7 @@ func (sc scenario) run(t *testing.T) *outcome {
 func runDoctor(t *testing.T, base, managed, root, home, fails string) {
 	t.Helper()
 	fake := filepath.Join(base, "doctor-root")
+	hosttest.MirrorRoot(t, fake) // the binary and policy the hook names are the machine's
 	must(t, os.MkdirAll(filepath.Join(fake, "etc", "claude-code"), 0o755))
 	must(t, os.WriteFile(filepath.Join(fake, "etc", "claude-code", "managed-settings.json"), []byte(managed), 0o644))
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/spawngate/spawngate/internal/host/hosttest"
 )
 
 // installedOpen lists the TestDoctorInstallation scenarios today's
@@ -82,6 +84,7 @@ func runDoctor(w *world, requirements string) (int, string) {
 	t := w.t
 	t.Helper()
 	fake := filepath.Join(w.base, "doctor-root")
+	hosttest.MirrorRoot(t, fake) // the binary and policy the hook names are the machine's
 	mustWrite(t, filepath.Join(fake, "etc", "codex", "requirements.toml"), requirements)
 	ctx, cancel := contextFor()
 	defer cancel()

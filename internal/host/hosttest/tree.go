@@ -86,3 +86,27 @@ func ModuleRoot(t testing.TB) string {
 		dir = parent
 	}
 }
+
+// MirrorRoot makes root stand in for / as doctor --root reads it, with
+// its own etc: every other top-level folder of the machine is linked into
+// it, so that the absolute paths a hook command names (a binary, a policy
+// under /tmp) are found under root as they are on the machine, while the
+// host's configuration is root's own etc.
+func MirrorRoot(t testing.TB, root string) {
+	t.Helper()
+	entries, err := os.ReadDir("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "etc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() == "etc" || !e.IsDir() && e.Type()&os.ModeSymlink == 0 {
+			continue
+		}
+		if err := os.Symlink(filepath.Join("/", e.Name()), filepath.Join(root, e.Name())); err != nil && !os.IsExist(err) {
+			t.Fatal(err)
+		}
+	}
+}
