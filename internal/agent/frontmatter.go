@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -87,4 +88,38 @@ func LooseName(front []byte) (name string, mapping bool) {
 		}
 	}
 	return "", true
+}
+
+// OpenMarkdown starts reading a Markdown definition as the hosts that
+// check frontmatter against a schema do: the frontmatter, read strictly
+// into the definition's Fields with the line of each key. With fields
+// nil the definition is settled and d is all there is: skipped when the
+// file has no frontmatter or it is no mapping (the host loads nothing),
+// broken when the strict reader refuses its YAML, under the name a
+// lenient reading finds (fallback when the frontmatter names none; "",
+// so that it may be any name, when it is no mapping at all). title is
+// the host's name in the reasons.
+func OpenMarkdown(ctx context.Context, file string, data []byte, lim document.Limits, title, fallback string) (d *Definition, fields map[string]any) {
+	d = &Definition{File: file, Lines: map[string]int{}}
+	front, ok := Frontmatter(data)
+	if !ok {
+		d.Skipped = "it does not start with YAML frontmatter between --- lines, so " + title + " does not load it"
+		return d, nil
+	}
+	v, perr, ofText := DecodeFrontmatter(ctx, file, front, lim)
+	if perr != nil {
+		d.Err = perr
+		if name, mapping := LooseName(front); ofText && mapping {
+			d.Name = cmp.Or(name, fallback)
+		}
+		return d, nil
+	}
+	fields, ok = v.(map[string]any)
+	if !ok {
+		d.Skipped = "its frontmatter is not a mapping of settings, so " + title + " does not load it"
+		return d, nil
+	}
+	d.Fields = fields
+	KeyLines(front, 1, d.Lines)
+	return d, fields
 }

@@ -1,7 +1,6 @@
 package copilot
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 
@@ -21,30 +20,10 @@ import (
 // reader may read it otherwise, so a spawn of a name it might define is
 // refused, never passed to a definition further down.
 func ReadCopilot(ctx context.Context, file string, data []byte, lim document.Limits) *agent.Definition {
-	d := &agent.Definition{File: file, Lines: map[string]int{}}
-	front, ok := agent.Frontmatter(data)
-	if !ok {
-		d.Skipped = "it does not start with YAML frontmatter between --- lines, so Copilot does not load it"
+	d, fields := agent.OpenMarkdown(ctx, file, data, lim, "Copilot", stem(file))
+	if fields == nil {
 		return d
 	}
-	v, perr, document := agent.DecodeFrontmatter(ctx, file, front, lim)
-	if perr != nil {
-		d.Err = perr
-		if !document {
-			return d
-		}
-		if name, mapping := agent.LooseName(front); mapping {
-			d.Name = cmp.Or(name, stem(file))
-		}
-		return d
-	}
-	fields, ok := v.(map[string]any)
-	if !ok {
-		d.Skipped = "its frontmatter is not a mapping of settings, so Copilot does not load it"
-		return d
-	}
-	d.Fields = fields
-	agent.KeyLines(front, 1, d.Lines)
 	d.Name = stem(file)
 	if name, set := fields["name"]; set && name != nil {
 		s, ok := name.(string)

@@ -31,27 +31,10 @@ var validName = regexp.MustCompile(`^[a-z0-9_-]+$`)
 // the name a lenient reading finds (none: it may be any), so a spawn of a
 // name it might define is refused.
 func ReadGemini(ctx context.Context, file string, data []byte, lim document.Limits) *agent.Definition {
-	d := &agent.Definition{File: file, Lines: map[string]int{}}
-	front, ok := agent.Frontmatter(data)
-	if !ok {
-		d.Skipped = "it does not start with YAML frontmatter between --- lines, so Gemini CLI does not load it"
+	d, fields := agent.OpenMarkdown(ctx, file, data, lim, "Gemini CLI", "")
+	if fields == nil {
 		return d
 	}
-	v, perr, ofText := agent.DecodeFrontmatter(ctx, file, front, lim)
-	if perr != nil {
-		d.Err = perr
-		if ofText {
-			d.Name, _ = agent.LooseName(front)
-		}
-		return d
-	}
-	fields, ok := v.(map[string]any)
-	if !ok {
-		d.Skipped = "its frontmatter is not a mapping of settings, so Gemini CLI does not load it"
-		return d
-	}
-	d.Fields = fields
-	agent.KeyLines(front, 1, d.Lines)
 	name, _ := fields["name"].(string)
 	d.Name = name
 	if !validName.MatchString(name) {
