@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/spawngate/spawngate/internal/e2e/fakemodel"
 	"github.com/spawngate/spawngate/internal/e2e/spawngatebin"
+	"github.com/spawngate/spawngate/internal/e2e/suite"
 	"github.com/spawngate/spawngate/internal/longtests"
 )
 
@@ -105,16 +105,7 @@ func mainRun(m *testing.M) int {
 			return 1
 		}
 	}
-	// A scenario spends much of its time waiting (client start-up, the
-	// scripted turns, hooks): a few more scenarios at once than GOMAXPROCS
-	// (go test's default -parallel) keeps the suite shorter on a 2-core
-	// machine. An explicit -parallel wins.
-	flag.Parse()
-	explicit := false
-	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
-	if !explicit {
-		_ = flag.Set("test.parallel", "4")
-	}
+	suite.MoreParallel()
 	return m.Run()
 }
 

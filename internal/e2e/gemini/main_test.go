@@ -2,8 +2,6 @@ package gemini
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spawngate/spawngate/internal/e2e/spawngatebin"
+	"github.com/spawngate/spawngate/internal/e2e/suite"
 	"github.com/spawngate/spawngate/internal/longtests"
 )
 
@@ -91,8 +90,8 @@ func testMain(m *testing.M) int {
 	}
 
 	if os.Getenv(envNetns) != "off" {
-		if unshare := netnsCommand(); unshare != nil {
-			return reexecIn(unshare)
+		if unshare := suite.NetnsCommand(); unshare != nil {
+			return suite.ReexecIn(unshare, "e2e/gemini", envInNetns+"=1", envSpawngate+"="+spawngateBin)
 		}
 		fmt.Fprintln(os.Stderr, "e2e/gemini: unshare -n is not available: running without a network namespace "+
 			"(the client still talks only to the scripted API on 127.0.0.1, every proxy variable points at 127.0.0.1:9)")
@@ -126,77 +125,8 @@ func runTests(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "e2e/gemini: the client is version %q; the suite's facts were seen on %s\n", v, clientVersion)
 	}
 
-	// A scenario spends most of its time waiting (client start-up, the
-	// scripted turns, hooks): a few more scenarios at once than GOMAXPROCS
-	// (go test's default -parallel) keeps the suite shorter on a 2-core
-	// machine. An explicit -parallel wins.
-	flag.Parse()
-	explicit := false
-	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
-	if !explicit {
-		_ = flag.Set("test.parallel", "4")
-	}
+	suite.MoreParallel()
 	return m.Run()
-}
-
-// netnsCommand is the unshare invocation that works here, or nil: plain
-// `unshare -n` as root, else one that maps the user to root in a new user
-// namespace first.
-func netnsCommand() []string {
-	path, err := exec.LookPath("unshare")
-	if err != nil {
-		return nil
-	}
-	for _, args := range [][]string{{path, "-n"}, {path, "-r", "-n"}} {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err := exec.CommandContext(ctx, args[0], append(args[1:], "true")...).Run()
-		cancel()
-		if err == nil {
-			return args
-		}
-	}
-	return nil
-}
-
-// reexecIn runs this test binary again, with the same flags, inside a new
-// network namespace, and returns its exit code.
-func reexecIn(unshare []string) int {
-	self, err := os.Executable()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "e2e/gemini: %v\n", err)
-		return 1
-	}
-	args := append(append(unshare[1:], "--", self), os.Args[1:]...)
-	cmd := exec.Command(unshare[0], args...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.Env = append(os.Environ(), envInNetns+"=1", envSpawngate+"="+spawngateBin)
-	if err := cmd.Run(); err != nil {
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			return exit.ExitCode()
-		}
-		fmt.Fprintf(os.Stderr, "e2e/gemini: %v\n", err)
-		return 1
-	}
-	return 0
-}
-
-// clientPath is the installed client's bundle, or the test stops: a skip
-// normally, a failure when the suite is required.
-func clientPath(t *testing.T) string {
-	t.Helper()
-	longtests.Need(t, "the real Gemini CLI's suite")
-	p := os.Getenv(envClient)
-	if p == "" {
-		if os.Getenv(envRequire) == "require" {
-			t.Fatal(installHint)
-		}
-		t.Skip(installHint)
-	}
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("%s=%s: %v", envClient, p, err)
-	}
-	return p
 }
 
 // The suite's cached result follows the sources of the spawngate it
@@ -206,4 +136,11 @@ func TestTheCachedResultFollowsTheSources(t *testing.T) {
 	if err := spawngatebin.LookAtSources(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// clientPath is the installed client, or the test stops: a skip normally,
+// a failure when the suite is required.
+func clientPath(t *testing.T) string {
+	t.Helper()
+	return suite.Client(t, "the real Gemini CLI's suite", envClient, envRequire, installHint)
 }
