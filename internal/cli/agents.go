@@ -30,6 +30,9 @@ type agentsOptions struct {
 	cwd       string
 	budget    string
 	paths     []string
+	// allowNone lets a run that finds no definition pass, where the user
+	// says the repository may hold none (a CI job that also judges plans).
+	allowNone bool
 }
 
 // runAgents is spawngate agents: the CI check of agent definitions. It
@@ -105,12 +108,18 @@ func judgeDefinitions(ctx context.Context, g *judge.Gate, opts *agentsOptions, r
 		}
 	}
 	if found == 0 && rep.Error == "" && len(rep.Results) == 0 {
-		// Nothing to check is never a pass.
+		// Nothing to check is never a pass, unless the user said so.
 		var looked []string
 		for _, a := range hosts.All {
 			looked = append(looked, a.DefinitionsFolder())
 		}
-		rep.Error = fmt.Sprintf("no agent definitions found under %s (looked for %s)", strings.Join(opts.paths, ", "), orList(looked, "and"))
+		none := fmt.Sprintf("no agent definitions found under %s (looked for %s)", strings.Join(opts.paths, ", "), orList(looked, "and"))
+		if opts.allowNone {
+			rep.Note = none + ", and --allow-none lets that pass"
+			fmt.Fprintf(stderr, "spawngate: %s\n", report.Clean(rep.Note))
+			return
+		}
+		rep.Error = none
 		fmt.Fprintf(stderr, "spawngate: %s\n", report.Clean(rep.Error))
 	}
 }
@@ -211,6 +220,7 @@ func parseAgents(args []string, help io.Writer) (*agentsOptions, error) {
 	c.reportFlags(&opts.format, &opts.outputs, &opts.maxListed)
 	c.fs.StringVar(&opts.cwd, "cwd", "", "the `DIR` each agent is taken to work in, as a session's cwd would be (default: the repository each definition is found in)")
 	c.budgetFlag(&opts.budget)
+	c.fs.BoolVar(&opts.allowNone, "allow-none", false, "exit 0 when no agent definition is found, for a repository that may hold none (default: exit 2, since nothing to check is not a pass)")
 	paths, err := c.parse(args, help)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil, err
@@ -248,14 +258,19 @@ func parseAgents(args []string, help io.Writer) (*agentsOptions, error) {
 }
 
 func printAgentsHelp(w io.Writer, fs *flag.FlagSet) {
+	var folders []string
+	for _, a := range hosts.All {
+		folders = append(folders, a.DefinitionsFolder())
+	}
 	fmt.Fprint(w, "Usage: spawngate agents --policy FILE [flags] [PATH...]\n\n"+
-		"Finds every Claude Code (.claude/agents/**/*.md) and Codex\n"+
-		"(.codex/agents/*.toml) agent definition under each PATH (default: the\n"+
-		"current repository), judges each as a spawn of it would be judged by\n"+
-		"spawngate hook, and reports each finding with its file and line. Exits 0\n"+
-		"if every definition passes, 1 if any is refused, 2 if the gate could not\n"+
-		"evaluate.\n\nFlags:\n")
+		"Finds every agent definition under each PATH (default: the current\n"+
+		"repository), in the folders the hosts read them from ("+strings.Join(folders, ", ")+"),\n"+
+		"judges each as a spawn of it would be judged by spawngate hook, and\n"+
+		"reports each finding with its file and line. Exits 0 if every definition\n"+
+		"passes, 1 if any is refused, 2 if the gate could not evaluate or found\n"+
+		"no definition (but with --allow-none).\n\nFlags:\n")
 	printFlags(w, fs)
-	fmt.Fprint(w, "\nExamples:\n  spawngate agents --policy policy/spawngate.yaml --format json > agents.json\n"+
-		"  spawngate agents --policy policy/spawngate.yaml --output sarif=agents.sarif\n")
+	fmt.Fprint(w, "\nExamples:\n  spawngate agents --policy .github/spawngate/agents.yaml --cwd /workspace\n"+
+		"  spawngate agents --policy .github/spawngate/agents.yaml --cwd /workspace --output sarif=agents.sarif\n"+
+		"  spawngate agents --policy .github/spawngate/agents.yaml --format json > agents.json\n")
 }

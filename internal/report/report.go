@@ -35,7 +35,11 @@ type Report struct {
 	// is more than one (an operator policy that breaks its schema in three
 	// places); nil otherwise.
 	Problems []string `json:"problems,omitempty"`
-	Results  []Result `json:"results"`
+	// Note says why a run that found nothing to judge passes: only where
+	// the user asked for that (spawngate agents --allow-none), never by
+	// default, since nothing to check is otherwise an error. "" otherwise.
+	Note    string   `json:"note,omitempty"`
+	Results []Result `json:"results"`
 	// Rules describes every rule a violation may cite, built-in and the
 	// operator's own, by ID, for the formats that list rules apart
 	// (SARIF). Front ends fill it; it is not part of the JSON report.
@@ -75,7 +79,11 @@ type Result struct {
 	Problems []string `json:"problems,omitempty"`
 	// Policies names the policies that applied: "operator", "plan".
 	Policies []string `json:"policies,omitempty"`
-	Children []Child  `json:"children"`
+	// PolicyInPlan tells that the operator policy is this plan file's own
+	// policy block, which its user said is the operator's (check
+	// --policy-in-plan); the block then applies once, as the operator's.
+	PolicyInPlan bool    `json:"policy_in_plan,omitempty"`
+	Children     []Child `json:"children"`
 	// Violations are the reasons the plan as a whole is refused (too many
 	// children, too large a total budget), at pointers such as /plan; nil
 	// when there are none. They block the plan, not any one child.
@@ -188,10 +196,13 @@ func Failed(source, line string, problem *Problem) Result {
 }
 
 // Finish settles the verdict of the run from its results: error if the run
-// or any plan errored or there is nothing to report, else block if any
-// plan blocked, else pass.
+// or any plan errored or there is nothing to report (but a Note, which the
+// user asked for), else block if any plan blocked, else pass.
 func (r *Report) Finish() {
 	r.Verdict = Pass
+	if r.Error == "" && len(r.Results) == 0 && r.Note != "" {
+		return
+	}
 	if r.Error != "" || len(r.Results) == 0 {
 		r.Verdict = NotJudged
 		return

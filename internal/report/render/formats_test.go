@@ -62,6 +62,9 @@ func ciReports() map[string]func() *report.Report {
 		return finished(&report.Report{Error: "--policy policy.yaml: cannot read: no such file or directory", Results: []report.Result{}})
 	}
 	nothing := func() *report.Report { return finished(&report.Report{Results: []report.Result{}}) }
+	allowedNone := func() *report.Report {
+		return finished(&report.Report{Note: "no agent definitions found under .", Results: []report.Result{}})
+	}
 	hostile := func() *report.Report {
 		bad := "x\x00\x1b[2J\r\n::error::forged\u202e\ufffe%,:"
 		return finished(&report.Report{Results: []report.Result{
@@ -77,7 +80,7 @@ func ciReports() map[string]func() *report.Report {
 	return map[string]func() *report.Report{
 		"pass": pass, "block": findings, "document errors": sample, "excepted only": exceptedOnly,
 		"plan level": planLevel, "exception notes": notes, "run error": runError, "nothing checked": nothing,
-		"hostile": hostile,
+		"nothing, allowed": allowedNone, "hostile": hostile,
 	}
 }
 
@@ -362,6 +365,11 @@ func TestSARIFErrorsAreNotifications(t *testing.T) {
 		if *inv.ExecutionSuccessful || len(inv.ToolExecutionNotifications) != 1 || inv.ToolExecutionNotifications[0].Level != "error" || *inv.ToolExecutionNotifications[0].Message.Text != msg {
 			t.Errorf("%s: invocation %+v", name, inv)
 		}
+	}
+	// Nothing judged, where the user allowed that: a note, and a success.
+	inv = parseSARIF(t, ciReports()["nothing, allowed"]()).Invocations[0]
+	if !*inv.ExecutionSuccessful || len(inv.ToolExecutionNotifications) != 1 || inv.ToolExecutionNotifications[0].Level != "note" || *inv.ToolExecutionNotifications[0].Message.Text != "no agent definitions found under ." {
+		t.Errorf("nothing, allowed: invocation %+v", inv)
 	}
 }
 

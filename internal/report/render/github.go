@@ -30,6 +30,9 @@ func (GitHub) Render(w io.Writer, r *report.Report) error {
 	if r.Error != "" {
 		writeCommand(b, "error", []property{{"title", toolName}}, report.Clean(r.Error))
 	}
+	if r.Note != "" && len(r.Results) == 0 {
+		writeCommand(b, "notice", []property{{"title", toolName}}, report.Clean(r.Note))
+	}
 	for _, res := range r.Results {
 		if res.Verdict == report.NotJudged || res.Error != "" {
 			var p report.Problem

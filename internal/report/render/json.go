@@ -29,6 +29,10 @@ func (JSON) Render(w io.Writer, r *report.Report) error {
 		b = append(b, ",\n  \"problems\": "...)
 		b = appendList(b, r.Problems, "  ", appendStringItem)
 	}
+	if r.Note != "" {
+		b = append(b, ",\n  \"note\": "...)
+		b = appendString(b, r.Note)
+	}
 	b = append(b, ",\n  \"results\": "...)
 	b = appendList(b, r.Results, "  ", appendResult)
 	b = append(b, "\n}\n"...)
@@ -99,6 +103,10 @@ func appendResult(b []byte, r report.Result, indent string) []byte {
 	if len(r.Policies) > 0 {
 		b = appendKey(b, in, "policies", true)
 		b = appendList(b, r.Policies, indent+"  ", appendStringItem)
+	}
+	if r.PolicyInPlan {
+		b = appendKey(b, in, "policy_in_plan", true)
+		b = append(b, "true"...)
 	}
 	b = appendKey(b, in, "children", true)
 	b = appendList(b, r.Children, indent+"  ", appendChild)

@@ -76,7 +76,7 @@ func TestJSONEqualsEncodingJSON(t *testing.T) {
 		return vs
 	}
 	for i := 0; i < 3000; i++ {
-		r := &report.Report{Verdict: report.Verdict(str()), Error: str(), Problems: strs()}
+		r := &report.Report{Verdict: report.Verdict(str()), Error: str(), Problems: strs(), Note: str()}
 		if rng.IntN(3) > 0 {
 			r.Results = []report.Result{}
 		}
@@ -84,7 +84,7 @@ func TestJSONEqualsEncodingJSON(t *testing.T) {
 			r.Rules = []report.Rule{{ID: str(), Severity: str(), Title: str(), Description: str()}} // never in the JSON
 		}
 		for n := rng.IntN(3); n > 0; n-- {
-			res := report.Result{Source: str(), Verdict: report.Verdict(str()), Error: str(), Problems: strs(), Policies: strs()}
+			res := report.Result{Source: str(), Verdict: report.Verdict(str()), Error: str(), Problems: strs(), Policies: strs(), PolicyInPlan: rng.IntN(2) == 0}
 			if rng.IntN(2) == 0 {
 				res.Problem = &report.Problem{Line: num(), Column: num(), Pointer: str(), Msg: str()} // never in the JSON
 			}
@@ -120,8 +120,8 @@ func TestJSONEqualsEncodingJSON(t *testing.T) {
 // missing from the JSON.
 func TestJSONPropertyTestCoversEveryField(t *testing.T) {
 	known := map[string][]string{
-		"Report":        {"Verdict", "Error", "Problems", "Results", "Rules"},
-		"Result":        {"Source", "Verdict", "Error", "Problem", "Problems", "Policies", "Children", "Violations", "Exceptions"},
+		"Report":        {"Verdict", "Error", "Problems", "Note", "Results", "Rules"},
+		"Result":        {"Source", "Verdict", "Error", "Problem", "Problems", "Policies", "PolicyInPlan", "Children", "Violations", "Exceptions"},
 		"Child":         {"Index", "Pointer", "Role", "Verdict", "Violations", "Unlisted"},
 		"Violation":     {"Rule", "Severity", "Message", "Path", "Line", "Column", "Policies", "Excepted"},
 		"Exception":     {"Index", "Pointer", "Rule", "Reason", "Expires"},

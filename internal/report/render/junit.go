@@ -27,6 +27,7 @@ type (
 		Tests    int          `xml:"tests,attr"`
 		Failures int          `xml:"failures,attr"`
 		Errors   int          `xml:"errors,attr"`
+		Skipped  int          `xml:"skipped,attr,omitempty"`
 		Suites   []JUnitSuite `xml:"testsuite"`
 	}
 	// JUnitSuite is one plan.
@@ -35,6 +36,7 @@ type (
 		Tests     int         `xml:"tests,attr"`
 		Failures  int         `xml:"failures,attr"`
 		Errors    int         `xml:"errors,attr"`
+		Skipped   int         `xml:"skipped,attr,omitempty"`
 		TestCases []JUnitCase `xml:"testcase"`
 	}
 	// JUnitCase is one child, or the plan as a whole.
@@ -43,7 +45,13 @@ type (
 		ClassName string        `xml:"classname,attr"`
 		Failure   *JUnitProblem `xml:"failure,omitempty"`
 		Error     *JUnitProblem `xml:"error,omitempty"`
+		Skipped   *JUnitSkipped `xml:"skipped,omitempty"`
 		SystemOut JUnitText     `xml:"system-out,omitempty"`
+	}
+	// JUnitSkipped is a run that judged nothing because the user allowed
+	// that (agents --allow-none): why, in one line.
+	JUnitSkipped struct {
+		Message string `xml:"message,attr"`
 	}
 	// JUnitProblem is a failure (refused) or an error (not evaluated): a
 	// one-line message, and every reason in the body, one per line.
@@ -92,6 +100,12 @@ func (JUnit) Render(w io.Writer, r *report.Report) error {
 // JUnitOf builds the JUnit document of the report.
 func JUnitOf(r *report.Report) *JUnitSuites {
 	doc := &JUnitSuites{Name: toolName, Suites: []JUnitSuite{}}
+	if r.Error == "" && len(r.Results) == 0 && r.Note != "" {
+		doc.add(JUnitSuite{Name: toolName, TestCases: []JUnitCase{{
+			Name: "run", ClassName: toolName, Skipped: &JUnitSkipped{Message: report.Clean(r.Note)},
+		}}})
+		return doc
+	}
 	if r.Error != "" || len(r.Results) == 0 {
 		msg := r.Error
 		if msg == "" {
@@ -118,10 +132,14 @@ func (d *JUnitSuites) add(s JUnitSuite) {
 		if c.Error != nil {
 			s.Errors++
 		}
+		if c.Skipped != nil {
+			s.Skipped++
+		}
 	}
 	d.Tests += s.Tests
 	d.Failures += s.Failures
 	d.Errors += s.Errors
+	d.Skipped += s.Skipped
 	d.Suites = append(d.Suites, s)
 }
 

@@ -117,6 +117,8 @@ func SARIFLog(r *report.Report) *sarif.Report {
 	inv := sarif.NewInvocation().WithExecutionSuccessful(r.Verdict == report.Pass || r.Verdict == report.Block)
 	if r.Error != "" {
 		inv.AddToolExecutionNotification(notification(sarif.LevelError, r.Error))
+	} else if len(r.Results) == 0 && r.Note != "" {
+		inv.AddToolExecutionNotification(notification(sarif.LevelNote, r.Note))
 	} else if len(r.Results) == 0 {
 		inv.AddToolExecutionNotification(notification(sarif.LevelError, "nothing was checked"))
 	}

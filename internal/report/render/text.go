@@ -47,11 +47,11 @@ func writeResult(b *bufio.Writer, res report.Result) {
 	}
 	switch {
 	case res.Verdict == report.Pass:
-		fmt.Fprintf(b, "%s: PASS, %s may be dispatched (%s)\n", src, allChildren(len(res.Children)), judgedBy(res.Policies))
+		fmt.Fprintf(b, "%s: PASS, %s may be dispatched (%s)\n", src, allChildren(len(res.Children)), judgedBy(res))
 	case res.PlanRefusals() > 0:
-		fmt.Fprintf(b, "%s: BLOCK, the plan is refused as a whole; %d of %s refused (%s)\n", src, blocked, children(len(res.Children)), judgedBy(res.Policies))
+		fmt.Fprintf(b, "%s: BLOCK, the plan is refused as a whole; %d of %s refused (%s)\n", src, blocked, children(len(res.Children)), judgedBy(res))
 	default:
-		fmt.Fprintf(b, "%s: BLOCK, %d of %s refused (%s)\n", src, blocked, children(len(res.Children)), judgedBy(res.Policies))
+		fmt.Fprintf(b, "%s: BLOCK, %d of %s refused (%s)\n", src, blocked, children(len(res.Children)), judgedBy(res))
 	}
 	if len(res.Violations) > 0 {
 		verdict := "PASS"
@@ -143,6 +143,9 @@ func closing(r *report.Report) string {
 	c := r.Count()
 	switch r.Verdict {
 	case report.Pass:
+		if c.Plans == 0 && r.Note != "" {
+			return "PASS, nothing judged: " + report.Clean(r.Note)
+		}
 		line := fmt.Sprintf("PASS, %s of %s may be dispatched", allChildren(c.Children), plans(c.Plans))
 		if c.Excepted > 0 {
 			line += fmt.Sprintf(", %s excepted", violations(c.Excepted))
@@ -173,7 +176,12 @@ func closing(r *report.Report) string {
 	return fmt.Sprintf("ERROR, %d of %s could not be evaluated", c.Errors, plans(c.Plans))
 }
 
-func judgedBy(policies []string) string {
+func judgedBy(res report.Result) string {
+	if res.PolicyInPlan {
+		// The operator's policy is the plan file's block, and applied once.
+		return "judged by the plan file's own policy, taken as the operator's"
+	}
+	policies := res.Policies
 	switch len(policies) {
 	case 0:
 		return "no policy"
