@@ -70,6 +70,7 @@ func decodeProperty(t *testing.T, data []byte, asJSON bool) {
 	}
 	if err != nil {
 		checkError(t, err, "fuzz.doc")
+		checkWithin(t, err, data)
 		if v != nil {
 			t.Fatalf("Decode = %#v with error %v", v, err)
 		}
@@ -160,6 +161,34 @@ func checkError(t *testing.T, err error, source string) {
 	}
 	if pe.Line < 0 || pe.Column < 0 {
 		t.Fatalf("error with a negative position: %#v", pe)
+	}
+}
+
+// checkWithin checks that an error's line, and its column when it has one,
+// lie within the document: a column at most one past its line's last
+// character (where a line or the document ends early).
+func checkWithin(t *testing.T, err error, data []byte) {
+	t.Helper()
+	var pe *document.Error
+	if !errors.As(err, &pe) || pe.Line == 0 {
+		return
+	}
+	lines := bytes.Split(data, []byte("\n"))
+	if pe.Line > len(lines) {
+		t.Fatalf("error on line %d of a document of %d: %v", pe.Line, len(lines), err)
+	}
+	line := lines[pe.Line-1] // a CR counts: JSON reads a lone one as a space
+	if n := utf8.RuneCount(line); pe.Column > n+1 {
+		t.Fatalf("error at column %d of a line of %d characters: %v", pe.Column, n, err)
+	}
+	// A character the gate names is the one it describes.
+	if pe.Column > 0 && pe.Column <= utf8.RuneCount(line) {
+		r := []rune(string(line))[pe.Column-1]
+		for prefix, want := range map[string]string{"a tab ": "\t", "a quoted string opens here": "'\"", "unknown escape": "\\"} {
+			if strings.HasPrefix(pe.Msg, prefix) && !strings.ContainsRune(want, r) {
+				t.Fatalf("%q at %q: %v", pe.Msg, r, err)
+			}
+		}
 	}
 }
 

@@ -237,13 +237,16 @@ func yamlSyntaxError(source string, data []byte, err error) error {
 		problem = m[2]
 	}
 	if !yamlParserProblems[problem] {
-		if line == 0 {
-			return &Error{Source: source, Msg: "YAML: " + problem}
-		}
-		return &Error{Source: source, Line: line, Msg: problem}
+		return yamlScannerError(source, data, line, problem)
 	}
 	line++ // from 0
 	e := &Error{Source: source, Line: line, Msg: problem}
+	if last, end := position(data, len(data)); line > last {
+		// yaml.v3 starts a new line at the end of a document that does
+		// not end with one: the problem is at the end.
+		e.Line, e.Column = last, end
+		return e
+	}
 	if strings.HasPrefix(problem, "did not find expected key") || strings.HasPrefix(problem, "did not find expected '-'") ||
 		strings.HasPrefix(problem, "did not find expected node content") {
 		e.Line = problemLine(data, line, problem)

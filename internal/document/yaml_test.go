@@ -36,12 +36,12 @@ var yamlCases = []decodeCase{
 	// Syntax errors on the line that holds the problem: yaml.v3's parser
 	// counts from 0 and names the construct's start instead.
 	yamlErr("an unclosed [ on line 3", "a: 1\nb: 2\nc: [x, y\nd: 4\n", "doc:3: did not find expected ',' or ']'"),
+	yamlErr("an unclosed [ on the only line, without a break", "[a, b", "doc:1:6: did not find expected ',' or ']'"),
 	yamlErr("an unclosed { on line 2", "a: 1\nb: {x: 1\n", "doc:2: did not find expected ',' or '}'"),
 	yamlErr("a key indented short, line 3", "plan:\n  - role: a\n   tools: [fs.read]\n", "doc:3:4: did not find expected '-' indicator"),
 	yamlErr("a key indented wrong deep in a mapping", "a:\n  b: 1\n  c: 2\n  d: 3\n e: 4\n", "doc:5:2: did not find expected key"),
 	yamlErr("a mapping key after a nested item, line 4", "version: 1\nchildren:\n   - id: a\n  role: x\n", "doc:4:3: did not find expected key"),
 	yamlErr("a block entry in a flow sequence", "plan: [\n  - role: r\n", "doc:2: did not find expected node content"),
-	yamlErr("a scanner error keeps its line", "a: 1\nb: c: d\n", "doc:2: mapping values are not allowed in this context"),
 	yamlErr("YAML directive", "%YAML 1.1\n---\na: 1\n", "doc:1:1: a YAML directive (%YAML, %TAG): YAML parsers disagree on how it splits or reads the document"),
 	yamlErr("directive after a comment", "# c\n%YAML 1.2\n---\na: 1\n", "doc:2:1: a YAML directive (%YAML, %TAG): YAML parsers disagree on how it splits or reads the document"),
 	yamlErr("U+2028 in a comment", "a: 1 # x\u2028b: 2\n", "doc:1:9: U+2028 LINE SEPARATOR: YAML parsers disagree on how it splits or reads the document"),
@@ -173,12 +173,42 @@ var yamlCases = []decodeCase{
 	yamlErr("duplicate key in a flow mapping", "{a: 1, a: 2}\n", `doc:1:8: duplicate key "a": consumers disagree on which value wins`),
 	yamlErr("duplicate key after multi-byte characters", "é: 1\nx: {😀: 1, 😀: 2}\n", `doc:2:11: /x: duplicate key "😀": consumers disagree on which value wins`),
 
-	// syntax errors
-	yamlErr("character that cannot start a token", "a:\n  b: @\n", "doc:2: found character that cannot start any token"),
-	yamlErr("unterminated quote", "a: 'x\n", "doc:2: found unexpected end of stream"),
-	yamlErr("bad indentation", "a: 1\n b: 2\n", "doc:2: mapping values are not allowed in this context"),
-	yamlErr("tab indentation on the first line", "\t- a\n", "doc: YAML: found character that cannot start any token"),
-	yamlErr("unknown escape", `a: "\q"`, "doc: YAML: found unknown escape character"),
+	// syntax errors: at the character, where yaml.v3 gives only a line
+	yamlErr("a scanner error at its character", "a: 1\nb: c: d\n", "doc:2:5: mapping values are not allowed in this context"),
+	yamlErr("character that cannot start a token", "a:\n  b: @\n", `doc:2:6: "@" cannot start unquoted text: YAML reserves it; quote the text`),
+	yamlErr("backquote on the first line", "a: `x`\n", "doc:1:4: \"`\" cannot start unquoted text: YAML reserves it; quote the text"),
+	yamlErr("percent sign starting a value", "a: %x\n", `doc:1:4: "%" cannot start unquoted text: YAML reserves it; quote the text`),
+	yamlOK("reserved characters inside text", "a: x@y`%\nb: 'q@'\n# @\n", obj{"a": "x@y`%", "b": "q@"}),
+	yamlErr("reserved character after text that holds one", "a: x@y\nb: [c, @d]\n", `doc:2:8: "@" cannot start unquoted text: YAML reserves it; quote the text`),
+	yamlErr("reserved character after multi-byte characters", "é😀: {k: @}\n", `doc:1:9: "@" cannot start unquoted text: YAML reserves it; quote the text`),
+	yamlErr("reserved character, CRLF line ends", "a: 1\r\nb: @\r\n", `doc:2:4: "@" cannot start unquoted text: YAML reserves it; quote the text`),
+	yamlErr("unterminated quote", "a: 'x\n", "doc:1:4: a quoted string opens here and is never closed"),
+	yamlErr("unterminated double quote after closed ones", "a: \"x\"\nb: 'y'\nc: \"it's \\\"z\\\"\n", "doc:3:4: a quoted string opens here and is never closed"),
+	yamlErr("unterminated single quote holding quotes", "a: \"x\"\nb: 'it''s \"z\"\nc: d\n", "doc:2:4: a quoted string opens here and is never closed"),
+	yamlErr("unterminated quote after multi-byte characters", "é: [😀, 'x]\n", "doc:1:8: a quoted string opens here and is never closed"),
+	yamlErr("unterminated quote, CRLF line ends", "a: 1\r\nb: \"x\r\n", "doc:2:4: a quoted string opens here and is never closed"),
+	yamlErr("bad indentation", "a: 1\n b: 2\n", "doc:2:3: mapping values are not allowed in this context"),
+	yamlErr("value indicator after a colon inside text", "a: b::c y: z\n", "doc:1:10: mapping values are not allowed in this context"),
+	yamlErr("unknown escape", `a: "\q"`, `doc:1:5: unknown escape \q in a double-quoted string`),
+	yamlErr("unknown escape after valid ones", `a: "\"\\\t\x41é\é"`, `doc:1:16: unknown escape \é in a double-quoted string`),
+	yamlErr("unknown escape on a later line of its string", "a: \"x\n  y \\q\"\n", `doc:2:5: unknown escape \q in a double-quoted string`),
+	yamlOK("backslashes outside double quotes", "a: C:\\q\nb: 'C:\\q'\n# \\q\n", obj{"a": `C:\q`, "b": `C:\q`}),
+
+	// tabs: refused where yaml.v3 refuses them, at the tab
+	yamlErr("tab indentation on the first line", "\t- a\n", "doc:1:1: a tab indents this line: YAML indents with spaces"),
+	yamlErr("tab indentation", "a:\n\tb: 1\n", "doc:2:1: a tab indents this line: YAML indents with spaces"),
+	yamlErr("tab after spaces of indentation", "a:\n  \tb: 1\n", "doc:2:3: a tab indents this line: YAML indents with spaces"),
+	yamlErr("tab indentation after multi-byte characters", "é: 😀\n\tb: 1\n", "doc:2:1: a tab indents this line: YAML indents with spaces"),
+	yamlErr("tab indentation, CRLF line ends", "a:\r\n\tb: 1\r\n", "doc:2:1: a tab indents this line: YAML indents with spaces"),
+	yamlErr("tab indenting a continued plain scalar", "a: b\n\tc\n", "doc:2:1: a tab indents this line: YAML indents with spaces"),
+	yamlErr("tab indenting a block scalar", "a: |\n  x\n\ty\n", "doc:3:1: a tab indents this line: YAML indents with spaces"),
+	yamlErr("tab after a block entry", "- a\n-\tb\n", "doc:2:2: a tab where YAML wants a space: a tab after an indicator indents what follows, and YAML indents with spaces"),
+	yamlOK("tab inside a quoted string", "a: 'x\ty'\nb: \"\t\"\n", obj{"a": "x\ty", "b": "\t"}),
+	yamlOK("tab after a value indicator", "a:\tb\n", obj{"a": "b"}),
+	yamlOK("tab before a comment", "a: b\t# c\n", obj{"a": "b"}),
+	yamlOK("tab inside text", "a: x \ty\n", obj{"a": "x \ty"}),
+	yamlOK("tab in a flow sequence", "a: [\tb,\tc]\n", obj{"a": list{"b", "c"}}),
+	yamlOK("tab on a blank line", "a: b\n  \t  \nc: d\n", obj{"a": "b", "c": "d"}),
 }
 
 // ambiguousScalars are plain scalars YAML 1.1 and 1.2 parsers read
