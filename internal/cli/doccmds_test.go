@@ -130,9 +130,9 @@ var docSkipped = []struct {
 	commands []string
 }{
 	{"it names the reader's own files (their policy, their plans), which the repository does not hold", []string{
-		"spawngate check --policy .github/spawngate-policy.yaml plans/",
-		"spawngate agents --policy .github/spawngate-policy.yaml",
-		"spawngate check --policy .github/spawngate-policy.yaml --format json plans/ > spawngate.json",
+		"spawngate check --policy .github/spawngate/plans.yaml plans/",
+		"spawngate agents --policy .github/spawngate/agents.yaml --cwd /workspace",
+		"spawngate check --policy .github/spawngate/plans.yaml --format json plans/ > spawngate.json",
 		`if ! printf '%s' "$PLAN_JSON" | spawngate check --policy /etc/spawngate/policy.yaml --format json - > verdict.json; then`,
 	}},
 	{"it belongs to a bundle built with the opa binary, from the reader's own folder", []string{
