@@ -46,6 +46,10 @@ type Result struct {
 	// Policies names the policies that judged the plan: "operator", and
 	// "plan" when the plan carries its own.
 	Policies []string `json:"policies,omitempty"`
+	// PolicyInPlan tells that the operator policy was this plan file's
+	// own policy block, taken as the operator's (spawngate check
+	// --policy-in-plan); the block then applied once, as the operator's.
+	PolicyInPlan bool `json:"policy_in_plan,omitempty"`
 	// Children are the plan's children in document order, then their
 	// descendants in pre-order (see Child.Pointer); empty when the plan
 	// was not judged.
@@ -186,10 +190,11 @@ type ExceptionNote struct {
 // gate's memory. It allocates a handful of blocks, not one per violation.
 func resultOf(r report.Result) Result {
 	out := Result{
-		Source:   r.Source,
-		Verdict:  Verdict(r.Verdict),
-		Error:    r.Error,
-		Problems: slices.Clone(r.Problems),
+		Source:       r.Source,
+		Verdict:      Verdict(r.Verdict),
+		Error:        r.Error,
+		Problems:     slices.Clone(r.Problems),
+		PolicyInPlan: r.PolicyInPlan,
 	}
 	// Count first, so that every violation, exception and policy name
 	// lands in one block of its kind.

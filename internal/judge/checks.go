@@ -33,12 +33,16 @@ type CheckSource struct {
 // of the operator's checks, a relative one read from the folder of the
 // policy file. A policy read from memory has no folder, so its relative
 // folders are refused rather than read from wherever the process runs.
-func policyCheckDirs(source, policyFile string, pol plan.Policy) ([]CheckSource, error) {
+//
+// at is where the policy lies in its document: "" for an operator policy
+// file, /policy for a plan document's block (NewWithPlanPolicy), whose
+// folder is the plan file's.
+func policyCheckDirs(source, policyFile, at string, pol plan.Policy) ([]CheckSource, error) {
 	list, _ := pol["checks"].([]any)
 	var out []CheckSource
 	for i, v := range list {
 		dir, _ := v.(string)
-		ptr := "/checks/" + strconv.Itoa(i)
+		ptr := at + "/checks/" + strconv.Itoa(i)
 		if !filepath.IsAbs(dir) {
 			if policyFile == "" {
 				return nil, &document.Error{Source: source, Pointer: ptr, Msg: fmt.Sprintf("folder %q is relative, and this policy has no file it could be read from: name the folder by an absolute path", dir)}
@@ -201,8 +205,9 @@ type aheadEngine struct {
 // peekPolicy decodes the operator policy document ahead of its
 // validation, for what the gate will most likely need (peekCheckDirs,
 // engine.Expect); nil when it cannot be read. A document is decoded again
-// when it is validated: for a policy, microseconds.
-func peekPolicy(ctx context.Context, opts Options, source string, data []byte) map[string]any {
+// when it is validated: for a policy, microseconds. at is where the policy
+// lies in the document ("" or a plan document's /policy).
+func peekPolicy(ctx context.Context, opts Options, source, at string, data []byte) map[string]any {
 	if len(data) == 0 {
 		return nil
 	}
@@ -215,6 +220,9 @@ func peekPolicy(ctx context.Context, opts Options, source string, data []byte) m
 		return nil
 	}
 	pol, _ := v.(map[string]any)
+	if at != "" {
+		pol, _ = pol[at[1:]].(map[string]any)
+	}
 	return pol
 }
 
@@ -222,7 +230,7 @@ func peekPolicy(ctx context.Context, opts Options, source string, data []byte) m
 // read, before the policy is validated: those of Options.Checks, and those
 // the policy document (peeked, not yet validated) names in its checks
 // field.
-func peekCheckDirs(opts Options, source, policyFile string, peeked map[string]any) []CheckSource {
+func peekCheckDirs(opts Options, source, policyFile, at string, peeked map[string]any) []CheckSource {
 	var dirs []CheckSource
 	for _, d := range opts.Checks {
 		dirs = append(dirs, CheckSource{Dir: d})
@@ -230,7 +238,7 @@ func peekCheckDirs(opts Options, source, policyFile string, peeked map[string]an
 	if peeked == nil {
 		return dirs
 	}
-	more, err := policyCheckDirs(source, policyFile, peeked)
+	more, err := policyCheckDirs(source, policyFile, at, peeked)
 	if err != nil {
 		return dirs
 	}

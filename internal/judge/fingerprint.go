@@ -51,7 +51,7 @@ func Fingerprint(opts Options, policyFile string) string {
 		if syntax, err := document.SyntaxOf(policyFile); err == nil {
 			if v, err := document.Decode(context.Background(), policyFile, data, syntax, opts.Limits); err == nil {
 				if pol, ok := v.(map[string]any); ok {
-					if more, err := policyCheckDirs(policyFile, policyFile, pol); err == nil {
+					if more, err := policyCheckDirs(policyFile, policyFile, "", pol); err == nil {
 						for _, d := range more {
 							dirs = append(dirs, d.Dir)
 						}

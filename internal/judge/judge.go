@@ -95,6 +95,9 @@ type Gate struct {
 	sources Sources
 	// onDisk are the files and folders the gate was read from (OnDisk).
 	onDisk []string
+	// inPlan tells that the operator policy is a plan document's own
+	// policy block (NewWithPlanPolicy).
+	inPlan bool
 }
 
 // Sources are what a gate was built from, besides the embedded checks:
@@ -130,7 +133,7 @@ type Sources struct {
 // error is an *Error about the policy file, a folder of checks, a module
 // or the bundle, or of Kind Internal.
 func New(ctx context.Context, opts Options, policyFile string) (*Gate, error) {
-	return newGate(ctx, opts, policyFile, policyFile, func(ctx context.Context) ([]byte, error) {
+	return newGate(ctx, opts, policyFile, policyFile, false, func(ctx context.Context) ([]byte, error) {
 		return Read(ctx, policyFile, policyFile, opts.Limits.MaxBytes, nil)
 	})
 }
@@ -142,20 +145,79 @@ func NewWithPolicy(ctx context.Context, opts Options, source string, policy []by
 	if source == "" {
 		source = "policy"
 	}
-	return newGate(ctx, opts, source, "", func(context.Context) ([]byte, error) { return policy, nil })
+	return newGate(ctx, opts, source, "", false, func(context.Context) ([]byte, error) { return policy, nil })
 }
 
-func newGate(ctx context.Context, opts Options, source, policyFile string, readPolicy func(context.Context) ([]byte, error)) (*Gate, error) {
+// NewWithPlanPolicy is New with the operator's policy taken from the
+// policy block of a plan document, for a file that holds both, as the gate
+// of the essay spawngate comes from reads one: its user says that the
+// block is the operator's. data is the plan document, read once; name is
+// its file as given ("-" for standard input), and source names it in
+// messages (SourceName). Everything an operator policy may set, the block
+// may; a relative folder in its checks is read from the plan file's
+// folder, as from a policy file's (refused for standard input, which has
+// none). Every problem of the block is placed in the plan document, under
+// /policy ("plan.yaml:4:18: /policy/allowed_tools/1: ..."); a document
+// without a policy block is an error, never "no policy".
+//
+// Judged by this gate, that document's policy block is the operator's
+// alone: it is not applied a second time as the plan's own, and its
+// result says so (report.Result.PolicyInPlan). Any other document is
+// judged as under New, its own policy narrowing this one.
+func NewWithPlanPolicy(ctx context.Context, opts Options, name, source string, data []byte) (*Gate, error) {
+	if source == "" {
+		source = SourceName(name)
+	}
+	policyFile := name
+	if name == Stdin {
+		policyFile = ""
+	}
+	g, err := newGate(ctx, opts, source, policyFile, true, func(context.Context) ([]byte, error) { return data, nil })
+	if err != nil {
+		return nil, placeIn(ctx, err, source, data, opts.Limits)
+	}
+	return g, nil
+}
+
+// placeIn gives a problem of the document source that names its pointer
+// but not its place (a role profile's root, a folder of checks) the line
+// and column of that pointer in data: the policy block of a plan document
+// is found again in its file.
+func placeIn(ctx context.Context, err error, source string, data []byte, lim document.Limits) error {
+	e := AsError(source, err)
+	var missing []*Error
+	for _, p := range append([]*Error{e}, e.More...) {
+		if p.Source == source && p.Pointer != "" && p.Line == 0 {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) == 0 {
+		return e
+	}
+	pointers := make([]string, len(missing))
+	for i, p := range missing {
+		pointers[i] = p.Pointer
+	}
+	at, _ := document.Locate(ctx, source, data, lim, pointers) // a place is a help, not a need
+	for _, p := range missing {
+		if pos, ok := at[p.Pointer]; ok {
+			p.Line, p.Column = pos.Line, pos.Column
+		}
+	}
+	return e
+}
+
+func newGate(ctx context.Context, opts Options, source, policyFile string, inPlan bool, readPolicy func(context.Context) ([]byte, error)) (*Gate, error) {
 	if opts.Today != "" && !IsDay(opts.Today) {
 		return nil, &Error{Kind: Option, Source: "Today", Msg: fmt.Sprintf("the day exceptions are judged on, %q, is not a date written YYYY-MM-DD", opts.Today)}
 	}
 	if opts.ListOnly {
-		return build(ctx, opts, source, policyFile, readPolicy)
+		return build(ctx, opts, source, policyFile, inPlan, readPolicy)
 	}
 	if source == "" && opts.Bundle == "" {
 		return nil, noOperator(opts) // nothing could give one: nothing is read
 	}
-	g, err := build(ctx, opts, source, policyFile, readPolicy)
+	g, err := build(ctx, opts, source, policyFile, inPlan, readPolicy)
 	if err == nil && g.operator == nil {
 		// The bundle carries none: said once its own errors (a module that
 		// breaks the contract) have been.
@@ -165,8 +227,12 @@ func newGate(ctx context.Context, opts Options, source, policyFile string, readP
 }
 
 // build builds the gate newGate asks for, with or without an operator
-// policy.
-func build(ctx context.Context, opts Options, source, policyFile string, readPolicy func(context.Context) ([]byte, error)) (*Gate, error) {
+// policy: the document readPolicy gives, or with inPlan its policy block.
+func build(ctx context.Context, opts Options, source, policyFile string, inPlan bool, readPolicy func(context.Context) ([]byte, error)) (*Gate, error) {
+	at := "" // where the policy is in its document
+	if inPlan {
+		at = plan.PolicyInPlanPointer
+	}
 	// The Rego is compiled on one core while the schemas are compiled and
 	// the operator policy is read on the other: the built-in checks, or
 	// with --checks those folders' too. A bundle's checks are known only
@@ -179,8 +245,8 @@ func build(ctx context.Context, opts Options, source, policyFile string, readPol
 	if source != "" {
 		data, readErr = Within(ctx, opts.Timeout, source, readPolicy)
 	}
-	peeked := peekPolicy(ctx, opts, source, data)
-	aheadDirs := peekCheckDirs(opts, source, policyFile, peeked)
+	peeked := peekPolicy(ctx, opts, source, at, data)
+	aheadDirs := peekCheckDirs(opts, source, policyFile, at, peeked)
 	switch {
 	case opts.Bundle != "":
 	case len(aheadDirs) == 0:
@@ -195,7 +261,7 @@ func build(ctx context.Context, opts Options, source, policyFile string, readPol
 	if err != nil {
 		return nil, &Error{Kind: Internal, Msg: "internal error: " + document.OneLine(err.Error())}
 	}
-	g := &Gate{opts: opts, loader: loader}
+	g := &Gate{opts: opts, loader: loader, inPlan: inPlan}
 	if policyFile != "" {
 		g.onDisk = append(g.onDisk, policyFile)
 	}
@@ -238,13 +304,16 @@ func build(ctx context.Context, opts Options, source, policyFile string, readPol
 			if err := document.CheckSize(source, int64(len(data)), opts.Limits.MaxBytes); err != nil {
 				return nil, err
 			}
+			if inPlan {
+				return loader.PolicyInPlan(ctx, source, data)
+			}
 			return loader.Policy(ctx, source, data)
 		})
 		if err != nil {
 			return nil, err
 		}
 		g.sources.Policy, g.sources.PolicyDigest = source, Digest(data)
-		more, err := policyCheckDirs(source, policyFile, g.operator)
+		more, err := policyCheckDirs(source, policyFile, at, g.operator)
 		if err != nil {
 			return nil, AsError(source, err)
 		}
@@ -450,7 +519,14 @@ func (g *Gate) judge(ctx context.Context, source string, data []byte, maxListed 
 	if err := ctx.Err(); err != nil {
 		return report.Result{}, err
 	}
-	p, err := g.loader.Plan(ctx, source, data)
+	// The document the operator policy was taken from is judged by it
+	// alone: its policy block is not the plan's own as well.
+	own := g.inPlan && Digest(data) == g.sources.PolicyDigest
+	load := g.loader.Plan
+	if own {
+		load = g.loader.PlanBesidePolicy
+	}
+	p, err := load(ctx, source, data)
 	if err != nil {
 		return report.Result{}, err
 	}
@@ -462,6 +538,7 @@ func (g *Gate) judge(ctx context.Context, source string, data []byte, maxListed 
 	if err != nil {
 		return report.Result{}, err
 	}
+	res.PolicyInPlan = own
 	if !located {
 		return res, nil
 	}

@@ -114,7 +114,7 @@ func Verify(ctx context.Context, o VerifyOptions) (*Verified, error) {
 		if err != nil {
 			return nil, AsError(o.PolicyFile, err)
 		}
-		more, err := policyCheckDirs(o.PolicyFile, o.PolicyFile, pol)
+		more, err := policyCheckDirs(o.PolicyFile, o.PolicyFile, "", pol)
 		if err != nil {
 			return nil, AsError(o.PolicyFile, err)
 		}

@@ -144,9 +144,25 @@ func (l *Loader) Limits() document.Limits { return l.limits }
 // *document.Error; a child that breaks the schema is an Issue of the plan. When ctx
 // ends first, Plan stops and returns ctx.Err().
 func (l *Loader) Plan(ctx context.Context, source string, data []byte) (*Plan, error) {
+	return l.plan(ctx, source, data, false)
+}
+
+// PlanBesidePolicy reads a spawn plan whose policy block is the
+// operator's (PolicyInPlan): the block is passed over, neither validated
+// as a plan's own policy (it may set what only the operator may) nor
+// applied as one (it would judge every child twice). The rest is read as
+// Plan reads it, at the same places in data.
+func (l *Loader) PlanBesidePolicy(ctx context.Context, source string, data []byte) (*Plan, error) {
+	return l.plan(ctx, source, data, true)
+}
+
+func (l *Loader) plan(ctx context.Context, source string, data []byte, policyIsOperator bool) (*Plan, error) {
 	doc, err := l.object(ctx, source, data)
 	if err != nil {
 		return nil, err
+	}
+	if policyIsOperator {
+		delete(doc, PolicyInPlanPointer[1:])
 	}
 	p := &Plan{Source: source}
 	children, isList := doc["plan"].([]any)
@@ -262,13 +278,50 @@ func (l *Loader) Policy(ctx context.Context, source string, data []byte) (Policy
 	if err != nil {
 		return nil, err
 	}
-	if problems := l.schemas.validate(l.schemas.policy, doc, nil); len(problems) > 0 {
-		return nil, documentError(ctx, source, data, l.limits, problems)
-	}
-	if err := refusePending(source, "", doc); err != nil {
+	return l.policy(ctx, source, data, "", doc)
+}
+
+// PolicyInPlanPointer is where PolicyInPlan finds the operator's policy
+// in a plan document: its policy block.
+const PolicyInPlanPointer = "/policy"
+
+// PolicyInPlan reads the policy block of a plan document as the operator's
+// policy, for a document that holds both, as the gate of the essay
+// spawngate comes from reads one: the block is validated as Policy
+// validates an operator policy's document, and every problem is placed
+// in this document, under /policy. A document without one is an error,
+// never "no policy".
+func (l *Loader) PolicyInPlan(ctx context.Context, source string, data []byte) (Policy, error) {
+	doc, err := l.object(ctx, source, data)
+	if err != nil {
 		return nil, err
 	}
-	if err := profileRoots(source, doc); err != nil {
+	at := PolicyInPlanPointer
+	block, ok := doc[at[1:]]
+	if !ok {
+		return nil, documentError(ctx, source, data, l.limits, []schemaError{{pointer: at,
+			msg: `required key "policy" is missing: the operator's policy is to be read from this document's policy block`}})
+	}
+	return l.policy(ctx, source, data, at, block)
+}
+
+// policy validates v, found at the pointer at of data ("" for the whole
+// document), as an operator policy.
+func (l *Loader) policy(ctx context.Context, source string, data []byte, at string, v any) (Policy, error) {
+	if problems := l.schemas.validate(l.schemas.policy, v, nil); len(problems) > 0 {
+		for i := range problems {
+			problems[i].pointer = at + problems[i].pointer
+		}
+		return nil, documentError(ctx, source, data, l.limits, problems)
+	}
+	doc, ok := v.(map[string]any)
+	if !ok { // the schema asks for an object: only a broken schema comes here
+		return nil, &document.Error{Source: source, Pointer: at, Msg: "the policy is not a mapping of keys"}
+	}
+	if err := refusePending(source, at, doc); err != nil {
+		return nil, err
+	}
+	if err := profileRoots(source, at, doc); err != nil {
 		return nil, err
 	}
 	return doc, nil
@@ -281,14 +334,14 @@ func (l *Loader) Policy(ctx context.Context, source string, data []byte) (Policy
 // to a path: the root itself, or below it with a slash between, so
 // /repo/ws/docs is inside /repo/ws and /repo/ws-old is not. The schema
 // has already made both roots absolute and normalized.
-func profileRoots(source string, pol map[string]any) error {
+func profileRoots(source, at string, pol map[string]any) error {
 	roles, _ := pol["roles"].(map[string]any)
 	root, _ := pol["workspace_root"].(string)
 	for _, role := range slices.Sorted(maps.Keys(roles)) {
 		profile, _ := roles[role].(map[string]any)
 		own, ok := profile["workspace_root"].(string)
 		if ok && !strings.HasPrefix(strings.TrimSuffix(own, "/")+"/", strings.TrimSuffix(root, "/")+"/") {
-			return &document.Error{Source: source, Pointer: jsonpointer.Join("/roles", role, "workspace_root"),
+			return &document.Error{Source: source, Pointer: at + jsonpointer.Join("/roles", role, "workspace_root"),
 				Msg: fmt.Sprintf("%s is not inside the policy's own workspace_root %s: a role profile can only narrow it", document.Quote(own), document.Quote(root))}
 		}
 	}
