@@ -21,13 +21,16 @@ import (
 
 // checkOptions are the flags and arguments of spawngate check.
 type checkOptions struct {
-	policy    string
-	format    render.Format
-	outputs   []reportOutput
-	gate      judge.Options
-	maxListed int
-	log       logFlags
-	plans     []string
+	policy string
+	// policyInPlan takes the operator policy from the one plan file's own
+	// policy block (--policy-in-plan).
+	policyInPlan bool
+	format       render.Format
+	outputs      []reportOutput
+	gate         judge.Options
+	maxListed    int
+	log          logFlags
+	plans        []string
 }
 
 // parseCheck reads the command line of check. On a usage error it still
@@ -37,6 +40,7 @@ func parseCheck(args []string, help io.Writer) (*checkOptions, error) {
 	opts := &checkOptions{gate: judge.DefaultOptions(), format: render.Formats[0], maxListed: report.DefaultMaxListed}
 	c := newCommand("spawngate check", printCheckHelp)
 	c.gateFlags(&opts.policy, &opts.gate)
+	c.fs.BoolVar(&opts.policyInPlan, "policy-in-plan", false, "take the operator policy from the one PLAN file's own policy block (a file holding policy and plan, as the essay's gate reads one), instead of --policy or --bundle")
 	c.reportFlags(&opts.format, &opts.outputs, &opts.maxListed)
 	c.logFlags(&opts.log)
 	plans, err := c.parse(args, help)
@@ -65,8 +69,12 @@ func parseCheck(args []string, help io.Writer) (*checkOptions, error) {
 	if stdinUses > 1 {
 		return opts, &usageError{"- is given more than once: standard input can be read only once"}
 	}
-	if opts.policy == "" && opts.gate.Bundle == "" {
-		return opts, &usageError{"check needs --policy FILE (or a --bundle carrying the policy): a plan's own policy can narrow the operator's, never stand in for it"}
+	if opts.policyInPlan {
+		if err := checkPolicyInPlan(opts); err != nil {
+			return opts, err
+		}
+	} else if opts.policy == "" && opts.gate.Bundle == "" {
+		return opts, &usageError{"check needs --policy FILE (or a --bundle carrying the policy): a plan's own policy can narrow the operator's, never stand in for it; a file whose policy block is the operator's says so with --policy-in-plan"}
 	}
 	inputs := append([]string{opts.policy, opts.gate.Bundle, opts.log.file}, opts.plans...)
 	if err := c.checkOutputs(&opts.format, opts.outputs, inputs); err != nil {
@@ -75,18 +83,40 @@ func parseCheck(args []string, help io.Writer) (*checkOptions, error) {
 	return opts, nil
 }
 
+// checkPolicyInPlan refuses what --policy-in-plan cannot mean: a second
+// source of the operator policy, and any PLAN but one file (or -), since
+// the policy of one file is the operator's for that file alone.
+func checkPolicyInPlan(opts *checkOptions) error {
+	const why = "the operator policy is the plan file's own policy block"
+	switch {
+	case opts.policy != "":
+		return &usageError{"--policy-in-plan and --policy cannot be given together: with --policy-in-plan, " + why}
+	case opts.gate.Bundle != "":
+		return &usageError{"--policy-in-plan and --bundle cannot be given together: with --policy-in-plan, " + why}
+	case len(opts.plans) != 1:
+		return &usageError{fmt.Sprintf("--policy-in-plan judges one PLAN file, and %d are given: %s, and it judges that file alone", len(opts.plans), why)}
+	}
+	if info, err := os.Stat(opts.plans[0]); opts.plans[0] != "-" && err == nil && info.IsDir() {
+		return &usageError{fmt.Sprintf("--policy-in-plan judges one PLAN file, and %s is a folder: name the file whose policy block is the operator's", report.Clean(opts.plans[0]))}
+	}
+	return nil
+}
+
 func printCheckHelp(w io.Writer, fs *flag.FlagSet) {
-	fmt.Fprint(w, "Usage: spawngate check --policy FILE|--bundle FILE [flags] PLAN...\n\n"+
+	fmt.Fprint(w, "Usage: spawngate check --policy FILE|--bundle FILE [flags] PLAN...\n"+
+		"       spawngate check --policy-in-plan [flags] PLAN\n\n"+
 		"Judges each child of each PLAN (a .yaml, .yml or .json file, a folder\n"+
 		"of them, or - for standard input) and exits 0 if every child may be\n"+
 		"dispatched, 1 if any child is refused, 2 if the gate could not\n"+
-		"evaluate.\n\nFlags:\n")
+		"evaluate. With --policy-in-plan, the one PLAN file's own policy block\n"+
+		"is the operator policy.\n\nFlags:\n")
 	printFlags(w, fs)
 	fmt.Fprint(w, "\nExamples:\n"+
 		"  spawngate check --policy examples/policy.yaml examples/refused-plan.yaml\n"+
 		"  spawngate check --policy policy.yaml --format sarif plans/\n"+
 		"  spawngate check --policy policy.yaml --output sarif=results.sarif plans/\n"+
-		"  generate-plan | spawngate check --policy policy.yaml --format json -\n")
+		"  generate-plan | spawngate check --policy policy.yaml --format json -\n"+
+		"  spawngate check --policy-in-plan examples/one-file-plan.yaml\n")
 }
 
 // wantsJSON tells whether the arguments of check ask for JSON output, for
@@ -183,6 +213,25 @@ func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Wri
 	if log != nil {
 		read = append(read, log.read)
 	}
+	if opts.policyInPlan {
+		start := time.Now()
+		res, lines, g := judgeInPlan(ctx, opts, stdin, read)
+		for _, line := range lines {
+			fmt.Fprintf(stderr, "spawngate: %s\n", report.Clean(line))
+		}
+		if log != nil {
+			if g != nil {
+				log.useGate(g)
+			}
+			log.write("check", res.Source, res, time.Since(start), stderr)
+		}
+		res.Trim(opts.maxListed)
+		rep.Results = append(rep.Results, res)
+		if g != nil {
+			rep.Rules = reportRules(g)
+		}
+		return rep
+	}
 	plans := expandPlans(ctx, opts.plans, opts.policy)
 	if firstLooksNested(names(plans)) {
 		opts.gate.ExpectNested = true
@@ -242,6 +291,48 @@ func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Wri
 	})
 	rep.Rules = reportRules(g)
 	return rep
+}
+
+// judgeInPlan judges the one PLAN of --policy-in-plan by its own policy
+// block, taken as the operator's: the file is read once, the gate is built
+// from its block, and the same bytes are judged. A problem anywhere in the
+// file, its policy block included, is the plan's: its result is ERROR,
+// with a line for each problem, placed in the plan file. read is given the
+// document once it is read; g is nil when no gate could be built.
+func judgeInPlan(ctx context.Context, opts *checkOptions, stdin io.Reader, read []func(string, []byte)) (res report.Result, lines []string, g *judge.Gate) {
+	name := opts.plans[0]
+	source := judge.SourceName(name)
+	failed := func(err error, g *judge.Gate) (report.Result, []string, *judge.Gate) {
+		_, problem := say(err)
+		line, each := wording.Gate(err, opts.gate, "")
+		res := report.Failed(source, line, problem)
+		if each != nil {
+			res.Problems = each
+			return res, each, g
+		}
+		return res, []string{line}, g
+	}
+	data, err := judge.Within(ctx, opts.gate.Timeout, source, func(ctx context.Context) ([]byte, error) {
+		return judge.Read(ctx, name, source, opts.gate.Limits.MaxBytes, stdin)
+	})
+	if err != nil {
+		return failed(err, nil)
+	}
+	if len(data) > largeDocument {
+		largeDocumentSeen()
+	}
+	for _, f := range read {
+		f(source, data)
+	}
+	gopts := opts.gate
+	gopts.ExpectNested = judge.LooksNested(data)
+	if g, err = judge.NewWithPlanPolicy(ctx, gopts, name, source, data); err != nil {
+		return failed(err, nil)
+	}
+	if res, err = g.JudgeBytes(ctx, source, data, opts.maxListed); err != nil {
+		return failed(err, g)
+	}
+	return res, nil, g
 }
 
 // reportRules describes the checks that judged, for the formats that list
