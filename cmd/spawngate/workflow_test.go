@@ -137,6 +137,10 @@ func TestWorkflowInFreshRepositories(t *testing.T) {
 			if !slices.Equal(r.uploads, kind.uploads) {
 				t.Errorf("uploaded %v, want %v", r.uploads, kind.uploads)
 			}
+			// The binary built from the pinned commit says which it is.
+			if c := r.env["SPAWNGATE_COMMIT"]; r.miss && !strings.Contains(r.log.String(), c[:12]) {
+				t.Errorf("spawngate version does not name the pinned commit %s", c)
+			}
 			if t.Failed() || testing.Verbose() {
 				t.Logf("the job's log:\n%s", r.log.String())
 			}
