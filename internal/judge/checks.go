@@ -231,6 +231,9 @@ func peekPolicy(ctx context.Context, opts Options, source, at string, data []byt
 // the policy document (peeked, not yet validated) names in its checks
 // field.
 func peekCheckDirs(opts Options, source, policyFile, at string, peeked map[string]any) []CheckSource {
+	if opts.NoFiles {
+		return nil // nothing is read ahead, as nothing will be
+	}
 	var dirs []CheckSource
 	for _, d := range opts.Checks {
 		dirs = append(dirs, CheckSource{Dir: d})

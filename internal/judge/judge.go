@@ -44,6 +44,17 @@ type Options struct {
 	// loaded beside the built-in ones, with those the operator policy's
 	// checks field names.
 	Checks []string
+	// Modules are the operator's own checks given in memory, each a Rego
+	// module by name and text, loaded beside the built-in ones after those
+	// of the folders: for a front end whose checks come from a request,
+	// never from this machine's files (spawngate playground).
+	Modules []policy.Module
+	// NoFiles builds a gate that reads nothing from the file system: the
+	// operator policy must be given in memory (NewWithPolicy), and a folder
+	// of checks it names is refused, as Checks, Bundle and ResolvePaths
+	// are (an error of Kind Option). A request that brings its own policy
+	// must not make the process read what lies on its disk.
+	NoFiles bool
 	// Bundle is an OPA bundle (--bundle): a .tar.gz file or a folder
 	// carrying the operator's checks and, optionally, the operator policy
 	// at data.spawngate.policy. BundleKey, when set, is the key its
@@ -211,6 +222,16 @@ func newGate(ctx context.Context, opts Options, source, policyFile string, inPla
 	if opts.Today != "" && !IsDay(opts.Today) {
 		return nil, &Error{Kind: Option, Source: "Today", Msg: fmt.Sprintf("the day exceptions are judged on, %q, is not a date written YYYY-MM-DD", opts.Today)}
 	}
+	if opts.NoFiles {
+		switch {
+		case policyFile != "":
+			return nil, &Error{Kind: Option, Source: "NoFiles", Msg: "a gate that reads no files takes its policy in memory, not from " + policyFile}
+		case len(opts.Checks) > 0 || opts.Bundle != "":
+			return nil, &Error{Kind: Option, Source: "NoFiles", Msg: "a gate that reads no files reads no folder of checks and no bundle"}
+		case opts.ResolvePaths:
+			return nil, &Error{Kind: Option, Source: "NoFiles", Msg: "a gate that reads no files does not resolve paths on this machine's file system"}
+		}
+	}
 	if opts.ListOnly {
 		return build(ctx, opts, source, policyFile, inPlan, readPolicy)
 	}
@@ -313,6 +334,12 @@ func build(ctx context.Context, opts Options, source, policyFile string, inPlan 
 			return nil, err
 		}
 		g.sources.Policy, g.sources.PolicyDigest = source, Digest(data)
+		if opts.NoFiles {
+			if list, _ := g.operator["checks"].([]any); len(list) > 0 {
+				err := &Error{Kind: Document, Source: source, Pointer: at + "/checks/0", Msg: fmt.Sprintf("folder %v: this gate reads nothing from the file system, so it reads no folder of checks; give the checks' text instead", list[0])}
+				return nil, placeIn(ctx, err, source, data, opts.Limits)
+			}
+		}
 		more, err := policyCheckDirs(source, policyFile, at, g.operator)
 		if err != nil {
 			return nil, AsError(source, err)
@@ -345,6 +372,7 @@ func build(ctx context.Context, opts Options, source, policyFile string, inPlan 
 		}
 		custom = append(mods, custom...)
 	}
+	custom = append(custom, opts.Modules...)
 	if len(custom) > 0 {
 		builtins, err := policy.Modules()
 		if err != nil {
