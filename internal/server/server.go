@@ -129,6 +129,26 @@ type state struct {
 // New builds a server and reads the policy. An error is a policy the
 // server cannot start with.
 func New(ctx context.Context, cfg Config) (*Server, error) {
+	s, err := build(cfg)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.state.Store(st)
+	return s, nil
+}
+
+// NewWithoutPolicy builds a server that serves no operator policy of its
+// own: its decisions are judged by the gates its caller's Deciders choose
+// per request (Decisions), with its limits, admission, timeouts, token and
+// statuses. Config.PolicyFile and Config.Gate's checks are not read;
+// Handler is not for it (it has no /v1/check to serve).
+func NewWithoutPolicy(cfg Config) (*Server, error) { return build(cfg) }
+
+func build(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewJSONHandler(io.Discard, nil))
 	}
@@ -149,11 +169,6 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.DecisionLog != nil {
 		s.log = decisionlog.New(cfg.DecisionLog, decisionlog.NewID(), cfg.Version, cfg.Checks, cfg.LogInput)
 	}
-	st, err := s.load(ctx)
-	if err != nil {
-		return nil, err
-	}
-	s.state.Store(st)
 	return s, nil
 }
 
@@ -515,15 +530,59 @@ func sourceFor(contentType string) (string, bool) {
 }
 
 func (s *Server) check(w http.ResponseWriter, r *http.Request) {
+	st := s.state.Load() // the one policy version this request is judged by
+	s.decide(w, r, st, Decider{
+		Path: "/v1/check",
+		Judge: func(ctx context.Context, source string, body []byte) (report.Result, error) {
+			return st.gate.JudgeBytes(ctx, source, body, s.cfg.MaxListed)
+		},
+		Answer: answerJSON,
+	})
+}
+
+// answerJSON is /v1/check's answer: the JSON report.
+func answerJSON(w http.ResponseWriter, status int, rep *report.Report) {
+	var b bytes.Buffer
+	render.JSON{}.Render(&b, rep)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b.Bytes())
+}
+
+// Decider is a decision endpoint that judges as /v1/check does, by a gate
+// its Judge chooses for each request: spawngate playground's, whose
+// requests bring their own policy.
+type Decider struct {
+	// Path names the endpoint in the metrics and the decision log.
+	Path string
+	// Judge judges the request's body, named source by its media type
+	// (request.json or request.yaml), within ctx, the request's deadline.
+	// An error is reported as /v1/check reports the gate's.
+	Judge func(ctx context.Context, source string, body []byte) (report.Result, error)
+	// Answer writes the answer: status is /v1/check's for the same
+	// outcome, rep the report it would carry, finished.
+	Answer func(w http.ResponseWriter, status int, rep *report.Report)
+}
+
+// Decisions serves d with /v1/check's rules: the same refusals in the
+// same order (not a POST, no token, shutting down, another media type),
+// the same admission, memory reservation, turns and timeout, and the same
+// status for every outcome.
+func (s *Server) Decisions(d Decider) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) { s.decide(w, r, s.state.Load(), d) }
+}
+
+// decide answers one decision request judged by dec, the operator policy
+// of st (nil for a server that serves none) named in the log.
+func (s *Server) decide(w http.ResponseWriter, r *http.Request, st *state, dec Decider) {
 	start := time.Now()
-	d := decision{path: "/v1/check", requestedBy: r.RemoteAddr, policy: s.state.Load().digest, checks: s.state.Load().checks}
+	d := decision{path: dec.Path, requestedBy: r.RemoteAddr}
+	if st != nil {
+		d.policy, d.checks = st.digest, st.checks
+	}
 	answer := func(status int, rep *report.Report, kind string) {
 		rep.Finish()
-		var b bytes.Buffer
-		render.JSON{}.Render(&b, rep)
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		w.Write(b.Bytes())
+		dec.Answer(w, status, rep)
 		s.metrics.observe(string(rep.Verdict), kind, rep, time.Since(start))
 		d.verdict, d.report = rep.Verdict, rep
 		s.logDecision(d, time.Since(start))
@@ -535,7 +594,7 @@ func (s *Server) check(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method != http.MethodPost:
 		w.Header().Set("Allow", http.MethodPost)
-		fail(http.StatusMethodNotAllowed, "usage", "POST a plan document to /v1/check")
+		fail(http.StatusMethodNotAllowed, "usage", "POST a plan document to "+dec.Path)
 		return
 	case !s.authorized(r):
 		w.Header().Set("WWW-Authenticate", `Bearer realm="spawngate"`)
@@ -550,8 +609,6 @@ func (s *Server) check(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusUnsupportedMediaType, "media-type", "the body must be application/json or application/yaml")
 		return
 	}
-	st := s.state.Load() // the one policy version this request is judged by
-	d.policy, d.checks = st.digest, st.checks
 	ctx, cancel := s.deadline(r)
 	defer cancel()
 	body, done, why := s.take(ctx, w, r)
@@ -565,7 +622,7 @@ func (s *Server) check(w http.ResponseWriter, r *http.Request) {
 		err error
 	}
 	out, inTime, free := onTime(ctx, done, func() judged {
-		res, err := st.gate.JudgeBytes(ctx, source, body, s.cfg.MaxListed)
+		res, err := dec.Judge(ctx, source, body)
 		return judged{res, err}
 	}, func(p any) judged { return judged{err: internalError(p)} })
 	defer free() // after the answer: the body is held until it is written
