@@ -112,6 +112,61 @@ func TestDeploymentExamplesUseWhatExists(t *testing.T) {
 	if !bytes.Contains(docker, []byte("USER nonroot")) || !bytes.Contains(docker, []byte("CGO_ENABLED=0")) {
 		t.Error("the image is not a static binary run as non-root")
 	}
+	checkReleaseDockerfile(t, docker)
+	// Every image a manifest runs is pinned by digest, but the one built
+	// and loaded locally.
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		for _, m := range regexp.MustCompile(`(?m)^\s*(?:- )?image:\s*(\S+)`).FindAllSubmatch(data, -1) {
+			if img := string(m[1]); img != image && !pinnedImage.MatchString(img) {
+				t.Errorf("%s: image %s is not pinned by digest (name:tag@sha256:...)", filepath.Base(f), img)
+			}
+		}
+	}
+}
+
+// pinnedImage is an image named by a tag and the digest that tag had.
+var pinnedImage = regexp.MustCompile(`^[a-z0-9./_-]+:[A-Za-z0-9._-]+@sha256:[0-9a-f]{64}$`)
+
+// The Dockerfile is the release's (.goreleaser.yaml's dockers_v2 builds
+// it): it compiles nothing, takes the binary of the platform it builds
+// for from where goreleaser puts it ($TARGETPLATFORM/spawngate), and
+// starts from a base pinned by digest.
+func checkReleaseDockerfile(t *testing.T, docker []byte) {
+	t.Helper()
+	froms := regexp.MustCompile(`(?m)^FROM\s+(\S+)`).FindAllSubmatch(docker, -1)
+	if len(froms) != 1 {
+		t.Errorf("the Dockerfile has %d stages, want one: the binary is built before it runs", len(froms))
+	}
+	for _, m := range froms {
+		if !pinnedImage.Match(m[1]) || bytes.Contains(m[1], []byte("golang")) {
+			t.Errorf("FROM %s: want the runtime base alone, pinned by digest", m[1])
+		}
+	}
+	for _, want := range []string{"\nARG TARGETPLATFORM\n", "\nCOPY $TARGETPLATFORM/spawngate /usr/local/bin/spawngate\n"} {
+		if !bytes.Contains(docker, []byte(want)) {
+			t.Errorf("the Dockerfile has no line %q", strings.TrimSpace(want))
+		}
+	}
+	if bytes.Contains(docker, []byte("\nRUN ")) {
+		t.Error("the Dockerfile runs something: the distroless base has no shell, and nothing is built in it")
+	}
+	data, err := os.ReadFile(filepath.Join("..", "..", ".goreleaser.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		DockersV2 []struct {
+			Dockerfile string   `yaml:"dockerfile"`
+			Platforms  []string `yaml:"platforms"`
+		} `yaml:"dockers_v2"`
+	}
+	if err := yaml.Unmarshal(data, &cfg); err != nil {
+		t.Fatalf(".goreleaser.yaml: %v", err)
+	}
+	if len(cfg.DockersV2) != 1 || cfg.DockersV2[0].Dockerfile != "examples/deploy/Dockerfile" {
+		t.Errorf(".goreleaser.yaml's dockers_v2 does not build examples/deploy/Dockerfile: %+v", cfg.DockersV2)
+	}
 }
 
 // checkServeArgs parses a command line as spawngate serve would: it must
