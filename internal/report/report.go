@@ -91,6 +91,11 @@ type Result struct {
 	// Exceptions are the operator policy's exceptions that did not apply
 	// as written: expired, or matching nothing in this plan.
 	Exceptions []ExceptionNote `json:"exceptions,omitempty"`
+	// Text is the document as it was read (the plan file, or the agent
+	// definition), for the formats that show it with each violation at its
+	// line and column (HTML). Front ends fill it only when such a format
+	// is asked for; nil otherwise. It is not part of the JSON report.
+	Text []byte `json:"-"`
 }
 
 // Child is the outcome of one child of a plan.

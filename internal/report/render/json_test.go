@@ -88,6 +88,9 @@ func TestJSONEqualsEncodingJSON(t *testing.T) {
 			if rng.IntN(2) == 0 {
 				res.Problem = &report.Problem{Line: num(), Column: num(), Pointer: str(), Msg: str()} // never in the JSON
 			}
+			if rng.IntN(2) == 0 {
+				res.Text = []byte(str()) // never in the JSON
+			}
 			if rng.IntN(4) > 0 {
 				res.Children = []report.Child{}
 			}
@@ -121,7 +124,7 @@ func TestJSONEqualsEncodingJSON(t *testing.T) {
 func TestJSONPropertyTestCoversEveryField(t *testing.T) {
 	known := map[string][]string{
 		"Report":        {"Verdict", "Error", "Problems", "Note", "Results", "Rules"},
-		"Result":        {"Source", "Verdict", "Error", "Problem", "Problems", "Policies", "PolicyInPlan", "Children", "Violations", "Exceptions"},
+		"Result":        {"Source", "Verdict", "Error", "Problem", "Problems", "Policies", "PolicyInPlan", "Children", "Violations", "Exceptions", "Text"},
 		"Child":         {"Index", "Pointer", "Role", "Verdict", "Violations", "Unlisted"},
 		"Violation":     {"Rule", "Severity", "Message", "Path", "Line", "Column", "Policies", "Excepted"},
 		"Exception":     {"Index", "Pointer", "Rule", "Reason", "Expires"},

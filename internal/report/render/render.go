@@ -1,7 +1,7 @@
 // Package render shows a report in each output format: text for a person,
-// JSON, SARIF, JUnit XML and GitHub workflow commands. Each format is one
-// Renderer, chosen from one table (Formats) that also feeds --format and
-// its help. A renderer reads the report model and changes nothing in it.
+// JSON, SARIF, JUnit XML, GitHub workflow commands, and an HTML page for a
+// person. Each format is one Renderer, chosen from one table (Formats)
+// that also feeds --format and its help. A renderer reads the report model and changes nothing in it.
 package render
 
 import (
@@ -22,6 +22,10 @@ type Format struct {
 	Name     string
 	Help     string
 	Renderer Renderer
+	// ShowsText tells that the format shows each document's own text
+	// (report.Result.Text): front ends read it for such a format only, so
+	// that the others pay nothing.
+	ShowsText bool
 }
 
 // Formats lists every output format; the first is the default. It feeds the
@@ -32,6 +36,7 @@ var Formats = []Format{
 	{Name: "sarif", Help: "SARIF 2.1.0 for GitHub code scanning", Renderer: SARIF{}},
 	{Name: "junit", Help: "JUnit XML for CI test reports", Renderer: JUnit{}},
 	{Name: "github", Help: "GitHub Actions annotations", Renderer: GitHub{}},
+	{Name: "html", Help: "one self-contained page for a person, with each refused value marked in the plan's text", Renderer: HTML{}, ShowsText: true},
 }
 
 // FormatNamed finds a format by name.

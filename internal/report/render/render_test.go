@@ -204,7 +204,7 @@ func TestFormatNamed(t *testing.T) {
 			t.Errorf("FormatNamed(%q) = %v, %v", f.Name, got.Name, err)
 		}
 	}
-	if _, err := render.FormatNamed("xml"); err == nil || err.Error() != `not a format: choose text, json, sarif, junit or github` {
+	if _, err := render.FormatNamed("xml"); err == nil || err.Error() != `not a format: choose text, json, sarif, junit, github or html` {
 		t.Errorf("FormatNamed(xml) error = %v", err)
 	}
 }
