@@ -71,6 +71,7 @@ func judgeDefinitions(ctx context.Context, g *judge.Gate, opts *agentsOptions, r
 		rep.Results = append(rep.Results, report.Failed(source, line, problem))
 	}
 	budget := g.Budget(json.Number(opts.budget))
+	withText := showsText(opts.format, opts.outputs)
 	left := opts.maxListed
 	found := 0
 	for _, root := range opts.paths {
@@ -103,6 +104,9 @@ func judgeDefinitions(ctx context.Context, g *judge.Gate, opts *agentsOptions, r
 					continue
 				}
 				left = res.Trim(left)
+				if withText {
+					res.Text = definitionText(a.File, g.Options().Limits.MaxBytes)
+				}
 				rep.Results = append(rep.Results, res)
 			}
 		}

@@ -213,6 +213,10 @@ func run(ctx context.Context, opts *checkOptions, stdin io.Reader, stderr io.Wri
 	if log != nil {
 		read = append(read, log.read)
 	}
+	if texts := keepTexts(opts.format, opts.outputs); texts != nil {
+		read = append(read, texts.read) // for a report that shows each plan's text
+		defer texts.fill(rep)
+	}
 	if opts.policyInPlan {
 		start := time.Now()
 		res, lines, g := judgeInPlan(ctx, opts, stdin, read)

@@ -64,7 +64,7 @@ func TestOutputs(t *testing.T) {
 			stderr: "spawngate: --output \"sarif=\": not FORMAT=FILE, such as sarif=results.sarif (FILE - for standard output) (see spawngate check -h)\n"},
 		{name: "no format", code: 2,
 			args:    []string{"check", "--policy", policy, "--output", "sarf=DIR/r", refused},
-			stderr:  "spawngate: --output \"sarf=DIR/r\": not a format: choose text, json, sarif, junit or github (see spawngate check -h)\n",
+			stderr:  "spawngate: --output \"sarf=DIR/r\": not a format: choose text, json, sarif, junit, github or html (see spawngate check -h)\n",
 			missing: []string{"r"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
