@@ -137,7 +137,7 @@ func markScannerError(data []byte, line int, problem string) (int, int) {
 
 // unclosedQuote finds where the quoted string that runs to the end of the
 // document opens, as a 0-based offset, or -1. The string's text holds no
-// closing quote: for '...', quotes only in pairs (” is one quote); for
+// closing quote: for '...', quotes only in pairs (two in a row are one); for
 // "...", a '"' only after an odd number of '\'. So it opens at the last quote
 // that could not be inside it. Which kind it is, yaml.v3 tells: closing it
 // with its own quote ends the problem.
