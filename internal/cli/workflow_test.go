@@ -70,7 +70,7 @@ func TestPinsAreDigests(t *testing.T) {
 			files = append(files, filepath.ToSlash(rel))
 		}
 	}
-	uses := regexp.MustCompile(`\buses:\s*([^\s#]+)(\s*#\s*(\S+))?`)
+	uses := regexp.MustCompile(`(?m)^\s*(?:-\s+)?uses:\s*([^\s#]+)(\s*#\s*(\S+))?`)
 	pinnedUse := regexp.MustCompile(`^[\w.-]+/[\w./-]+@[0-9a-f]{40}$`)
 	version := regexp.MustCompile(`^v\d+\.\d+\.\d+$`)
 	from := regexp.MustCompile(`(?m)^FROM\s+(?:--platform=\S+\s+)?(\S+)`)
