@@ -2,7 +2,10 @@ package render
 
 import (
 	"bytes"
+	"strings"
 	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
 )
 
 // The HTML report marks each refused value in the plan's own text. A
@@ -18,6 +21,11 @@ import (
 type textLines struct {
 	data   []byte
 	starts []int
+	// plain holds each plain scalar written on one line, by its line and
+	// column, as YAML reads the document (a JSON document is YAML too):
+	// the only way to tell where "a, b" ends, which is one value in a
+	// block and two in a flow list. nil when the text does not parse.
+	plain map[[2]int]string
 }
 
 func indexLines(data []byte) textLines {
@@ -27,7 +35,40 @@ func indexLines(data []byte) textLines {
 			starts = append(starts, i+1)
 		}
 	}
-	return textLines{data, starts}
+	return textLines{data, starts, plainScalars(data)}
+}
+
+// maxMarkedYAML is the largest text read as YAML for its marks: the
+// gate's own default limit on a YAML document.
+const maxMarkedYAML = 4 << 20
+
+// plainScalars reads the document's plain scalars that are written on one
+// line. The text was read by the gate's own strict reader already; this
+// is yaml.v3 once more, for the marks alone, and a text it cannot read
+// leaves the marks to tokenEnd.
+func plainScalars(data []byte) map[[2]int]string {
+	if len(data) > maxMarkedYAML {
+		return nil // YAML costs many times its size to read: the page marks by token
+	}
+	var root yaml.Node
+	if yaml.Unmarshal(data, &root) != nil {
+		return nil
+	}
+	out := map[[2]int]string{}
+	var walk func(n *yaml.Node, depth int)
+	walk = func(n *yaml.Node, depth int) {
+		if depth > 10000 {
+			return
+		}
+		if n.Kind == yaml.ScalarNode && n.Style == 0 && n.Value != "" && !strings.ContainsAny(n.Value, "\r\n") {
+			out[[2]int{n.Line, n.Column}] = n.Value
+		}
+		for _, c := range n.Content {
+			walk(c, depth+1)
+		}
+	}
+	walk(&root, 0)
+	return out
 }
 
 // count is how many lines the document has; a last line that is empty (a
@@ -74,6 +115,9 @@ func (l textLines) span(line, column int) (start, end int, ok bool) {
 	switch text[start] {
 	case ' ', '\t', '#':
 		return 0, 0, false // no value starts so: the place is not a value's
+	}
+	if v, ok := l.plain[[2]int{line, column}]; ok && bytes.HasPrefix(text[start:], []byte(v)) {
+		return start, start + len(v), true
 	}
 	end = tokenEnd(text, start)
 	return start, end, end > start
