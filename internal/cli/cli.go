@@ -34,7 +34,7 @@ func Main() int {
 	pipe := make(chan os.Signal, 1)
 	signal.Notify(pipe, syscall.SIGPIPE)
 	defer signal.Stop(pipe)
-	if len(os.Args) > 1 && os.Args[1] == "serve" {
+	if len(os.Args) > 1 && (os.Args[1] == "serve" || os.Args[1] == "playground") {
 		// A server stops gracefully on the first signal, within its own
 		// --shutdown-timeout, and collects garbage as any long-lived
 		// process does. It never ends itself for one stuck request: a
@@ -143,6 +143,9 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		// whose failures the server counts and logs as they come.
 		return runServe(ctx, args[1:], stdout, stderr)
 	}
+	if args[0] == "playground" {
+		return runPlayground(ctx, args[1:], stdout, stderr)
+	}
 	out := &output{w: stdout}
 	code = runCommand(ctx, args, stdin, out, stderr)
 	if err := out.failed(); err != nil && code != exitError {
@@ -211,7 +214,7 @@ func (o *output) failed() error {
 }
 
 // commands are the command names, for a slip's suggestion.
-var commands = []string{"check", "rules", "hook", "agents", "serve", "verify", "doctor", "version", "help"}
+var commands = []string{"check", "rules", "hook", "agents", "serve", "playground", "verify", "doctor", "version", "help"}
 
 // help answers a help word. Help is an answer only when it is all that was
 // asked: "help" or "help check" alone. Anything else after a help word (a
@@ -231,6 +234,8 @@ func help(args []string, stdout, stderr io.Writer) int {
 		return exitPass
 	case len(args) == 2 && args[0] == "help" && args[1] == "serve":
 		return runServe(context.Background(), []string{"-h"}, stdout, stderr)
+	case len(args) == 2 && args[0] == "help" && args[1] == "playground":
+		return runPlayground(context.Background(), []string{"-h"}, stdout, stderr)
 	case len(args) == 2 && args[0] == "help" && args[1] == "verify":
 		return runVerify(context.Background(), []string{"-h"}, stdout, stderr)
 	case len(args) == 2 && args[0] == "help" && args[1] == "rules":
@@ -262,6 +267,8 @@ Usage:
   spawngate serve --policy FILE     answer decisions over HTTP (check and
                                     every host's hook), with metrics and
                                     reload
+  spawngate playground              a local page to paste a plan and a
+                                    policy into and see the HTML report
   spawngate verify [DIR...]         run the Rego tests of your own checks, with
                                     their coverage (for CI)
   spawngate doctor HOST             report every way a host's settings let
@@ -282,8 +289,8 @@ HOST is one of the hosts: %s.
 Example:
   spawngate check --policy examples/policy.yaml examples/refused-plan.yaml
 
-Run 'spawngate help COMMAND' (check, hook, agents, serve, verify, rules,
-doctor, version) for its flags.
+Run 'spawngate help COMMAND' (check, hook, agents, serve, playground,
+verify, rules, doctor, version) for its flags.
 `
 
 // oneLine keeps an error on one line of stderr.

@@ -144,6 +144,9 @@ var docSkipped = []struct {
 	{"it starts a server (the transcripts of testdata/script and the server's tests hold what it answers)", []string{
 		"spawngate serve --policy /etc/spawngate/policy.yaml            # listens on 127.0.0.1:8321",
 	}},
+	{"it starts a server for a browser (internal/playground's tests and the browser tests of internal/e2e/browser hold what it answers)", []string{
+		"spawngate playground              # then open http://127.0.0.1:8322/",
+	}},
 	{"it reads this machine's installation (/etc, the user's home, /usr/local/bin/spawngate); testdata/script/doctor_*.txtar hold the same findings under --root and --home", []string{
 		"spawngate doctor claude-code --project ~/src/repo",
 		"$ spawngate doctor claude-code --project repo",

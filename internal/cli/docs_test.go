@@ -564,7 +564,7 @@ func TestCLISynopsis(t *testing.T) {
 			}
 		}
 	}
-	for _, c := range []string{"check", "agents", "serve", "verify", "rules", "version", "hook claude-code", "doctor claude-code"} {
+	for _, c := range []string{"check", "agents", "serve", "playground", "verify", "rules", "version", "hook claude-code", "doctor claude-code"} {
 		if documented[c] == nil {
 			t.Errorf("docs/cli.md's synopsis has no line for spawngate %s", c)
 		}

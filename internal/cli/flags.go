@@ -39,6 +39,15 @@ func newCommand(name string, help func(io.Writer, *flag.FlagSet)) *command {
 func (c *command) gateFlags(policy *string, o *judge.Options) {
 	fs := c.fs
 	fs.Var(policyFlag{policy}, "policy", "the operator's policy `FILE` (.yaml, .yml or .json)")
+	c.limitFlags(o)
+	fs.BoolVar(&o.ResolvePaths, "resolve-paths", false, "also resolve every path on this machine's filesystem, following symlinks; the workspace roots must exist")
+	c.judgingFlags(o)
+	c.checksFlags(o)
+}
+
+// limitFlags are the resource limits every document is held to.
+func (c *command) limitFlags(o *judge.Options) {
+	fs := c.fs
 	fs.Int64Var(&o.Limits.MaxBytes, "max-bytes", document.DefaultLimits.MaxBytes, "largest plan or policy document, and largest bundle once decompressed, in `bytes`")
 	fs.Int64Var(&o.Limits.MaxYAMLBytes, "max-yaml-bytes", document.DefaultLimits.MaxYAMLBytes, "largest YAML document, in `bytes` (YAML takes far more memory to parse than JSON)")
 	fs.IntVar(&o.Limits.MaxDepth, "max-depth", document.DefaultLimits.MaxDepth, "deepest nesting of lists and mappings, in `levels`")
@@ -48,11 +57,15 @@ func (c *command) gateFlags(policy *string, o *judge.Options) {
 	fs.IntVar(&o.Limits.MaxValues, "max-values", document.DefaultLimits.MaxValues, "most `values` (of any kind) in one document")
 	fs.IntVar(&o.Limits.MaxChildren, "max-children", document.DefaultLimits.MaxChildren, "most `children` in one plan")
 	fs.IntVar(&o.Limits.MaxChildEntries, "max-child-entries", document.DefaultLimits.MaxChildEntries, "most `entries` one child's tools, and one child's paths, may list")
-	fs.BoolVar(&o.ResolvePaths, "resolve-paths", false, "also resolve every path on this machine's filesystem, following symlinks; the workspace roots must exist")
+}
+
+// judgingFlags are the timeout and how the operator policy's exceptions
+// are judged.
+func (c *command) judgingFlags(o *judge.Options) {
+	fs := c.fs
 	fs.DurationVar(&o.Timeout, "timeout", judge.DefaultTimeout, "longest time to judge one plan (read, validate, evaluate), as a `duration` such as 500ms or 10s")
 	fs.BoolVar(&o.StrictExceptions, "strict-exceptions", false, "refuse a plan that an exception of the operator policy matches nothing in")
 	fs.StringVar(&o.Today, "today", "", "judge the operator policy's exceptions as of this `date` (YYYY-MM-DD, UTC) instead of today, to see what expires")
-	c.checksFlags(o)
 }
 
 // checksFlags are the flags that bring the operator's own checks: folders
