@@ -305,7 +305,7 @@ var claudeCases = []claudeCase{
 		name:    "a tab where indentation goes",
 		data:    "---\nname: a\ndescription: d\n\ttools: Read\n---\n",
 		skipped: "is not YAML",
-		err:     "line 3: found a tab character that violates indentation", // yaml.v3 names the line before
+		err:     "line 4, column 1: a tab indents this line: YAML indents with spaces",
 	},
 	{
 		name:    "a --- inside a value ends the frontmatter early for Claude Code",
