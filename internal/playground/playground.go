@@ -161,7 +161,7 @@ func (p *Playground) asset(w http.ResponseWriter, r *http.Request, contentType s
 	}
 	w.Header().Set("Content-Type", contentType)
 	w.Header().Set("Content-Security-Policy", p.csp)
-	w.Header().Set("X-Frame-Options", "DENY")
+	w.Header().Set("X-Frame-Options", "SAMEORIGIN")
 	w.Write(body)
 }
 
@@ -316,7 +316,7 @@ func contentSecurityPolicy() string {
 		styles = append(styles, "'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'")
 	}
 	return "default-src 'none'; script-src 'self'; style-src " + strings.Join(styles, " ") +
-		"; connect-src 'self'; frame-src 'self'; child-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+		"; connect-src 'self'; frame-src 'self'; child-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
 }
 
 var styleElement = regexp.MustCompile(`(?s)<style>(.*?)</style>`)

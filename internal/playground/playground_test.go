@@ -224,7 +224,7 @@ func TestContentSecurityPolicy(t *testing.T) {
 		name, value, _ := strings.Cut(strings.TrimSpace(d), " ")
 		directives[name] = value
 	}
-	for name, want := range map[string]string{"default-src": "'none'", "script-src": "'self'", "connect-src": "'self'", "img-src": "data:", "frame-ancestors": "'none'", "base-uri": "'none'", "form-action": "'none'"} {
+	for name, want := range map[string]string{"default-src": "'none'", "script-src": "'self'", "connect-src": "'self'", "img-src": "data:", "frame-ancestors": "'self'", "base-uri": "'none'", "form-action": "'none'"} {
 		if directives[name] != want {
 			t.Errorf("%s %q, want %q (CSP %q)", name, directives[name], want, csp)
 		}

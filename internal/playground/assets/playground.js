@@ -6,7 +6,7 @@
   const $ = (id) => document.getElementById(id);
   const fields = ["plan", "policy", "checks"];
   const tokenKey = "spawngate-playground-token";
-  const form = $("form"), verdict = $("verdict"), frame = $("report");
+  const form = $("form"), verdict = $("verdict");
   let examples = [];
 
   const state = () => Object.fromEntries(fields.map((f) => [f, $(f).value]));
@@ -34,6 +34,15 @@
     return JSON.parse(new TextDecoder().decode(bytes));
   }
 
+  // show puts a report into the sandboxed frame, and resolves once it is
+  // loaded: the verdict is said with the report it goes with.
+  function show(html) {
+    const frame = $("report");
+    const loaded = new Promise((resolve) => frame.addEventListener("load", resolve, { once: true }));
+    frame.srcdoc = html;
+    return loaded;
+  }
+
   function announce(kind, text) {
     verdict.dataset.verdict = kind;
     verdict.textContent = text;
@@ -55,7 +64,7 @@
       res = await fetch("/v1/judge", { method: "POST", headers, body: JSON.stringify(s), cache: "no-store", credentials: "same-origin" });
       answer = await res.json();
     } catch (e) {
-      frame.srcdoc = "";
+      await show("");
       announce("error", "Not judged: the playground did not answer" + (res ? " (status " + res.status + ")" : "") + ".");
       document.body.dataset.state = "judged";
       return;
@@ -64,7 +73,7 @@
       $("token-fields").hidden = false;
       $("token").focus();
     }
-    frame.srcdoc = answer.html || "";
+    await show(answer.html || "");
     if (answer.verdict === "pass" || answer.verdict === "block") {
       announce(answer.verdict, answer.summary);
     } else {
