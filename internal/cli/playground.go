@@ -81,6 +81,9 @@ func parsePlayground(args []string, help io.Writer) (*playgroundOptions, error) 
 	if err != nil {
 		return opts, &usageError{fmt.Sprintf("--addr %q: %v", opts.addr, err)}
 	}
+	if opts.allowRemote && opts.hosts == "" && (host == "" || net.ParseIP(host) != nil && net.ParseIP(host).IsUnspecified()) {
+		return opts, &usageError{fmt.Sprintf("--addr %q listens on every address: --host must name the names the page is reached by, since any other Host header is refused", opts.addr)}
+	}
 	if !opts.allowRemote && !loopback(host) {
 		return opts, &usageError{fmt.Sprintf("--addr %q is not a loopback address: the playground judges by any policy it is sent, so it listens on this machine alone unless --allow-remote (with --auth-token-file) says otherwise", opts.addr)}
 	}

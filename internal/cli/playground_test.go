@@ -25,6 +25,7 @@ func TestPlaygroundRefusesItsFlags(t *testing.T) {
 		{[]string{"--addr", "192.0.2.1:8322", "--auth-token-file", token}, "not a loopback address"},
 		{[]string{"--addr", "0.0.0.0:0", "--allow-remote"}, "--allow-remote needs --auth-token-file"},
 		{[]string{"--host", "gate.internal"}, "--host needs --allow-remote"},
+		{[]string{"--addr", "0.0.0.0:0", "--allow-remote", "--auth-token-file", token}, "--host must name"},
 		{[]string{"examples/refused-plan.yaml"}, "takes no arguments"},
 		{[]string{"--addr", "nope"}, "--addr"},
 		{[]string{"--timeout", "0s"}, "--timeout must be positive"},
