@@ -3,10 +3,13 @@ package browser
 import (
 	"bytes"
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -87,12 +90,32 @@ func TestReportsRequestNothing(t *testing.T) {
 	// A page that does request something, first: the count must see it,
 	// or it would see nothing in the reports either.
 	control := filepath.Join(dir, "control.html")
-	os.WriteFile(control, []byte(`<!doctype html><title>spawngate control</title><body><img src="elsewhere.png" alt="">`), 0o644)
+	os.WriteFile(control, []byte(`<!doctype html><title>spawngate control</title><link rel="icon" href="data:,"><body><img src="elsewhere.png" alt="">`), 0o644)
 	pages = append([]string{control}, pages...)
 	end := filepath.Join(dir, "end.html")
 	os.WriteFile(end, []byte("<!doctype html><title>end</title>"), 0o644)
+	// Each page from a file and from a server on 127.0.0.1, where a
+	// browser would also ask for /favicon.ico unless the page names an
+	// icon of its own.
+	// The server counts what it is asked for too: the browser fetches an
+	// icon outside the page's own network events.
+	var mu sync.Mutex
+	served := map[string]int{}
+	files := http.FileServer(http.Dir(dir))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		served[r.URL.Path]++
+		mu.Unlock()
+		files.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	type load struct{ name, url string }
+	var loads []load
 	for _, name := range pages {
-		url := "file://" + name
+		loads = append(loads, load{name, "file://" + name}, load{name, srv.URL + "/" + filepath.Base(name)})
+	}
+	for _, l := range loads {
+		name, url := l.name, l.url
 		requests := chromedp.Events(ctx, network.RequestWillBeSent)
 		if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS("body"))); err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -101,7 +124,7 @@ func TestReportsRequestNothing(t *testing.T) {
 		if err != nil || !strings.HasPrefix(title, "spawngate") {
 			t.Errorf("%s: title %q (%v)", filepath.Base(name), title, err)
 		}
-		if strings.HasSuffix(name, "examples_refused-plan.yaml.html") {
+		if strings.HasSuffix(name, "examples_refused-plan.yaml.html") && strings.HasPrefix(url, "file:") {
 			screenshot(t, ctx, "report.png")
 		}
 		// A page of its own after the report: every request the report
@@ -123,13 +146,23 @@ func TestReportsRequestNothing(t *testing.T) {
 		}
 		if name == control {
 			if len(others) == 0 {
-				t.Fatal("the control page's image request was not seen: the count is blind")
+				t.Fatalf("%s: the control page's image request was not seen: the count is blind", url)
 			}
 			continue
 		}
 		if len(others) > 0 {
-			t.Errorf("%s requested %d more: %v", filepath.Base(name), len(others), others)
+			t.Errorf("%s requested %d more: %v", url, len(others), others)
 		}
 	}
-	t.Logf("%d reports, not one request but each page's own", len(pages)-1)
+	mu.Lock()
+	defer mu.Unlock()
+	for path, n := range served {
+		if path == "/elsewhere.png" {
+			continue // the control page's
+		}
+		if !slices.ContainsFunc(pages, func(p string) bool { return "/"+filepath.Base(p) == path }) {
+			t.Errorf("the server was asked for %s (%d times), which no page names", path, n)
+		}
+	}
+	t.Logf("%d reports, from a file and from a server, not one request but each page's own", len(pages)-1)
 }

@@ -154,6 +154,9 @@ func (p *page) write(r *report.Report) {
 	p.str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
 	p.printf("<meta http-equiv=\"Content-Security-Policy\" content=\"%s\">\n", htmlPolicy) // no " or & in it
 	p.str("<meta name=\"referrer\" content=\"no-referrer\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")
+	// An empty icon of its own, or a browser that shows the page from a
+	// server asks that server for /favicon.ico.
+	p.str("<link rel=\"icon\" href=\"data:,\">\n")
 	p.printf("<title>spawngate: %s</title>\n<style>%s</style>\n</head>\n<body>\n", esc(summary), htmlStyle)
 
 	p.str("<header>\n<h1>spawngate report</h1>\n")

@@ -157,9 +157,9 @@ func TestHTMLMatchesGoldenPages(t *testing.T) {
 var (
 	htmlElements = []string{"html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "p", "strong",
 		"ul", "li", "main", "nav", "section", "a", "span", "code", "table", "caption", "thead", "tbody", "tr", "th", "td",
-		"details", "summary", "pre"}
+		"details", "summary", "pre", "link"}
 	htmlAttributes = []string{"lang", "charset", "http-equiv", "content", "name", "class", "id", "href", "title",
-		"aria-label", "aria-labelledby", "aria-hidden", "scope", "colspan", "open"}
+		"aria-label", "aria-labelledby", "aria-hidden", "scope", "colspan", "open", "rel"}
 	tagPattern  = regexp.MustCompile(`^<(/?)([a-z][a-z0-9]*)((?: [a-z-]+(?:="[^"<>]*")?)*)>`)
 	attrPattern = regexp.MustCompile(` ([a-z-]+)(?:="([^"<>]*)")?`)
 	docsHref    = regexp.MustCompile(`^` + regexp.QuoteMeta(render.RulesDocs) + `#[a-z0-9_-]+$`)
@@ -254,6 +254,10 @@ func TestHTMLLoadsNothingAndEscapesEverything(t *testing.T) {
 					switch {
 					case strings.HasPrefix(href, "#"):
 						fragments = append(fragments, href[1:])
+					case tag.name == "link":
+						if href != "data:," || tag.attrs["rel"] != "icon" {
+							t.Errorf("<link> %v: the page links only its empty icon", tag.attrs)
+						}
 					case !docsHref.MatchString(href):
 						t.Errorf("href %q is neither a fragment of the page nor a rule's documentation", href)
 					}
