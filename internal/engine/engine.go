@@ -968,6 +968,12 @@ func (e *Engine) eval(ctx context.Context, body ast.Body, input ast.Value) (topd
 	if err == nil && ctx.Err() == nil {
 		vc.commit()
 	}
+	if err != nil && ctx.Err() != nil {
+		// Stopped because the context ended (a built-in such as
+		// numbers.range reports its own cancel error): the reason is the
+		// context's, a timeout or an interruption, not an internal error.
+		return rs, fmt.Errorf("%w: %v", ctx.Err(), err)
+	}
 	return rs, err
 }
 

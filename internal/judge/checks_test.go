@@ -7,9 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spawngate/spawngate/internal/judge"
 	"github.com/spawngate/spawngate/internal/report"
+	"github.com/spawngate/spawngate/policy"
 )
 
 // noHTTP is an operator's check: no child may fetch with http.get.
@@ -324,5 +326,25 @@ func TestChecksFolderFollowsLinks(t *testing.T) {
 	write(t, dir, map[string]string{"shared/no_http.rego": noHTTP + "\n# changed\n"})
 	if judge.Fingerprint(opts, filepath.Join(dir, "policy.yaml")) == before {
 		t.Fatal("a linked module changed, and the fingerprint did not")
+	}
+}
+
+// A check that is still counting when the deadline passes is a timeout,
+// as every other late evaluation is, though the built-in it was in
+// reports a cancel error of its own: never an internal error (a 500 from
+// the server, not the 504 a timeout gets).
+func TestACheckStoppedInABuiltinIsATimeout(t *testing.T) {
+	slow := strings.Replace(noHTTP, `"http.get" in child.tools`, `count(numbers.range(1, 4000000000)) > 0`, 1)
+	opts := judge.DefaultOptions()
+	opts.Modules = []policy.Module{{Name: "slow.rego", Source: slow}}
+	opts.Timeout = 100 * time.Millisecond
+	g, err := judge.NewWithPolicy(context.Background(), opts, "operator.yaml", []byte(operatorYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = g.JudgeBytes(context.Background(), "plan.json", []byte(fetchingPlan), 10)
+	var e *judge.Error
+	if !errors.As(err, &e) || e.Kind != judge.Timeout {
+		t.Fatalf("a check stopped by the deadline: %v (%T), want a timeout", err, err)
 	}
 }
