@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -34,6 +35,9 @@ type playgroundOptions struct {
 	readTimeout   time.Duration
 	writeTimeout  time.Duration
 	idleTimeout   time.Duration
+	tlsCert       string
+	tlsKey        string
+	maxChecks     int64
 }
 
 // DefaultPlaygroundAddr is where spawngate playground listens unless told
@@ -47,7 +51,10 @@ func parsePlayground(args []string, help io.Writer) (*playgroundOptions, error) 
 	c.judgingFlags(&opts.gate)
 	fs := c.fs
 	fs.StringVar(&opts.addr, "addr", DefaultPlaygroundAddr, "the `host:port` to listen on (loopback by default; another address needs --allow-remote)")
-	fs.BoolVar(&opts.allowRemote, "allow-remote", false, "listen on an address that is not loopback (needs --auth-token-file): anyone who can reach it and holds the token judges with this process")
+	fs.BoolVar(&opts.allowRemote, "allow-remote", false, "listen on an address that is not loopback (needs --auth-token-file, --tls-cert and --tls-key): anyone who can reach it and holds the token judges with this process")
+	fs.StringVar(&opts.tlsCert, "tls-cert", "", "serve HTTPS with this certificate `FILE` (PEM); --allow-remote needs it, since the token and the policies pasted would otherwise cross the network in clear")
+	fs.StringVar(&opts.tlsKey, "tls-key", "", "the private key `FILE` of --tls-cert (PEM)")
+	fs.Int64Var(&opts.maxChecks, "max-checks-bytes", playground.DefaultMaxChecksBytes, "largest checks field, in `bytes`: compiling pasted Rego costs many times its size in memory")
 	fs.StringVar(&opts.hosts, "host", "", "with --allow-remote, the `names` (comma-separated, host or host:port) the page is reached by; any other Host header is refused")
 	fs.StringVar(&opts.tokenFile, "auth-token-file", "", "a `FILE` holding the bearer token every judgement must carry; the page asks for it and keeps it for the tab's session")
 	fs.IntVar(&opts.maxListed, "max-listed", report.DefaultMaxListed, "most `violations` one report lists; the rest are counted per child")
@@ -74,6 +81,12 @@ func parsePlayground(args []string, help io.Writer) (*playgroundOptions, error) 
 		return opts, &usageError{"durations must be positive"}
 	case opts.allowRemote && opts.tokenFile == "":
 		return opts, &usageError{"--allow-remote needs --auth-token-file: a playground others can reach judges only for those who hold the token"}
+	case (opts.tlsCert == "") != (opts.tlsKey == ""):
+		return opts, &usageError{"--tls-cert and --tls-key go together"}
+	case opts.allowRemote && opts.tlsCert == "":
+		return opts, &usageError{"--allow-remote needs --tls-cert and --tls-key: the token and the policies pasted would cross the network in clear"}
+	case opts.maxChecks <= 0:
+		return opts, &usageError{"--max-checks-bytes must be positive"}
 	case opts.hosts != "" && !opts.allowRemote:
 		return opts, &usageError{"--host needs --allow-remote: on loopback the page is reached by localhost's names alone"}
 	}
@@ -131,6 +144,14 @@ func runPlayground(ctx context.Context, args []string, stdout, stderr io.Writer)
 			return fail("--auth-token-file " + opts.tokenFile + ": the file holds no token")
 		}
 	}
+	var tlsConfig *tls.Config
+	if opts.tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(opts.tlsCert, opts.tlsKey)
+		if err != nil {
+			return fail("--tls-cert/--tls-key: " + err.Error())
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
 	ln, err := net.Listen("tcp", opts.addr)
 	if err != nil {
 		return fail("--addr: " + err.Error())
@@ -139,7 +160,7 @@ func runPlayground(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if opts.hosts != "" {
 		extra = strings.Split(opts.hosts, ",")
 	}
-	p, err := playground.New(playground.Config{Server: cfg, Hosts: playground.Hosts(ln.Addr().String(), extra...)})
+	p, err := playground.New(playground.Config{Server: cfg, Hosts: playground.Hosts(ln.Addr().String(), extra...), MaxChecksBytes: opts.maxChecks})
 	if err != nil {
 		ln.Close()
 		return fail(err.Error())
@@ -156,10 +177,15 @@ func runPlayground(ctx context.Context, args []string, stdout, stderr io.Writer)
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
+	scheme := "http"
+	if tlsConfig != nil {
+		srv.TLSConfig, scheme = tlsConfig, "https"
+		ln = tls.NewListener(ln, tlsConfig)
+	}
 	// The address, for a person to open (and a test to find): the port
 	// may have been chosen by the system (--addr 127.0.0.1:0).
-	fmt.Fprintf(stdout, "spawngate playground: http://%s/\n", ln.Addr().String())
-	logger.Info("serving the playground", "addr", ln.Addr().String(), "token", cfg.Token != nil)
+	fmt.Fprintf(stdout, "spawngate playground: %s://%s/\n", scheme, ln.Addr().String())
+	logger.Info("serving the playground", "addr", ln.Addr().String(), "token", cfg.Token != nil, "tls", tlsConfig != nil)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
@@ -196,9 +222,11 @@ again. The page's link keeps the fields after the #, which no server sees.
 The policy comes with each request, so this is not serve: serve judges by
 the operator's policy alone. The playground reads no file for a request (a
 policy whose checks name a folder is refused: paste the checks), listens
-on loopback unless --allow-remote, refuses requests from other origins and
-for other hosts, and bounds each request as serve does. SIGINT or SIGTERM
-stops it, answering what is in flight.
+on loopback unless --allow-remote (with a token and TLS), refuses requests
+from other origins and for other hosts, and bounds each request as serve
+does. A pasted check runs with the memory its evaluation takes until
+--timeout: the playground is for the operator's own desk. SIGINT or
+SIGTERM stops it, answering what is in flight.
 
   GET  /              the page
   GET  /examples      the examples of examples/, as JSON

@@ -71,6 +71,12 @@ func (c *gates) get(ctx context.Context, opts judge.Options, source string, pol 
 	if err != nil {
 		return nil, err
 	}
+	if ctx.Err() != nil {
+		// Built after its request was answered (a timeout, a shutdown):
+		// not kept, or what was too costly to build in time would be
+		// served from the cache to the next request, in no time.
+		return nil, judge.AsError(source, ctx.Err())
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.byKey[key]; ok {

@@ -35,7 +35,15 @@ type Config struct {
 	// MaxGates bounds the gates kept for the policies judged lately
 	// (DefaultMaxGates when 0).
 	MaxGates int
+	// MaxChecksBytes bounds the checks field (DefaultMaxChecksBytes when
+	// 0): compiling Rego costs many times its size in memory, and the
+	// body's own bound (--max-bytes) is a plan's, far larger.
+	MaxChecksBytes int64
 }
+
+// DefaultMaxChecksBytes is the largest checks field unless told
+// otherwise: an operator's checks are kilobytes; this is room for many.
+const DefaultMaxChecksBytes = 256 << 10
 
 // DefaultMaxGates is how many gates a playground keeps unless told
 // otherwise: a policy being edited, and a few to switch between.
@@ -58,6 +66,9 @@ type Playground struct {
 func New(cfg Config) (*Playground, error) {
 	if cfg.MaxGates <= 0 {
 		cfg.MaxGates = DefaultMaxGates
+	}
+	if cfg.MaxChecksBytes <= 0 {
+		cfg.MaxChecksBytes = DefaultMaxChecksBytes
 	}
 	if len(cfg.Hosts) == 0 {
 		return nil, errors.New("no host to answer: a playground checks every request's Host")
@@ -135,7 +146,8 @@ func (p *Playground) Handler() http.Handler {
 			// answer (server.Decisions answers on time regardless).
 			var rules atomic.Pointer[[]report.Rule]
 			p.srv.Decisions(server.Decider{
-				Path: JudgePath,
+				Path:     JudgePath,
+				JSONOnly: true,
 				Judge: func(ctx context.Context, source string, body []byte) (report.Result, error) {
 					return p.judge(ctx, source, body, &rules)
 				},
@@ -206,6 +218,10 @@ func (p *Playground) judge(ctx context.Context, source string, body []byte, rule
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
 		return report.Result{}, &judge.Error{Kind: judge.Document, Source: source, Msg: "not the playground's request ({\"plan\": ..., \"policy\": ..., \"checks\": ...}): " + err.Error()}
+	}
+	if n := int64(len(req.Checks)); n > p.cfg.MaxChecksBytes {
+		return report.Result{}, &judge.Error{Kind: judge.Limit, Source: checksName, Limit: "max-checks-bytes",
+			Msg: fmt.Sprintf("the checks are %d bytes, more than the %d the playground compiles (limit --max-checks-bytes)", n, p.cfg.MaxChecksBytes)}
 	}
 	if strings.TrimSpace(req.Policy) == "" {
 		return report.Result{}, &judge.Error{Kind: judge.NoPolicy, Source: policyName, Msg: "no operator policy is given: paste one (a plan's own policy can narrow the operator's, never stand in for it)"}

@@ -127,7 +127,7 @@ func TestExamplesJudgedAsCheckJudges(t *testing.T) {
 // TestRefusals: each request the playground does not judge gets its
 // status and a one-line JSON error.
 func TestRefusals(t *testing.T) {
-	ts, _ := start(t, func(c *Config) { c.Server.Gate.Limits.MaxBytes = 8 << 10 })
+	ts, _ := start(t, func(c *Config) { c.Server.Gate.Limits.MaxBytes = 8 << 10; c.MaxChecksBytes = 1 << 10 })
 	tokened, _ := start(t, func(c *Config) { c.Server.Token = []byte("s3cret") })
 	pol, _ := os.ReadFile(filepath.Join(repo, "examples", "policy.yaml"))
 	plan, _ := os.ReadFile(filepath.Join(repo, "examples", "refused-plan.yaml"))
@@ -162,6 +162,8 @@ func TestRefusals(t *testing.T) {
 		{"bad checks", ts, request{Plan: string(plan), Policy: string(pol), Checks: "package spawngate.checks.x\nnot rego\n"}, nil, 422, "checks.rego:"},
 		{"bad plan", ts, request{Plan: "plan: [", Policy: string(pol)}, nil, 422, "plan.yaml:"},
 		{"not JSON", ts, ok, func(r *http.Request) { r.Header.Set("Content-Type", "text/plain") }, 415, "application/json"},
+		{"YAML", ts, ok, func(r *http.Request) { r.Header.Set("Content-Type", "application/yaml") }, 415, "must be application/json"},
+		{"checks too large", ts, request{Plan: string(plan), Policy: string(pol), Checks: strings.Repeat("#\n", 600)}, nil, 422, "limit --max-checks-bytes"},
 		{"no token", tokened, ok, nil, 401, "bearer token"},
 		{"wrong token", tokened, ok, func(r *http.Request) { r.Header.Set("Authorization", "Bearer nope") }, 401, "bearer token"},
 		{"token", tokened, ok, func(r *http.Request) { r.Header.Set("Authorization", "Bearer s3cret") }, 200, ""},
@@ -262,6 +264,17 @@ func TestGatesBounded(t *testing.T) {
 	g2, _ := p.gates.get(context.Background(), p.cfg.Server.Gate, "policy.yaml", []byte(pol), nil)
 	if g1 != g2 {
 		t.Error("a kept policy's gate was built again")
+	}
+	// A gate built once its request has ended is not kept: what was too
+	// costly to build in time must not come from the cache in no time.
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	late := "allowed_tools: [fs.read]\nworkspace_root: /late\nbudget_cap_tokens: 1\n"
+	if g, err := p.gates.get(ended, p.cfg.Server.Gate, "policy.yaml", []byte(late), nil); g != nil || err == nil {
+		t.Errorf("a gate built for an ended request: %v, %v", g, err)
+	}
+	if g, _ := p.gates.get(context.Background(), p.cfg.Server.Gate, "policy.yaml", []byte(late), nil); g == nil {
+		t.Error("the same policy, asked for in time, builds no gate")
 	}
 }
 

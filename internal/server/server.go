@@ -145,7 +145,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 // own: its decisions are judged by the gates its caller's Deciders choose
 // per request (Decisions), with its limits, admission, timeouts, token and
 // statuses. Config.PolicyFile and Config.Gate's checks are not read;
-// Handler is not for it (it has no /v1/check to serve).
+// Handler is not for it (it has no /v1/check to serve, and a hook it
+// answered would have no policy to judge by): Handler panics.
 func NewWithoutPolicy(cfg Config) (*Server, error) { return build(cfg) }
 
 func build(cfg Config) (*Server, error) {
@@ -322,6 +323,12 @@ func (s *Server) Drain() { s.draining.Store(true) }
 // when it is, or would be once decoded or cleaned, /v1/hooks or a path
 // below it (hookPath), and 404 otherwise.
 func (s *Server) Handler() http.Handler {
+	if s.state.Load() == nil {
+		// A hook answered without a policy would panic on the request,
+		// and a dropped connection is a pass to Claude Code's HTTP hook:
+		// refuse to be served at all.
+		panic("server: Handler of a server built without a policy (NewWithoutPolicy): serve its Decisions instead")
+	}
 	routes := map[string]http.HandlerFunc{"/v1/check": s.check}
 	for _, a := range hosts.All {
 		routes["/v1/hooks/"+a.Name()] = s.hook(a)
@@ -562,6 +569,9 @@ type Decider struct {
 	// Answer writes the answer: status is /v1/check's for the same
 	// outcome, rep the report it would carry, finished.
 	Answer func(w http.ResponseWriter, status int, rep *report.Report)
+	// JSONOnly refuses a YAML body as another media type (415), for an
+	// endpoint whose request is a JSON object of its own.
+	JSONOnly bool
 }
 
 // Decisions serves d with /v1/check's rules: the same refusals in the
@@ -605,7 +615,11 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, st *state, dec D
 		return
 	}
 	source, ok := sourceFor(r.Header.Get("Content-Type"))
-	if !ok {
+	switch {
+	case dec.JSONOnly && source != "request.json":
+		fail(http.StatusUnsupportedMediaType, "media-type", "the body must be application/json")
+		return
+	case !ok:
 		fail(http.StatusUnsupportedMediaType, "media-type", "the body must be application/json or application/yaml")
 		return
 	}

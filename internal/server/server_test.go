@@ -418,3 +418,19 @@ func hookPaths() string {
 	}
 	return strings.Join(paths, ", ")
 }
+
+// A server without a policy of its own has no hooks to answer: serving its
+// Handler would drop each hook's connection on a nil policy, which
+// Claude Code's HTTP hook reads as a pass. It refuses to be served.
+func TestHandlerRefusesAServerWithoutAPolicy(t *testing.T) {
+	s, err := NewWithoutPolicy(Config{Gate: judge.DefaultOptions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("Handler of a server without a policy was built")
+		}
+	}()
+	s.Handler()
+}

@@ -163,13 +163,21 @@ func TestPlaygroundJudgesWhatIsTyped(t *testing.T) {
 	if !strings.Contains(url, "#z:") && !strings.Contains(url, "#j:") {
 		t.Errorf("the address %q keeps no state after #", url)
 	}
-	// The link opens the same state, judged again.
+	// The link opens the same state, filled but not judged (a link any
+	// site can open must not make the machine judge), until Judge.
 	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank"), chromedp.Navigate(url), chromedp.WaitVisible(chromedp.ID("plan"))); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, ctx, `document.body.dataset.state === "judged"`)
+	waitFor(t, ctx, `document.body.dataset.ready === "true"`)
 	if got, _ := chromedp.Run(ctx, chromedp.Value(chromedp.ID("plan"))); got != refusedPlan {
 		t.Errorf("the link's plan is %q", got)
+	}
+	if state, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.dataset.state || ""`)); state != "" {
+		t.Errorf("opening the link judged it (state %q): only Judge may", state)
+	}
+	f = judged(t, ctx, chromedp.Click(chromedp.ID("judge")))
+	if marks := inReport[[]string](t, f, `[...document.querySelectorAll("a.mark")].map(a => a.textContent)`); len(marks) == 0 {
+		t.Error("judging the link's state marks nothing")
 	}
 }
 

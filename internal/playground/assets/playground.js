@@ -137,9 +137,11 @@
     } catch (e) { /* the page works without them */ }
     const h = location.hash.slice(1);
     if (h) {
+      // Filled, not judged: a link any site can open must not make this
+      // machine judge what it carries until its user asks.
       try {
         fill(await decode(h));
-        await judge();
+        announce("filled", "The link's plan and policy are in the fields: press Judge to judge them.");
       } catch (e) {
         announce("error", "This link holds no state the playground can read.");
       }
