@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/spawngate/spawngate/internal/report"
 )
@@ -518,11 +517,11 @@ func (p *page) markText(id string, res report.Result, entries []entry) markedTex
 		switch {
 		case column <= 0:
 			start, end, ok = doc.lineSpan(line)
-		case ok && k < 0 && doc.text(line)[start] != '"':
+		case k < 0 && !(ok && doc.text(line)[start] == '"'):
 			// A problem's place is a point, not always a value's start
-			// (where YAML stops parsing): one character, or a quoted key.
-			_, size := utf8.DecodeRune(doc.text(line)[start:])
-			end = start + size
+			// (where YAML stops parsing, a tab where indentation goes):
+			// one character, or a quoted key.
+			start, end, ok = doc.point(line, column)
 		}
 		if ok {
 			byLine[line] = append(byLine[line], target{k, start, end})

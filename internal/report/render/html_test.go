@@ -336,6 +336,14 @@ func TestHTMLMarksEachRefusedValue(t *testing.T) {
 	if !strings.Contains(errs, `<a class="mark" id="p1-m1" href="#p1-error" title="could not evaluate: /plan/0: duplicate key &#34;tools&#34;: consumers disagree on which value wins">&#34;tools&#34;</a>`) {
 		t.Errorf("the duplicate key is not marked:\n%s", errs)
 	}
+	// A problem on a blank (a tab where indentation goes) is marked there.
+	tab := &report.Report{Results: []report.Result{report.Failed("plan.yaml", "plan.yaml:2:1: a tab indents this line: YAML indents with spaces",
+		&report.Problem{Line: 2, Column: 1, Msg: "a tab indents this line: YAML indents with spaces"})}}
+	tab.Results[0].Text = []byte("plan:\n\t- role: r\n")
+	tab.Finish()
+	if page := string(renderAs(t, "html", tab)); !strings.Contains(page, "href=\"#p1-error\" title=\"could not evaluate: a tab indents this line: YAML indents with spaces\">\\u0009</a>") {
+		t.Errorf("the tab is not marked:\n%s", page)
+	}
 }
 
 // TestHTMLListsWhatItCannotMark: a violation with no line, or with a place

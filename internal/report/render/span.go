@@ -97,21 +97,11 @@ func (l textLines) text(n int) []byte {
 // the text (a line or column past its end, a column of 0) or at no
 // value's start (a blank, a separator, a comment).
 func (l textLines) span(line, column int) (start, end int, ok bool) {
-	if line < 1 || line > l.count() || column < 1 {
+	start, ok = l.offset(line, column)
+	if !ok {
 		return 0, 0, false
 	}
 	text := l.text(line)
-	start = 0
-	for c := 1; c < column; c++ {
-		if start >= len(text) {
-			return 0, 0, false
-		}
-		_, size := utf8.DecodeRune(text[start:])
-		start += size
-	}
-	if start >= len(text) {
-		return 0, 0, false
-	}
 	switch text[start] {
 	case ' ', '\t', '#':
 		return 0, 0, false // no value starts so: the place is not a value's
@@ -121,6 +111,34 @@ func (l textLines) span(line, column int) (start, end int, ok bool) {
 	}
 	end = tokenEnd(text, start)
 	return start, end, end > start
+}
+
+// offset is where the character at (line, column) starts in line's text,
+// in bytes; ok is false when the place is not in the text.
+func (l textLines) offset(line, column int) (start int, ok bool) {
+	if line < 1 || line > l.count() || column < 1 {
+		return 0, false
+	}
+	text := l.text(line)
+	for c := 1; c < column; c++ {
+		if start >= len(text) {
+			return 0, false
+		}
+		_, size := utf8.DecodeRune(text[start:])
+		start += size
+	}
+	return start, start < len(text)
+}
+
+// point is the one character at (line, column): a problem's place, which
+// may be where no value starts (a tab where indentation goes).
+func (l textLines) point(line, column int) (start, end int, ok bool) {
+	start, ok = l.offset(line, column)
+	if !ok {
+		return 0, 0, false
+	}
+	_, size := utf8.DecodeRune(l.text(line)[start:])
+	return start, start + size, true
 }
 
 // lineSpan is a line's text without its indentation and trailing blanks:
