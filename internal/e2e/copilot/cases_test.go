@@ -1,12 +1,12 @@
 package copilot
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
+
+	"github.com/spawngate/spawngate/internal/e2e/suite"
 )
 
 // e2eCase is one scenario and what must hold after it.
@@ -14,17 +14,10 @@ type e2eCase struct {
 	name string
 	sc   func(t *testing.T) scenario
 	// check is what must hold after the run.
-	check func(t *testing.T, o *outcome) error
-	// hostFact, when set, says the scenario pins down a known fact of the
-	// client that no hook can change (a way the gate fails open), as it
-	// was seen: a client that changes fails it, and the docs that rely on
-	// it must then be re-checked.
-	hostFact string
-	// open, when set, says why today's spawngate gets this scenario
-	// wrong: the check keeps the right expectation, its failure becomes a
-	// skip naming the reason, and a pass fails (so the mark is removed
-	// once the adapter is fixed).
-	open string
+	check check
+	// hostFact marks a scenario that pins down a known fact of the client,
+	// open one that today's spawngate gets wrong (see suite.Judge).
+	hostFact, open string
 	// needsRoot marks a scenario that writes /etc/github-copilot (in a
 	// mount namespace of its own): skipped when not root.
 	needsRoot bool
@@ -36,55 +29,34 @@ func runCases(t *testing.T, cases []e2eCase) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			if c.needsRoot && os.Geteuid() != 0 {
-				t.Skip("writes /etc/github-copilot in a mount namespace of its own: needs root")
+			if c.needsRoot {
+				suite.NeedRoot(t, "writes /etc/github-copilot in a mount namespace of its own")
 			}
-			o := c.sc(t).run(t)
-			if errors.Is(o.Err, context.DeadlineExceeded) || len(o.Requests) == 0 {
-				t.Fatalf("the run itself failed: %s", o.describe())
-			}
-			if c.hostFact != "" {
-				t.Logf("known host fact: %s", c.hostFact)
-			}
-			err := c.check(t, o)
-			switch {
-			case c.open != "" && err != nil:
-				t.Skipf("known open, %s: %v", c.open, err)
-			case c.open != "":
-				t.Fatalf("marked open (%s) but passes now: remove the mark", c.open)
-			}
-			if err != nil {
-				if c.hostFact != "" {
-					err = fmt.Errorf("the client no longer behaves as recorded (%s): re-check docs and research: %w", c.hostFact, err)
-				}
-				t.Fatalf("%v\n%s", err, o.describe())
-			}
+			suite.Judge(t, c.sc(t).run(t), c.check, c.hostFact, c.open)
 		})
 	}
 }
 
 // check is one assertion on an outcome.
-type check = func(t *testing.T, o *outcome) error
+type check = suite.Check[*outcome]
 
-func all(checks ...check) check {
-	return func(t *testing.T, o *outcome) error {
-		for _, c := range checks {
-			if err := c(t, o); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-}
+// The checks every suite makes alike, on this suite's outcome.
+var (
+	all         = suite.All[*outcome]
+	neverCalled = suite.NeverCalled[*outcome]
+	resultIs    = suite.ResultIs[*outcome]
+	resultHas   = suite.ResultHas[*outcome]
+	childTools  = suite.ChildTools[*outcome]
+)
 
 // starts: the child on name's definition really ran, and the spawn call
 // callID came back with its answer, not a denial.
 func starts(callID, name string) check {
 	return func(t *testing.T, o *outcome) error {
-		if !o.started(name) {
-			return fmt.Errorf("the %s child never started (no request carried %s); %s's result: %q", name, marker(name), callID, o.result(callID))
+		if !o.Started(name) {
+			return fmt.Errorf("the %s child never started (no request carried %s); %s's result: %q", name, suite.Marker(name), callID, o.Result(callID))
 		}
-		if r := o.result(callID); strings.HasPrefix(r, "Denied") || r == "" {
+		if r := o.Result(callID); strings.HasPrefix(r, "Denied") || r == "" {
 			return fmt.Errorf("the %s child started, yet %s's result is %q", name, callID, r)
 		}
 		return nil
@@ -98,40 +70,18 @@ func starts(callID, name string) check {
 // which no request may exist.
 func refusedBy(callID, name, label string) check {
 	return func(t *testing.T, o *outcome) error {
-		if name != "" && o.mentions(name) {
-			return fmt.Errorf("the refused %s child reached the model (a request carried %s)", name, marker(name))
+		if name != "" && o.Mentions(name) {
+			return fmt.Errorf("the refused %s child reached the model (a request carried %s)", name, suite.Marker(name))
 		}
-		if name == "" && o.builtinStarted() {
+		if name == "" && len(o.BuiltinRequests()) > 0 {
 			return errors.New("a refused built-in child reached the model")
 		}
 		reason, err := o.denyReason(label, callID)
 		if err != nil {
 			return err
 		}
-		if want := "Denied by preToolUse hook: " + reason; o.result(callID) != want {
-			return fmt.Errorf("%s's result is %q, want %q", callID, o.result(callID), want)
-		}
-		return nil
-	}
-}
-
-// neverCalled: the hook labelled label never ran.
-func neverCalled(label string) check {
-	return func(t *testing.T, o *outcome) error {
-		for _, h := range o.Hooks {
-			if h.Label == label {
-				return fmt.Errorf("the %s hook ran: %s", label, trim(h.Stdin, 300))
-			}
-		}
-		return nil
-	}
-}
-
-// resultIs: the tool result of callID is exactly want.
-func resultIs(callID, want string) check {
-	return func(t *testing.T, o *outcome) error {
-		if got := o.result(callID); got != want {
-			return fmt.Errorf("%s's result is %q, want %q", callID, got, want)
+		if want := "Denied by preToolUse hook: " + reason; o.Result(callID) != want {
+			return fmt.Errorf("%s's result is %q, want %q", callID, o.Result(callID), want)
 		}
 		return nil
 	}

@@ -1,11 +1,11 @@
 package copilot
 
 import (
-	"context"
 	"fmt"
-	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/spawngate/spawngate/internal/e2e/suite"
 )
 
 // The policies the gate scenarios judge by, in Copilot's own tool names
@@ -51,7 +51,7 @@ var builtinTypes = []string{"explore", "task", "general-purpose", "rubber-duck",
 // never reaches the model.
 func TestGate(t *testing.T) {
 	clientPath(t)
-	needAdapter(t)
+	suite.NeedHook(t, spawngateBin, "copilot")
 	runCases(t, gateCases())
 }
 
@@ -178,10 +178,10 @@ func gateAllowed(agentType string) check {
 // came back with its answer.
 func builtinStarts(callID string) check {
 	return func(t *testing.T, o *outcome) error {
-		if !o.builtinStarted() {
-			return fmt.Errorf("no built-in child started; %s's result: %q", callID, o.result(callID))
+		if len(o.BuiltinRequests()) == 0 {
+			return fmt.Errorf("no built-in child started; %s's result: %q", callID, o.Result(callID))
 		}
-		if r := o.result(callID); r == "" || strings.HasPrefix(r, "Denied") {
+		if r := o.Result(callID); r == "" || strings.HasPrefix(r, "Denied") {
 			return fmt.Errorf("a built-in child started, yet %s's result is %q", callID, r)
 		}
 		return nil
@@ -191,26 +191,10 @@ func builtinStarts(callID string) check {
 // reasonHas: the tool result of callID (spawngate's reason) holds want.
 func reasonHas(callID, want string) check {
 	return func(t *testing.T, o *outcome) error {
-		r := o.result(callID)
+		r := o.Result(callID)
 		if !strings.HasPrefix(r, "Denied by preToolUse hook: ") || !strings.Contains(r, want) {
 			return fmt.Errorf("%s's result is %q, want spawngate's reason naming %q", callID, r, want)
 		}
 		return nil
-	}
-}
-
-// needAdapter stops the test when the spawngate under test has no
-// copilot hook: a failure, since the suite tests that hook. Its help
-// (which exits 2) names the host.
-func needAdapter(t *testing.T) {
-	t.Helper()
-	if spawngateBin == "" {
-		t.Fatal("no spawngate was built")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
-	defer cancel()
-	out, _ := exec.CommandContext(ctx, spawngateBin, "hook", "copilot", "-h").CombinedOutput()
-	if !strings.Contains(string(out), "Usage: spawngate hook copilot") {
-		t.Fatalf("spawngate has no `hook copilot`: %s", trim(string(out), 500))
 	}
 }

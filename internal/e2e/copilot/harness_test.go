@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/spawngate/spawngate/internal/e2e/fakemodel"
+	"github.com/spawngate/spawngate/internal/e2e/suite"
 )
 
 const (
@@ -60,15 +61,9 @@ func isolatedEnv(home, cache string) []string {
 var copilotHost = fakemodel.Host{
 	API: fakemodel.OpenAIChat,
 	IsSub: func(r *fakemodel.Request) bool {
-		return strings.Contains(r.System, markerPrefix) || len(r.Texts) > 0 && strings.Contains(r.Texts[0], childTag)
+		return strings.Contains(r.System, suite.MarkerPrefix) || len(r.Texts) > 0 && strings.Contains(r.Texts[0], childTag)
 	},
 }
-
-// markerPrefix starts every marker a test writes into a definition's body.
-const markerPrefix = "E2E-MARKER-"
-
-// marker is the marker of the definition named name.
-func marker(name string) string { return markerPrefix + strings.ToUpper(name) }
 
 // agentDef is a definition of name in .github/agents: frontmatter lines
 // after name and description, and a body carrying its marker. The
@@ -78,7 +73,7 @@ func agentDef(name, frontmatter string) string {
 	if frontmatter != "" {
 		fm += strings.TrimSpace(frontmatter) + "\n"
 	}
-	return "---\n" + fm + "---\nYou are an e2e test agent. " + marker(name) + "\n"
+	return "---\n" + fm + "---\nYou are an e2e test agent. " + suite.Marker(name) + "\n"
 }
 
 // defPath is where agentDef's text goes in the repository.
@@ -97,26 +92,7 @@ func spawn(id, agentType string, extra ...any) turn {
 // spawnNamed is spawn with the call's name argument.
 func spawnNamed(id, name, agentType string, extra ...any) turn {
 	kv := append([]any{"name", name, "description", "e2e task", "prompt", childTag + " do the task", "agent_type", agentType}, extra...)
-	return turn{Calls: []fakemodel.Call{{ID: id, Name: "task", Args: orderedJSON(kv...)}}}
-}
-
-// orderedJSON is a JSON object of key, value pairs in their order (a Go
-// map would sort them; the payloads the client forwards keep the model's).
-func orderedJSON(kv ...any) json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i := 0; i+1 < len(kv); i += 2 {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(kv[i])
-		v, _ := json.Marshal(kv[i+1])
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(v)
-	}
-	b.WriteByte('}')
-	return b.Bytes()
+	return turn{Calls: []fakemodel.Call{{ID: id, Name: "task", Args: suite.OrderedJSON(kv...)}}}
 }
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
@@ -165,26 +141,12 @@ type scenario struct {
 }
 
 // hookCall is one run of a hook, as the recording wrapper saw it.
-type hookCall struct {
-	Label   string // the wrapper's first argument: which hook this was
-	Stdin   string
-	Payload map[string]any
-	Env     map[string]string
-	Cwd     string // the hook process's working folder
-	Stdout  string
-	Stderr  string
-	Exit    string
-}
+type hookCall = suite.HookCall
 
 // outcome is everything one run left behind.
 type outcome struct {
-	Root, Home string
-	Requests   []*fakemodel.Request
-	Hooks      []hookCall
-	Stdout     string
-	Stderr     string
-	Log        string // the client's debug log (--log-level all)
-	Err        error
+	suite.Outcome
+	Log string // the client's debug log (--log-level all)
 }
 
 // gateHookFile is the README's user-level hook file,
@@ -272,7 +234,7 @@ func (sc scenario) run(t *testing.T) *outcome {
 
 	subs := map[string]fakemodel.Script{}
 	for name, turns := range sc.Sub {
-		subs[marker(name)] = fakemodel.Steps(turns...)
+		subs[suite.Marker(name)] = fakemodel.Steps(turns...)
 	}
 	scripts := fakemodel.Scripts{Main: fakemodel.Steps(sc.Main...), Subs: subs}
 	if sc.Other != nil {
@@ -327,7 +289,7 @@ func (sc scenario) run(t *testing.T) *outcome {
 	if ctx.Err() != nil {
 		err = fmt.Errorf("the client did not finish within %v: %w", runTimeout, ctx.Err())
 	}
-	o := &outcome{Root: root, Home: home, Requests: api.Requests(), Stdout: stdout.String(), Stderr: stderr.String(), Err: err}
+	o := &outcome{Outcome: suite.Outcome{Root: root, Home: home, Requests: api.Requests(), Stdout: stdout.String(), Stderr: stderr.String(), Err: err}}
 	for _, p := range api.Problems() {
 		t.Errorf("model server: %s", p)
 	}
@@ -498,62 +460,6 @@ func keepEvidence(t *testing.T, o *outcome) {
 	}
 }
 
-// started says whether the child on name's definition really ran: a model
-// request's system prompt carries its marker.
-func (o *outcome) started(name string) bool {
-	for _, r := range o.Requests {
-		if strings.Contains(r.System, marker(name)) {
-			return true
-		}
-	}
-	return false
-}
-
-// mentions says whether any model request carries name's marker anywhere:
-// a refused child's must never reach the model at all.
-func (o *outcome) mentions(name string) bool {
-	for _, r := range o.Requests {
-		if bytes.Contains(r.Body, []byte(marker(name))) {
-			return true
-		}
-	}
-	return false
-}
-
-// childRequests are the requests of the child on name's definition.
-func (o *outcome) childRequests(name string) []*fakemodel.Request {
-	var out []*fakemodel.Request
-	for _, r := range o.Requests {
-		if strings.Contains(r.System, marker(name)) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// builtinStarted says whether a child with no marker of ours ran: a
-// request whose first user message is a spawn's prompt.
-func (o *outcome) builtinStarted() bool {
-	for _, r := range o.Requests {
-		if r.Kind == fakemodel.Sub && r.Marker == "" && !strings.Contains(r.System, markerPrefix) {
-			return true
-		}
-	}
-	return false
-}
-
-// result is the text of the tool result of callID in any request's
-// history (the last one holding it), "" when none does.
-func (o *outcome) result(callID string) string {
-	var out string
-	for _, r := range o.Requests {
-		if x := r.Output(callID); x != "" {
-			out = x
-		}
-	}
-	return out
-}
-
 // hooks lists the recorded calls of the hook labelled label for tool.
 func (o *outcome) hooks(label, tool string) []hookCall {
 	var out []hookCall
@@ -572,26 +478,6 @@ func toolName(p map[string]any) string {
 	}
 	s, _ := p["tool_name"].(string)
 	return s
-}
-
-// describe is a short account of the run for failure messages.
-func (o *outcome) describe() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "client error: %v\n", o.Err)
-	for _, r := range o.Requests {
-		fmt.Fprintf(&b, "request %d %s %s kind=%s marker=%q model=%s tools=%v calls=%v\n", r.Seq, r.Method, r.Path, r.Kind, r.Marker, r.Model, r.Tools, r.Calls)
-		for _, x := range r.Results {
-			fmt.Fprintf(&b, "  result %s: %q\n", x.CallID, trim(x.Text, 300))
-		}
-	}
-	for _, h := range o.Hooks {
-		fmt.Fprintf(&b, "hook %s: %s exit=%s stdout=%q stderr=%q\n", h.Label, trim(h.Stdin, 400), h.Exit, trim(h.Stdout, 300), trim(h.Stderr, 300))
-	}
-	fmt.Fprintf(&b, "client stdout: %s\n", trim(o.Stdout, 1500))
-	if o.Stderr != "" {
-		fmt.Fprintf(&b, "client stderr: %s\n", trim(o.Stderr, 800))
-	}
-	return b.String()
 }
 
 func must(t *testing.T, err error) {
@@ -625,10 +511,3 @@ func gitCommit(t *testing.T, dir string) {
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
-func trim(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "..."
-	}
-	return s
-}

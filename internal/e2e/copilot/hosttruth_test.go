@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/spawngate/spawngate/internal/e2e/fakemodel"
+	"github.com/spawngate/spawngate/internal/e2e/suite"
 )
 
 // The definitions the scenarios write, in .github/agents. Their tools
@@ -202,7 +203,7 @@ func hostTruthCases() []e2eCase {
 			return scenario{UserHook: stubHook(), Files: defs("writer"), Args: []string{"--agent", "writer"}}
 		},
 		check: all(func(t *testing.T, o *outcome) error {
-			if len(o.Requests) == 0 || !strings.Contains(o.Requests[0].System, marker("writer")) {
+			if len(o.Requests) == 0 || !strings.Contains(o.Requests[0].System, suite.Marker("writer")) {
 				return errors.New("the session's first request does not carry the writer's marker")
 			}
 			return nil
@@ -304,20 +305,6 @@ func hostTruthCases() []e2eCase {
 	}}
 }
 
-// childTools: the child on name's definition was offered exactly tools.
-func childTools(name string, tools ...string) check {
-	return func(t *testing.T, o *outcome) error {
-		rs := o.childRequests(name)
-		if len(rs) == 0 {
-			return fmt.Errorf("the %s child never started", name)
-		}
-		if !slices.Equal(rs[0].Tools, tools) {
-			return fmt.Errorf("the %s child was offered %v, want %v", name, rs[0].Tools, tools)
-		}
-		return nil
-	}
-}
-
 // hookErrored: callID came back as the client's denial for a user hook
 // that failed, which names the hook's file.
 func hookErrored(callID string) check {
@@ -330,7 +317,7 @@ func hookErrored(callID string) check {
 // for model.
 func childModel(name, model string) check {
 	return func(t *testing.T, o *outcome) error {
-		for _, r := range o.childRequests(name) {
+		for _, r := range o.ChildRequests(name) {
 			if r.Model != model {
 				return fmt.Errorf("the %s child asked for model %q, want %q", name, r.Model, model)
 			}
@@ -356,20 +343,10 @@ func nestedFacts(t *testing.T, o *outcome) error {
 	return matchPayload(t, o, hs[1], "nested")
 }
 
-// resultHas: the tool result of callID holds want.
-func resultHas(callID, want string) check {
-	return func(t *testing.T, o *outcome) error {
-		if got := o.result(callID); !strings.Contains(got, want) {
-			return fmt.Errorf("%s's result is %q, want it to hold %q", callID, got, want)
-		}
-		return nil
-	}
-}
-
 // neverMentioned: no model request carries name's marker.
 func neverMentioned(name string) check {
 	return func(t *testing.T, o *outcome) error {
-		if o.mentions(name) {
+		if o.Mentions(name) {
 			return fmt.Errorf("the %s child reached the model", name)
 		}
 		return nil
@@ -394,7 +371,7 @@ func payloadFacts(t *testing.T, o *outcome) error {
 		return fmt.Errorf("the stub ran %d times for task, want 1", len(hs))
 	}
 	h := hs[0]
-	keys := jsonKeys(h.Stdin)
+	keys := suite.JSONKeys(h.Stdin)
 	if want := []string{"sessionId", "timestamp", "cwd", "toolName", "toolArgs"}; !slices.Equal(keys, want) {
 		return fmt.Errorf("payload keys %v, want %v", keys, want)
 	}

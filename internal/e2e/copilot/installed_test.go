@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/spawngate/spawngate/internal/e2e/suite"
 )
 
 // The enforcing installation of the docs, verbatim: spawngate in
@@ -203,11 +205,11 @@ var swapToWriter = hookFile(`{{BIN}}/record user echo '{"modifiedArgs":{"name":"
 // never reached the model.
 func refusedInstalled(callID, name string) check {
 	return func(t *testing.T, o *outcome) error {
-		if o.mentions(name) {
+		if o.Mentions(name) {
 			return fmt.Errorf("the refused %s child reached the model", name)
 		}
 		want := "Denied by preToolUse hook: spawngate refused this sub-agent: " + name + " ("
-		if r := o.result(callID); !strings.HasPrefix(r, want) {
+		if r := o.Result(callID); !strings.HasPrefix(r, want) {
 			return fmt.Errorf("%s's result is %q, want spawngate's refusal (%q...)", callID, r, want)
 		}
 		return nil
@@ -218,11 +220,11 @@ func refusedInstalled(callID, name string) check {
 // for Copilot: a failure, since the suite tests it.
 func needDoctor(t *testing.T) {
 	t.Helper()
-	needAdapter(t)
+	suite.NeedHook(t, spawngateBin, "copilot")
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
 	out, _ := exec.CommandContext(ctx, spawngateBin, "doctor", "-h").CombinedOutput()
 	if !bytes.Contains(out, []byte("copilot")) {
-		t.Fatalf("spawngate has no `doctor copilot`: %s", trim(string(out), 300))
+		t.Fatalf("spawngate has no `doctor copilot`: %s", suite.Trim(string(out), 300))
 	}
 }

@@ -1,19 +1,19 @@
 package copilot
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/spawngate/spawngate/internal/e2e/suite"
 )
 
 // payloadDir holds the real payloads, anonymised, that the adapter's unit
 // tests and docs use: each scenario that captures one checks the client
-// still sends it, and rewrites it under SPAWNGATE_E2E_UPDATE_PAYLOADS=1.
+// still sends it, and rewrites it under SPAWNGATE_E2E_UPDATE_PAYLOADS=1
+// (suite.MatchPayload).
 var payloadDir = filepath.Join("..", "..", "..", "examples", "copilot", "payloads")
 
 // The stand-ins the anonymised payloads use for this run's folders.
@@ -64,45 +64,5 @@ func payloadIs(label, name string) check {
 
 // matchPayload compares (or writes) one fixture with hook call h's stdin.
 func matchPayload(t *testing.T, o *outcome, h hookCall, name string) error {
-	got := anonymise(o, h.Stdin) + "\n"
-	if !json.Valid([]byte(got)) {
-		return fmt.Errorf("payload for %s.json is not JSON: %s", name, got)
-	}
-	path := filepath.Join(payloadDir, name+".json")
-	if os.Getenv(envUpdatePayloads) == "1" {
-		if err := os.MkdirAll(payloadDir, 0o755); err != nil {
-			return err
-		}
-		t.Logf("writing %s", path)
-		return os.WriteFile(path, []byte(got), 0o644)
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("%v (%s=1 writes it)", err, envUpdatePayloads)
-	}
-	if !bytes.Equal(want, []byte(got)) {
-		return fmt.Errorf("the client's payload is no longer %s (%s=1 rewrites it):\n got %s\nwant %s", path, envUpdatePayloads, got, want)
-	}
-	return nil
-}
-
-// jsonKeys are the top-level keys of a JSON object, in their order.
-func jsonKeys(s string) []string {
-	dec := json.NewDecoder(strings.NewReader(s))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil
-	}
-	var keys []string
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return keys
-		}
-		keys = append(keys, fmt.Sprint(tok))
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			return keys
-		}
-	}
-	return keys
+	return suite.MatchPayload(t, payloadDir, name, anonymise(o, h.Stdin)+"\n")
 }

@@ -1,12 +1,12 @@
 package gemini
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
+
+	"github.com/spawngate/spawngate/internal/e2e/suite"
 )
 
 // e2eCase is one scenario and what must hold after it.
@@ -14,17 +14,10 @@ type e2eCase struct {
 	name string
 	sc   func(t *testing.T) scenario
 	// check is what must hold after the run.
-	check func(t *testing.T, o *outcome) error
-	// hostFact, when set, says the scenario pins down a known fact of the
-	// client that no hook can change (a way the gate fails open), as it
-	// was seen: a client that changes fails it, and the docs that rely on
-	// it must then be re-checked.
-	hostFact string
-	// open, when set, says why today's spawngate gets this scenario
-	// wrong: the check keeps the right expectation, its failure becomes a
-	// skip naming the reason, and a pass fails (so the mark is removed
-	// once the adapter is fixed).
-	open string
+	check check
+	// hostFact marks a scenario that pins down a known fact of the client,
+	// open one that today's spawngate gets wrong (see suite.Judge).
+	hostFact, open string
 	// needsRoot marks a scenario that writes /etc/gemini-cli (in a mount
 	// namespace of its own): skipped when not root.
 	needsRoot bool
@@ -36,46 +29,25 @@ func runCases(t *testing.T, cases []e2eCase) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			if c.needsRoot && os.Geteuid() != 0 {
-				t.Skip("writes /etc/gemini-cli in a mount namespace of its own: needs root")
+			if c.needsRoot {
+				suite.NeedRoot(t, "writes /etc/gemini-cli in a mount namespace of its own")
 			}
-			o := c.sc(t).run(t)
-			if errors.Is(o.Err, context.DeadlineExceeded) || len(o.Requests) == 0 {
-				t.Fatalf("the run itself failed: %s", o.describe())
-			}
-			if c.hostFact != "" {
-				t.Logf("known host fact: %s", c.hostFact)
-			}
-			err := c.check(t, o)
-			switch {
-			case c.open != "" && err != nil:
-				t.Skipf("known open, %s: %v", c.open, err)
-			case c.open != "":
-				t.Fatalf("marked open (%s) but passes now: remove the mark", c.open)
-			}
-			if err != nil {
-				if c.hostFact != "" {
-					err = fmt.Errorf("the client no longer behaves as recorded (%s): re-check docs and research: %w", c.hostFact, err)
-				}
-				t.Fatalf("%v\n%s", err, o.describe())
-			}
+			suite.Judge(t, c.sc(t).run(t), c.check, c.hostFact, c.open)
 		})
 	}
 }
 
 // check is one assertion on an outcome.
-type check = func(t *testing.T, o *outcome) error
+type check = suite.Check[*outcome]
 
-func all(checks ...check) check {
-	return func(t *testing.T, o *outcome) error {
-		for _, c := range checks {
-			if err := c(t, o); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-}
+// The checks every suite makes alike, on this suite's outcome.
+var (
+	all         = suite.All[*outcome]
+	neverCalled = suite.NeverCalled[*outcome]
+	resultIs    = suite.ResultIs[*outcome]
+	resultHas   = suite.ResultHas[*outcome]
+	childTools  = suite.ChildTools[*outcome]
+)
 
 // blocked is the tool result Gemini CLI hands the model for a call a
 // BeforeTool hook denied with reason.
@@ -85,8 +57,8 @@ func blocked(reason string) string { return "Tool execution blocked: " + reason 
 // callID came back with its answer, not an error.
 func starts(callID, name string) check {
 	return func(t *testing.T, o *outcome) error {
-		if !o.started(name) {
-			return fmt.Errorf("the %s child never started (no request carried %s); %s's result: %q", name, marker(name), callID, o.result(callID))
+		if !o.Started(name) {
+			return fmt.Errorf("the %s child never started (no request carried %s); %s's result: %q", name, suite.Marker(name), callID, o.Result(callID))
 		}
 		return answered(callID)(t, o)
 	}
@@ -130,23 +102,11 @@ func refusedBy(callID, name, label string) check {
 // reached the model.
 func neverRan(name string) check {
 	return func(t *testing.T, o *outcome) error {
-		if name != "" && o.mentions(name) {
-			return fmt.Errorf("the refused %s child reached the model (a request carried %s)", name, marker(name))
+		if name != "" && o.Mentions(name) {
+			return fmt.Errorf("the refused %s child reached the model (a request carried %s)", name, suite.Marker(name))
 		}
-		if name == "" && len(o.builtinRequests()) > 0 {
+		if name == "" && len(o.BuiltinRequests()) > 0 {
 			return errors.New("a refused built-in child reached the model")
-		}
-		return nil
-	}
-}
-
-// neverCalled: the hook labelled label never ran.
-func neverCalled(label string) check {
-	return func(t *testing.T, o *outcome) error {
-		for _, h := range o.Hooks {
-			if h.Label == label {
-				return fmt.Errorf("the %s hook ran: %s", label, trim(h.Stdin, 300))
-			}
 		}
 		return nil
 	}
@@ -157,26 +117,6 @@ func calledFor(label, tool string, n int) check {
 	return func(t *testing.T, o *outcome) error {
 		if got := len(o.hooks(label, tool)); got != n {
 			return fmt.Errorf("the %s hook ran %d times for %s, want %d", label, got, tool, n)
-		}
-		return nil
-	}
-}
-
-// resultIs: the tool result of callID is exactly want.
-func resultIs(callID, want string) check {
-	return func(t *testing.T, o *outcome) error {
-		if got := o.result(callID); got != want {
-			return fmt.Errorf("%s's result is %q, want %q", callID, got, want)
-		}
-		return nil
-	}
-}
-
-// resultHas: the tool result of callID holds want.
-func resultHas(callID, want string) check {
-	return func(t *testing.T, o *outcome) error {
-		if got := o.result(callID); !strings.Contains(got, want) {
-			return fmt.Errorf("%s's result is %q, want it to hold %q", callID, got, want)
 		}
 		return nil
 	}

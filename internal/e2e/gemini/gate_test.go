@@ -1,11 +1,11 @@
 package gemini
 
 import (
-	"context"
 	"fmt"
-	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/spawngate/spawngate/internal/e2e/suite"
 )
 
 // The policies the gate scenarios judge by, in Gemini CLI's own tool names
@@ -60,7 +60,7 @@ func gateDefs(names ...string) map[string]string {
 // never reaches the model.
 func TestGate(t *testing.T) {
 	clientPath(t)
-	needAdapter(t)
+	suite.NeedHook(t, spawngateBin, "gemini")
 	runCases(t, gateCases())
 }
 
@@ -115,8 +115,8 @@ func gateCases() []e2eCase {
 		// reader) is the one judged and run, not the user's (a writer).
 		name: "project-definition-judged-over-user",
 		sc: gate(scenario{Files: map[string]string{
-			projectDef("dup"): agentDefMarked("dup", marker("dup-project"), "tools: [read_file]\nmodel: "+sessionModel),
-			userDef("dup"):    agentDefMarked("dup", marker("dup-user"), "tools: [read_file, write_file]\nmodel: "+sessionModel),
+			projectDef("dup"): agentDefMarked("dup", suite.Marker("dup-project"), "tools: [read_file]\nmodel: "+sessionModel),
+			userDef("dup"):    agentDefMarked("dup", suite.Marker("dup-user"), "tools: [read_file, write_file]\nmodel: "+sessionModel),
 		}, Main: []turn{spawn("main_spawn", "dup")}}),
 		check: all(gateAllowed("dup"), starts("main_spawn", "dup-project"), neverRan("dup-user")),
 	}, {
@@ -124,8 +124,8 @@ func gateCases() []e2eCase {
 		// the user's is a reader.
 		name: "project-writer-refused-over-user-reader",
 		sc: gate(scenario{Files: map[string]string{
-			projectDef("dup"): agentDefMarked("dup", marker("dup-project"), "tools: [read_file, write_file]\nmodel: "+sessionModel),
-			userDef("dup"):    agentDefMarked("dup", marker("dup-user"), "tools: [read_file]\nmodel: "+sessionModel),
+			projectDef("dup"): agentDefMarked("dup", suite.Marker("dup-project"), "tools: [read_file, write_file]\nmodel: "+sessionModel),
+			userDef("dup"):    agentDefMarked("dup", suite.Marker("dup-user"), "tools: [read_file]\nmodel: "+sessionModel),
 		}, Main: []turn{spawn("main_spawn", "dup")}}),
 		check: all(refusedBy("main_spawn", "dup-project", "gate"), neverRan("dup-user"), func(t *testing.T, o *outcome) error {
 			return reasonHas("main_spawn", "spawngate refused this sub-agent: dup ("+o.Root+"/.gemini/agents/dup.md)\n")(t, o)
@@ -164,7 +164,7 @@ func gateAllowed(agent string) check {
 
 // builtinStarted: a built-in child (no marker of ours) ran.
 func builtinStarted(t *testing.T, o *outcome) error {
-	if len(o.builtinRequests()) == 0 {
+	if len(o.BuiltinRequests()) == 0 {
 		return fmt.Errorf("no built-in child started")
 	}
 	return nil
@@ -174,26 +174,10 @@ func builtinStarted(t *testing.T, o *outcome) error {
 // (spawngate's) holds want.
 func reasonHas(callID, want string) check {
 	return func(t *testing.T, o *outcome) error {
-		r := o.result(callID)
+		r := o.Result(callID)
 		if !strings.HasPrefix(r, blocked("")) || !strings.Contains(r, want) {
 			return fmt.Errorf("%s's result is %q, want spawngate's reason naming %q", callID, r, want)
 		}
 		return nil
-	}
-}
-
-// needAdapter stops the test when the spawngate under test has no gemini
-// hook: a failure, since the suite tests that hook. Its help (which exits
-// 2) names the host.
-func needAdapter(t *testing.T) {
-	t.Helper()
-	if spawngateBin == "" {
-		t.Fatal("no spawngate was built")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
-	defer cancel()
-	out, _ := exec.CommandContext(ctx, spawngateBin, "hook", "gemini", "-h").CombinedOutput()
-	if !strings.Contains(string(out), "Usage: spawngate hook gemini") {
-		t.Fatalf("spawngate has no `hook gemini`: %s", trim(string(out), 500))
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/spawngate/spawngate/internal/e2e/fakemodel"
+	"github.com/spawngate/spawngate/internal/e2e/suite"
 )
 
 const (
@@ -63,7 +64,7 @@ func isolatedEnv(home string) []string {
 var geminiHost = fakemodel.Host{
 	API: fakemodel.GeminiAPI,
 	IsSub: func(r *fakemodel.Request) bool {
-		if strings.Contains(r.System, markerPrefix) {
+		if strings.Contains(r.System, suite.MarkerPrefix) {
 			return true
 		}
 		for _, x := range r.Texts {
@@ -75,20 +76,15 @@ var geminiHost = fakemodel.Host{
 	},
 }
 
-// markerPrefix starts every marker a test writes into a definition's body.
-const markerPrefix = "E2E-MARKER-"
-
-var markerRE = regexp.MustCompile(markerPrefix + `[A-Z0-9_-]+`)
-
-// marker is the marker of the definition named name.
-func marker(name string) string { return markerPrefix + strings.ToUpper(name) }
+// markerRE finds any marker of ours.
+var markerRE = regexp.MustCompile(suite.MarkerPrefix + `[A-Z0-9_-]+`)
 
 // agentDef is a definition of name: frontmatter lines after name and
 // description, and a body (the child's system prompt) carrying its
 // marker. The description never holds the marker: the main agent is shown
 // it.
 func agentDef(name, frontmatter string) string {
-	return agentDefMarked(name, marker(name), frontmatter)
+	return agentDefMarked(name, suite.Marker(name), frontmatter)
 }
 
 // agentDefMarked is agentDef with a marker of the caller's choosing (two
@@ -114,7 +110,7 @@ type turn = fakemodel.Turn
 // arguments its schema asks for, in the order a model writes them.
 func spawn(id, agent string) turn {
 	return turn{Calls: []fakemodel.Call{{ID: id, Name: "invoke_agent",
-		Args: orderedJSON("agent_name", agent, "prompt", childTag+" do the task")}}}
+		Args: suite.OrderedJSON("agent_name", agent, "prompt", childTag+" do the task")}}}
 }
 
 // complete is a child's last turn: complete_task with its result. A child
@@ -158,25 +154,6 @@ func builtinDone(r *fakemodel.Request) turn {
 		}
 	}
 	return turn{Calls: []fakemodel.Call{{ID: "child_done", Name: "complete_task", Args: args}}}
-}
-
-// orderedJSON is a JSON object of key, value pairs in their order (a Go
-// map would sort them; the payloads the client forwards keep the model's).
-func orderedJSON(kv ...any) json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i := 0; i+1 < len(kv); i += 2 {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(kv[i])
-		v, _ := json.Marshal(kv[i+1])
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(v)
-	}
-	b.WriteByte('}')
-	return b.Bytes()
 }
 
 // call is a turn that calls one tool under call id id.
@@ -279,25 +256,11 @@ type scenario struct {
 }
 
 // hookCall is one run of a hook, as the recording wrapper saw it.
-type hookCall struct {
-	Label   string // the wrapper's first argument: which hook this was
-	Stdin   string
-	Payload map[string]any
-	Env     map[string]string
-	Cwd     string // the hook process's working folder
-	Stdout  string
-	Stderr  string
-	Exit    string
-}
+type hookCall = suite.HookCall
 
 // outcome is everything one run left behind.
 type outcome struct {
-	Root, Home string
-	Requests   []*fakemodel.Request
-	Hooks      []hookCall
-	Stdout     string
-	Stderr     string
-	Err        error
+	suite.Outcome
 }
 
 // run sets the scenario up and runs the client once.
@@ -379,7 +342,7 @@ func (sc scenario) run(t *testing.T) *outcome {
 		}
 	}
 	for name, turns := range sc.Sub {
-		subs[marker(name)] = fakemodel.Steps(turns...)
+		subs[suite.Marker(name)] = fakemodel.Steps(turns...)
 	}
 	other := builtinDone
 	if sc.Other != nil {
@@ -443,7 +406,7 @@ func (sc scenario) run(t *testing.T) *outcome {
 	if ctx.Err() != nil {
 		err = fmt.Errorf("the client did not finish within %v: %w", runTimeout, ctx.Err())
 	}
-	o := &outcome{Root: root, Home: home, Requests: api.Requests(), Stdout: stdout.String(), Stderr: stderr.String(), Err: err}
+	o := &outcome{Outcome: suite.Outcome{Root: root, Home: home, Requests: api.Requests(), Stdout: stdout.String(), Stderr: stderr.String(), Err: err}}
 	for _, p := range api.Problems() {
 		t.Errorf("model server: %s", p)
 	}
@@ -638,55 +601,6 @@ func keepEvidence(t *testing.T, o *outcome) {
 	}
 }
 
-// started says whether the child on name's definition really ran: a model
-// request's system prompt carries its marker.
-func (o *outcome) started(name string) bool { return len(o.childRequests(name)) > 0 }
-
-// mentions says whether any model request carries name's marker anywhere:
-// a refused child's must never reach the model at all.
-func (o *outcome) mentions(name string) bool {
-	for _, r := range o.Requests {
-		if bytes.Contains(r.Body, []byte(marker(name))) {
-			return true
-		}
-	}
-	return false
-}
-
-// childRequests are the requests of the child on name's definition.
-func (o *outcome) childRequests(name string) []*fakemodel.Request {
-	var out []*fakemodel.Request
-	for _, r := range o.Requests {
-		if strings.Contains(r.System, marker(name)) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// builtinRequests are the requests of children with no marker of ours.
-func (o *outcome) builtinRequests() []*fakemodel.Request {
-	var out []*fakemodel.Request
-	for _, r := range o.Requests {
-		if r.Kind == fakemodel.Sub && r.Marker == "" && !strings.Contains(r.System, markerPrefix) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// result is the text of the tool result of callID in any request's
-// history (the last one holding it), "" when none does.
-func (o *outcome) result(callID string) string {
-	var out string
-	for _, r := range o.Requests {
-		if x := r.Output(callID); x != "" {
-			out = x
-		}
-	}
-	return out
-}
-
 // hooks lists the recorded calls of the hook labelled label for tool.
 func (o *outcome) hooks(label, tool string) []hookCall {
 	var out []hookCall
@@ -696,26 +610,6 @@ func (o *outcome) hooks(label, tool string) []hookCall {
 		}
 	}
 	return out
-}
-
-// describe is a short account of the run for failure messages.
-func (o *outcome) describe() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "client error: %v\n", o.Err)
-	for _, r := range o.Requests {
-		fmt.Fprintf(&b, "request %d %s %s kind=%s marker=%q model=%s tools=%v calls=%v\n", r.Seq, r.Method, r.Path, r.Kind, r.Marker, r.Model, r.Tools, r.Calls)
-		for _, x := range r.Results {
-			fmt.Fprintf(&b, "  result %s: %q\n", x.CallID, trim(x.Text, 300))
-		}
-	}
-	for _, h := range o.Hooks {
-		fmt.Fprintf(&b, "hook %s: %s exit=%s stdout=%q stderr=%q\n", h.Label, trim(h.Stdin, 400), h.Exit, trim(h.Stdout, 300), trim(h.Stderr, 300))
-	}
-	fmt.Fprintf(&b, "client stdout: %s\n", trim(o.Stdout, 1500))
-	if o.Stderr != "" {
-		fmt.Fprintf(&b, "client stderr: %s\n", trim(o.Stderr, 1500))
-	}
-	return b.String()
 }
 
 func must(t *testing.T, err error) {
@@ -749,13 +643,6 @@ func gitCommit(t *testing.T, dir string) {
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
-func trim(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "..."
-	}
-	return s
-}
 
 // readOnlyPolicy is the policy of a scenario that names none: the
 // child's read and search tools, no writes, no spawns.

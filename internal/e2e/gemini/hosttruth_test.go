@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/spawngate/spawngate/internal/e2e/fakemodel"
+	"github.com/spawngate/spawngate/internal/e2e/suite"
 )
 
 // The definitions the scenarios write, in ~/.gemini/agents unless a
@@ -377,8 +378,8 @@ func proModelFor(name string) map[string]any {
 // dup-project and the user's as dup-user; the user's is a writer.
 func dupDefs() map[string]string {
 	return map[string]string{
-		projectDef("dup"): agentDefMarked("dup", marker("dup-project"), "tools: [read_file]"),
-		userDef("dup"):    agentDefMarked("dup", marker("dup-user"), "tools: [read_file, write_file]"),
+		projectDef("dup"): agentDefMarked("dup", suite.Marker("dup-project"), "tools: [read_file]"),
+		userDef("dup"):    agentDefMarked("dup", suite.Marker("dup-user"), "tools: [read_file, write_file]"),
 	}
 }
 
@@ -409,7 +410,7 @@ func mcpRan(want bool) check {
 // builtinFacts: the two built-in children ran, in order, on the models
 // and with the tools TestHostTruth/builtins-run describes.
 func builtinFacts(t *testing.T, o *outcome) error {
-	rs := o.builtinRequests()
+	rs := o.BuiltinRequests()
 	if len(rs) != 2 {
 		return fmt.Errorf("%d built-in requests, want 2 (one turn each)", len(rs))
 	}
@@ -434,25 +435,11 @@ func builtinFacts(t *testing.T, o *outcome) error {
 	return nil
 }
 
-// childTools: the child on name's definition was offered exactly tools.
-func childTools(name string, tools ...string) check {
-	return func(t *testing.T, o *outcome) error {
-		rs := o.childRequests(name)
-		if len(rs) == 0 {
-			return fmt.Errorf("the %s child never started", name)
-		}
-		if !slices.Equal(rs[0].Tools, tools) {
-			return fmt.Errorf("the %s child was offered %v, want %v", name, rs[0].Tools, tools)
-		}
-		return nil
-	}
-}
-
 // childModel: every request of the child on name's definition asked
 // for model.
 func childModel(name, model string) check {
 	return func(t *testing.T, o *outcome) error {
-		rs := o.childRequests(name)
+		rs := o.ChildRequests(name)
 		if len(rs) == 0 {
 			return fmt.Errorf("the %s child never started", name)
 		}
@@ -473,7 +460,7 @@ func payloadFacts(t *testing.T, o *outcome) error {
 		return fmt.Errorf("the stub ran %d times for invoke_agent, want 1", len(hs))
 	}
 	h := hs[0]
-	keys := jsonKeys(h.Stdin)
+	keys := suite.JSONKeys(h.Stdin)
 	if want := []string{"session_id", "transcript_path", "cwd", "hook_event_name", "timestamp", "tool_name", "tool_input"}; !slices.Equal(keys, want) {
 		return fmt.Errorf("payload keys %v, want %v", keys, want)
 	}

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/spawngate/spawngate/internal/e2e/suite"
 )
 
 // The enforcing installation of the docs, verbatim: spawngate in
@@ -211,11 +213,11 @@ func installedCases() []e2eCase {
 // never reached the model.
 func refusedInstalled(callID, name string) check {
 	return func(t *testing.T, o *outcome) error {
-		if o.mentions(name) {
+		if o.Mentions(name) {
 			return fmt.Errorf("the refused %s child reached the model", name)
 		}
 		want := blocked("spawngate refused this sub-agent: " + name + " (")
-		if r := o.result(callID); !strings.HasPrefix(r, want) {
+		if r := o.Result(callID); !strings.HasPrefix(r, want) {
 			return fmt.Errorf("%s's result is %q, want spawngate's refusal (%q...)", callID, r, want)
 		}
 		return nil
@@ -227,11 +229,11 @@ func refusedInstalled(callID, name string) check {
 // suite tests them.
 func needDoctor(t *testing.T) {
 	t.Helper()
-	needAdapter(t)
+	suite.NeedHook(t, spawngateBin, "gemini")
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
 	out, _ := exec.CommandContext(ctx, spawngateBin, "doctor", "-h").CombinedOutput()
 	if !bytes.Contains(out, []byte("gemini")) || !bytes.Contains(out, []byte("--write-backstop")) {
-		t.Fatalf("spawngate has no `doctor gemini --write-backstop`: %s", trim(string(out), 300))
+		t.Fatalf("spawngate has no `doctor gemini --write-backstop`: %s", suite.Trim(string(out), 300))
 	}
 }

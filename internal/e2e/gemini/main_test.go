@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/spawngate/spawngate/internal/e2e/spawngatebin"
 	"github.com/spawngate/spawngate/internal/e2e/suite"
-	"github.com/spawngate/spawngate/internal/longtests"
 )
 
 // Environment the suite reads.
@@ -20,15 +18,6 @@ const (
 	envClient  = "SPAWNGATE_E2E_GEMINI" // path of the installed client's bundle/gemini.js
 	envRequire = "SPAWNGATE_E2E"        // "require": a missing client fails the suite
 	envKeep    = "SPAWNGATE_E2E_KEEP"   // a folder to copy every scenario's evidence into
-	// A spawngate binary to test instead of building one from this module
-	// (a release, say); TestMain also hands its build to its re-run this way.
-	envSpawngate = "SPAWNGATE_E2E_SPAWNGATE"
-	// Set by TestMain for its own re-run inside the network namespace.
-	envInNetns = "SPAWNGATE_E2E_IN_NETNS"
-	// envNetns=off keeps the suite in the host's network namespace.
-	envNetns = "SPAWNGATE_E2E_NETNS"
-	// envUpdatePayloads=1 rewrites examples/gemini/payloads from the run.
-	envUpdatePayloads = "SPAWNGATE_E2E_UPDATE_PAYLOADS"
 )
 
 // clientVersion is the version install.sh pins, which the suite's facts
@@ -48,55 +37,11 @@ var (
 	nodeBin string
 )
 
-func TestMain(m *testing.M) { os.Exit(testMain(m)) }
-
-func testMain(m *testing.M) int {
-	if os.Getenv(envClient) == "" || !longtests.On() {
-		// Nothing to drive, or the long tests are off: the tests skip
-		// (or fail) by themselves.
-		return m.Run()
-	}
-	if os.Getenv(envInNetns) != "" {
-		inNetns = true
-		spawngateBin = os.Getenv(envSpawngate)
-		if err := loopbackUp(); err != nil {
-			fmt.Fprintf(os.Stderr, "e2e/gemini: bringing up loopback in the network namespace: %v\n", err)
-			return 1
-		}
+func TestMain(m *testing.M) {
+	os.Exit(suite.Main(m, "e2e/gemini", envClient, func(m *testing.M, bin string, netns bool) int {
+		spawngateBin, inNetns = bin, netns
 		return runTests(m)
-	}
-
-	if p := os.Getenv(envSpawngate); p != "" {
-		abs, err := filepath.Abs(p)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "e2e/gemini: %v\n", err)
-			return 1
-		}
-		spawngateBin = abs
-	} else {
-		// Built here, before any namespace, since the build may need the
-		// module proxy and the namespace has no network.
-		dir, err := os.MkdirTemp("", "spawngate-e2e-bin-")
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "e2e/gemini: %v\n", err)
-			return 1
-		}
-		defer os.RemoveAll(dir)
-		spawngateBin = filepath.Join(dir, "spawngate")
-		if err := spawngatebin.Build(spawngateBin); err != nil {
-			fmt.Fprintf(os.Stderr, "e2e/gemini: building spawngate: %v\n", err)
-			return 1
-		}
-	}
-
-	if os.Getenv(envNetns) != "off" {
-		if unshare := suite.NetnsCommand(); unshare != nil {
-			return suite.ReexecIn(unshare, "e2e/gemini", envInNetns+"=1", envSpawngate+"="+spawngateBin)
-		}
-		fmt.Fprintln(os.Stderr, "e2e/gemini: unshare -n is not available: running without a network namespace "+
-			"(the client still talks only to the scripted API on 127.0.0.1, every proxy variable points at 127.0.0.1:9)")
-	}
-	return runTests(m)
+	}))
 }
 
 // runTests checks the client answers with its version and runs the tests.

@@ -1,8 +1,16 @@
 // Package suite is what every real-client suite under internal/e2e does
 // around its scenarios: run the test binary again inside a network
-// namespace of its own, find the installed client or stop the test (a
-// skip, or a failure when the suite is required), and run a few more
-// scenarios at once than the machine has cores.
+// namespace of its own (Main, for a suite that needs nothing more), find
+// the installed client or stop the test (a skip, or a failure when the
+// suite is required), and run a few more scenarios at once than the
+// machine has cores.
+//
+// It also holds what the suites that record hooks alike (Copilot CLI,
+// Gemini CLI) share about a run: its Outcome, the checks on it that mean
+// the same for every client, Judge, which holds a scenario to its check,
+// and MatchPayload, which compares a captured payload with its fixture.
+// What a client does its own way (how a payload names the tool, how a
+// hook denies, how a denial reaches the model) stays in its suite.
 package suite
 
 import (

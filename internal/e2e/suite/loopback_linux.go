@@ -1,14 +1,14 @@
-package gemini
+package suite
 
 import (
 	"syscall"
 	"unsafe"
 )
 
-// loopbackUp sets lo up in the current network namespace (a new one starts
+// LoopbackUp sets lo up in the current network namespace (a new one starts
 // with it down), with the same ioctls `ip link set lo up` uses, so the suite
 // needs no iproute2.
-func loopbackUp() error {
+func LoopbackUp() error {
 	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return err
