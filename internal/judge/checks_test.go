@@ -154,7 +154,7 @@ func TestChecksFolderErrors(t *testing.T) {
 		{"a file, not a folder", "", []string{filepath.Join(dir, "policy.yaml")}, filepath.Join(dir, "policy.yaml"), 0, "is not a directory: name the folder that holds the .rego modules"},
 		{"no modules", "", []string{filepath.Join(dir, "empty")}, filepath.Join(dir, "empty"), 0, "holds no Rego modules"},
 		{"only tests", "", []string{filepath.Join(dir, "tests")}, filepath.Join(dir, "tests"), 0, "holds no Rego modules"},
-		{"the policy's folder is missing", filepath.Join(dir, "policy.yaml"), nil, filepath.Join(dir, "policy.yaml"), 0, "folder " + filepath.Join(dir, "missing") + " cannot be read"},
+		{"the policy's folder is missing", filepath.Join(dir, "policy.yaml"), nil, filepath.Join(dir, "policy.yaml"), 4, "folder " + filepath.Join(dir, "missing") + " cannot be read"},
 		{"a module breaks the contract", "", []string{filepath.Join(dir, "bad")}, filepath.Join(dir, "bad", "c.rego"), 1, "no # METADATA with custom.id"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

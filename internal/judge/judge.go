@@ -183,17 +183,15 @@ func NewWithPlanPolicy(ctx context.Context, opts Options, name, source string, d
 	if name == Stdin {
 		policyFile = ""
 	}
-	g, err := newGate(ctx, opts, source, policyFile, true, func(context.Context) ([]byte, error) { return data, nil })
-	if err != nil {
-		return nil, placeIn(ctx, err, source, data, opts.Limits)
-	}
-	return g, nil
+	return newGate(ctx, opts, source, policyFile, true, func(context.Context) ([]byte, error) { return data, nil })
 }
 
 // placeIn gives a problem of the document source that names its pointer
-// but not its place (a role profile's root, a folder of checks) the line
-// and column of that pointer in data: the policy block of a plan document
-// is found again in its file.
+// but not its place the line and column of that pointer in data. The
+// schema's problems are placed as they are found; those found after it (a
+// role profile's root, a folder of checks the policy names) are found
+// again in the document here, whether it is a policy file, a policy in
+// memory or a plan document's policy block.
 func placeIn(ctx context.Context, err error, source string, data []byte, lim document.Limits) error {
 	e := AsError(source, err)
 	var missing []*Error
@@ -249,11 +247,19 @@ func newGate(ctx context.Context, opts Options, source, policyFile string, inPla
 
 // build builds the gate newGate asks for, with or without an operator
 // policy: the document readPolicy gives, or with inPlan its policy block.
-func build(ctx context.Context, opts Options, source, policyFile string, inPlan bool, readPolicy func(context.Context) ([]byte, error)) (*Gate, error) {
+func build(ctx context.Context, opts Options, source, policyFile string, inPlan bool, readPolicy func(context.Context) ([]byte, error)) (_ *Gate, err error) {
 	at := "" // where the policy is in its document
 	if inPlan {
 		at = plan.PolicyInPlanPointer
 	}
+	var data []byte // the operator policy document
+	defer func() {
+		// Every problem of the policy document is said at its place in it,
+		// found after the schema or not.
+		if err != nil && len(data) > 0 {
+			err = placeIn(ctx, err, source, data, opts.Limits)
+		}
+	}()
 	// The Rego is compiled on one core while the schemas are compiled and
 	// the operator policy is read on the other: the built-in checks, or
 	// with --checks those folders' too. A bundle's checks are known only
@@ -261,7 +267,6 @@ func build(ctx context.Context, opts Options, source, policyFile string, inPlan 
 	// then the built-ins compiled ahead are kept for the next gate.
 	var pending *future.Future[*engine.Engine]
 	var ahead *future.Future[aheadEngine]
-	var data []byte // the operator policy document
 	var readErr error
 	if source != "" {
 		data, readErr = Within(ctx, opts.Timeout, source, readPolicy)
@@ -336,8 +341,7 @@ func build(ctx context.Context, opts Options, source, policyFile string, inPlan 
 		g.sources.Policy, g.sources.PolicyDigest = source, Digest(data)
 		if opts.NoFiles {
 			if list, _ := g.operator["checks"].([]any); len(list) > 0 {
-				err := &Error{Kind: Document, Source: source, Pointer: at + "/checks/0", Msg: fmt.Sprintf("folder %v: this gate reads nothing from the file system, so it reads no folder of checks; give the checks' text instead", list[0])}
-				return nil, placeIn(ctx, err, source, data, opts.Limits)
+				return nil, &Error{Kind: Document, Source: source, Pointer: at + "/checks/0", Msg: fmt.Sprintf("folder %v: this gate reads nothing from the file system, so it reads no folder of checks; give the checks' text instead", list[0])}
 			}
 		}
 		more, err := policyCheckDirs(source, policyFile, at, g.operator)
