@@ -18,6 +18,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/bundle"
 
 	"github.com/spawngate/spawngate/internal/document"
+	"github.com/spawngate/spawngate/internal/jsonpointer"
 	"github.com/spawngate/spawngate/internal/plan"
 	"github.com/spawngate/spawngate/policy"
 )
@@ -151,7 +152,7 @@ func readBundle(ctx context.Context, loader *plan.Loader, name string, key *Bund
 	}
 	out := &bundleContents{}
 	if err := out.readPolicy(ctx, loader, name, b.Data); err != nil {
-		return nil, err
+		return nil, placeInData(ctx, files, name, lim, err)
 	}
 	for _, m := range b.Modules {
 		p := strings.TrimPrefix(path.Clean("/"+m.Path), "/")
@@ -261,11 +262,19 @@ func (c *bundleContents) readPolicy(ctx context.Context, loader *plan.Loader, na
 		var pe *document.Error
 		if errors.As(err, &pe) {
 			// The line and column would be those of the gate's own
-			// rendering of the value; the pointer is into the bundle's data.
-			moved := *pe
-			moved.Source, moved.Line, moved.Column = name, 0, 0
-			moved.Pointer = BundlePolicyPointer + pe.Pointer
-			return &moved
+			// rendering of the value; the pointer is into the bundle's
+			// data, for each problem (placeInData finds its file).
+			move := func(pe *document.Error) *document.Error {
+				moved := *pe
+				moved.Source, moved.Line, moved.Column, moved.More = name, 0, 0, nil
+				moved.Pointer = BundlePolicyPointer + pe.Pointer
+				return &moved
+			}
+			first := move(pe)
+			for _, m := range pe.More {
+				first.More = append(first.More, move(m))
+			}
+			return first
 		}
 		return err
 	}
@@ -274,4 +283,93 @@ func (c *bundleContents) readPolicy(ctx context.Context, loader *plan.Loader, na
 	}
 	c.policy, c.policyJSON = p, doc
 	return nil
+}
+
+// placeInData says each problem of the bundle's data (about the bundle,
+// at a pointer into its data) in the data file that holds the value, at
+// its line and column there and its pointer in that file, as a problem a
+// data file's strict reading finds is said
+// ("bundle/spawngate/policy/data.json:5:37: /roles/r/workspace_root: ...").
+// OPA places a data file's value at its folder's path in the data, and
+// merges the files: the file is the one in the deepest folder above the
+// pointer that holds its value, or for a key that is missing the mapping
+// it is missing from. A problem no file can be found for stays about the
+// bundle: a place is a help, not a need.
+func placeInData(ctx context.Context, files []heldFile, name string, lim document.Limits, err error) error {
+	var pe *document.Error
+	if !errors.As(err, &pe) {
+		return err
+	}
+	type dataFile struct {
+		source, root string // root: the pointer in the data of its value
+		data         []byte
+		value        any // decoded when first needed
+		read         bool
+		pointers     []string
+		problems     []*document.Error
+	}
+	var held []*dataFile
+	for _, f := range files {
+		p := path.Clean("/" + f.path)
+		if base := path.Base(p); base != "data.json" && !bundle.IsYAMLDataFile(base) {
+			continue
+		}
+		root := ""
+		if dir := strings.Trim(path.Dir(p), "/"); dir != "" {
+			root = jsonpointer.Join("", strings.Split(dir, "/")...)
+		}
+		held = append(held, &dataFile{source: bundleFile(name, strings.TrimPrefix(p, "/")), root: root, data: f.data})
+	}
+	// holds tells whether f's value has the value at ptr, a pointer in the
+	// bundle's data.
+	holds := func(f *dataFile, ptr string) bool {
+		if !jsonpointer.Within(ptr, f.root) {
+			return false
+		}
+		if !f.read {
+			f.read = true
+			syntax := document.YAML
+			if path.Base(f.source) == "data.json" {
+				syntax = document.JSON
+			}
+			f.value, _ = document.Decode(ctx, f.source, f.data, syntax, lim) // read once already (strictData)
+		}
+		_, ok := jsonpointer.Lookup(f.value, strings.TrimPrefix(ptr, f.root))
+		return ok
+	}
+	for _, p := range append([]*document.Error{pe}, pe.More...) {
+		if p.Source != name || p.Pointer == "" || p.Line != 0 {
+			continue
+		}
+		var in *dataFile
+		for _, f := range held {
+			if (in == nil || len(f.root) > len(in.root)) && holds(f, p.Pointer) {
+				in = f
+			}
+		}
+		// A key that is missing: the file holding the mapping, unless
+		// files below the key give it a value (only some of them are wrong).
+		missing := in == nil && !slices.ContainsFunc(held, func(f *dataFile) bool { return jsonpointer.Within(f.root, p.Pointer) })
+		for _, f := range held {
+			if missing && (in == nil || len(f.root) > len(in.root)) && holds(f, p.Pointer[:strings.LastIndexByte(p.Pointer, '/')]) {
+				in = f
+			}
+		}
+		if in != nil {
+			in.pointers = append(in.pointers, strings.TrimPrefix(p.Pointer, in.root))
+			in.problems = append(in.problems, p)
+		}
+	}
+	for _, f := range held {
+		if len(f.problems) == 0 {
+			continue
+		}
+		at, _ := document.Locate(ctx, f.source, f.data, lim, f.pointers)
+		for i, p := range f.problems {
+			if pos, ok := at[f.pointers[i]]; ok {
+				p.Source, p.Pointer, p.Line, p.Column = f.source, f.pointers[i], pos.Line, pos.Column
+			}
+		}
+	}
+	return pe
 }

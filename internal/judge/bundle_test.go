@@ -226,27 +226,34 @@ func TestBundlePolicy(t *testing.T) {
 		p["budget_cap_tokens"] = cap
 		return p
 	}
+	// A problem of the data is said in the data file that holds it (opa
+	// build writes the bundle's data as one data.json), at its line.
 	for _, tt := range []struct {
 		name    string
 		data    map[string]any
 		policy  string
+		inFile  bool // in the bundle's data.json, not about the bundle
 		pointer string
 		want    string
 	}{
-		{"an invalid policy", map[string]any{"spawngate": map[string]any{"policy": withCap(json.Number("2e5"))}}, "", "/spawngate/policy/budget_cap_tokens", "whole number"},
-		{"a policy that names folders", map[string]any{"spawngate": map[string]any{"policy": func() map[string]any { p := operatorPolicy(); p["checks"] = []any{"x"}; return p }()}}, "", "/spawngate/policy/checks", "cannot name folders of checks"},
-		{"other data", map[string]any{"teams": map[string]any{}, "spawngate": map[string]any{"policy": operatorPolicy()}}, "", "/teams", "may hold only the operator policy"},
-		{"other data under spawngate", map[string]any{"spawngate": map[string]any{"policy": operatorPolicy(), "roles": 1}}, "", "/spawngate/roles", "may hold only the operator policy"},
-		{"two operator policies", map[string]any{"spawngate": map[string]any{"policy": operatorPolicy()}}, filepath.Join(dir, "policy.yaml"), "/spawngate/policy", "the operator policy must come from one place"},
+		{"an invalid policy", map[string]any{"spawngate": map[string]any{"policy": withCap(json.Number("2e5"))}}, "", true, "/spawngate/policy/budget_cap_tokens", "whole number"},
+		{"a policy that names folders", map[string]any{"spawngate": map[string]any{"policy": func() map[string]any { p := operatorPolicy(); p["checks"] = []any{"x"}; return p }()}}, "", true, "/spawngate/policy/checks", "cannot name folders of checks"},
+		{"other data", map[string]any{"teams": map[string]any{}, "spawngate": map[string]any{"policy": operatorPolicy()}}, "", true, "/teams", "may hold only the operator policy"},
+		{"other data under spawngate", map[string]any{"spawngate": map[string]any{"policy": operatorPolicy(), "roles": 1}}, "", true, "/spawngate/roles", "may hold only the operator policy"},
+		{"two operator policies", map[string]any{"spawngate": map[string]any{"policy": operatorPolicy()}}, filepath.Join(dir, "policy.yaml"), false, "/spawngate/policy", "the operator policy must come from one place"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			b := testBundle(t, nil)
 			b.Data = tt.data
 			name := writeBundle(t, t.TempDir(), b, "", "")
 			_, err := judgeWith(t, bundleOptions(name, "", ""), tt.policy, fetchingPlan)
+			source := name
+			if tt.inFile {
+				source = name + "/data.json"
+			}
 			var e *judge.Error
-			if !errors.As(err, &e) || e.Source != name || e.Pointer != tt.pointer || !strings.Contains(e.Msg, tt.want) {
-				t.Fatalf("err %v (pointer %q), want %s at %s containing %q", err, e.Pointer, name, tt.pointer, tt.want)
+			if !errors.As(err, &e) || e.Source != source || e.Pointer != tt.pointer || (e.Line != 0) != tt.inFile || !strings.Contains(e.Msg, tt.want) {
+				t.Fatalf("err %v (pointer %q), want %s at %s containing %q", err, e.Pointer, source, tt.pointer, tt.want)
 			}
 		})
 	}

@@ -3,6 +3,7 @@ package judge_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/spawngate/spawngate/internal/judge"
@@ -51,6 +52,61 @@ func TestPolicyProblemsAfterTheSchemaArePlaced(t *testing.T) {
 			}
 			if got := je.Error(); got != tc.want {
 				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// A problem of a bundle's operator policy is said in the data file that
+// holds it, at its line and column and its pointer there, as a problem its
+// strict reading finds; every problem of the schema, not only the first.
+func TestBundlePolicyProblemsArePlacedInTheirDataFile(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		want  []string
+	}{
+		{"a role profile outside the root", map[string]string{"spawngate/policy/data.json": `{"allowed_tools": ["fs.read"], "workspace_root": "/repo/ws", "budget_cap_tokens": 1,
+ "roles": {"r": {"workspace_root": "/other"}}}`},
+			[]string{`B/spawngate/policy/data.json:2:36: /roles/r/workspace_root: "/other" is not inside the policy's own workspace_root "/repo/ws": a role profile can only narrow it`}},
+		{"two problems of the schema, in YAML", map[string]string{"spawngate/policy/data.yaml": "allowed_tools: [fs.read, 3]\nworkspace_root: /repo/ws\nbudget_cap_tokens: x\n"},
+			[]string{"B/spawngate/policy/data.yaml:1:26: /allowed_tools/1: must be a string, not a number (and 1 more problem)",
+				"B/spawngate/policy/data.yaml:3:20: /budget_cap_tokens: must be a whole number, not a string"}},
+		{"a profile in a deeper file", map[string]string{
+			"spawngate/policy/data.yaml":       "allowed_tools: [fs.read]\nworkspace_root: /repo/ws\nbudget_cap_tokens: 1\n",
+			"spawngate/policy/roles/data.yaml": "# the roles\nr:\n  workspace_root: /other\n"},
+			[]string{`B/spawngate/policy/roles/data.yaml:3:19: /r/workspace_root: "/other" is not inside the policy's own workspace_root "/repo/ws": a role profile can only narrow it`}},
+		{"other data beside the policy's own file", map[string]string{
+			"data.json":                  `{"other": 1}`,
+			"spawngate/policy/data.yaml": "# the policy\nallowed_tools: [fs.read]\nworkspace_root: /repo/ws\n"},
+			[]string{`B/data.json:1:11: /other: a bundle's data may hold only the operator policy, at /spawngate/policy: the checks read only their input`}},
+		{"a key missing from the policy", map[string]string{"spawngate/policy/data.yaml": "# the policy\nallowed_tools: [fs.read]\nworkspace_root: /repo/ws\n"},
+			[]string{`B/spawngate/policy/data.yaml:2:1: /budget_cap_tokens: required key "budget_cap_tokens" is missing`}},
+		{"other data from files below it: about the bundle", map[string]string{
+			"data.json":         `{"spawngate": {"policy": {"allowed_tools": ["fs.read"], "workspace_root": "/repo/ws", "budget_cap_tokens": 1}}}`,
+			"teams/a/data.json": `{"x": 1}`},
+			[]string{`B: /teams: a bundle's data may hold only the operator policy, at /spawngate/policy: the checks read only their input`}},
+		{"other data, in the bundle's one data file", map[string]string{"data.json": "{\"spawngate\": {\"policy\": {}},\n \"teams\": {}}"},
+			[]string{"B/data.json:2:11: /teams: a bundle's data may hold only the operator policy, at /spawngate/policy: the checks read only their input"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			tc.files["checks/no_http.rego"] = noHTTP
+			write(t, dir, tc.files)
+			opts := judge.DefaultOptions()
+			opts.Bundle = dir
+			_, err := judge.New(context.Background(), opts, "")
+			var je *judge.Error
+			if !errors.As(err, &je) || je.Kind != judge.Document {
+				t.Fatalf("error %v (%T), want a document error", err, err)
+			}
+			got := []string{je.Error()}
+			for _, m := range je.More {
+				got = append(got, m.Error())
+			}
+			want := strings.Join(tc.want, "\n")
+			if g := strings.ReplaceAll(strings.Join(got, "\n"), dir, "B"); g != want {
+				t.Errorf("got\n%s\nwant\n%s", g, want)
 			}
 		})
 	}
