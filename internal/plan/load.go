@@ -232,7 +232,8 @@ func (l *Loader) plan(ctx context.Context, source string, data []byte, policyIsO
 	}
 	if pol, ok := doc["policy"].(map[string]any); ok {
 		if err := refusePending(source, "/policy", pol); err != nil {
-			return nil, err
+			// At its place in the plan, as the schema's problems are.
+			return nil, documentError(ctx, source, data, l.limits, []schemaError{{pointer: err.Pointer, msg: err.Msg}})
 		}
 		p.Policy = pol
 	}

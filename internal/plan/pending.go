@@ -14,7 +14,7 @@ import (
 // entry goes when the check that reads it lands.
 var pending = map[string]bool{}
 
-func refusePending(source, at string, pol map[string]any) error {
+func refusePending(source, at string, pol map[string]any) *document.Error {
 	for _, k := range slices.Sorted(maps.Keys(pol)) {
 		if pending[k] {
 			return &document.Error{Source: source, Pointer: at + "/" + k, Msg: fmt.Sprintf("%q is not supported by this build of spawngate yet", k)}
