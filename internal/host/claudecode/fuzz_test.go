@@ -93,15 +93,16 @@ func checkDefinition(d *agent.Definition, data []byte) error {
 		}
 	}
 	starts := bytes.HasPrefix(data, []byte("---\n")) || bytes.HasPrefix(data, []byte("---\r\n"))
-	earlyEnd := strings.Contains(d.ParseProblem(), `a "---" inside the frontmatter ends it early`)
+	earlyEnd := strings.Contains(d.ParseProblem(), `Claude Code ends this frontmatter at another "---"`)
 	switch {
 	case d.Fields != nil && d.Err != nil:
 		return fmt.Errorf("fields of a frontmatter that does not parse: %v", d.Err)
 	case d.Err != nil && d.Skipped == "" && d.Name == "" && !earlyEnd:
 		return fmt.Errorf("broken, not skipped, and unnamed: %v", d.Err)
-	case !starts && d.Skipped == "" && !strings.HasPrefix(d.ParseProblem(), "line 1: the frontmatter is written oddly"):
+	case !starts && d.Skipped == "" && !earlyEnd && !strings.HasPrefix(d.ParseProblem(), "line 1: the frontmatter is written oddly"):
 		// Almost frontmatter (a byte-order mark, spaces after ---) is
-		// refused under its name rather than skipped.
+		// refused under its name rather than skipped; so is one that
+		// Claude Code, reading past a byte-order mark, ends early.
 		return errors.New("no frontmatter, not skipped")
 	}
 	return nil
