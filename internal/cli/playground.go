@@ -193,22 +193,7 @@ func runPlayground(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return fail("serving: " + err.Error())
 	case <-ctx.Done():
 	}
-	logger.Info("stopping: answering the requests in flight", "timeout", opts.shutdown.String())
-	p.Drain()
-	sctx, cancel := context.WithTimeout(context.Background(), opts.shutdown)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		endRequests()
-		actx, cancel := context.WithTimeout(context.Background(), answerGrace)
-		defer cancel()
-		msg := "stopping: requests were still in flight after --shutdown-timeout " + opts.shutdown.String()
-		if srv.Shutdown(actx) != nil {
-			return fail(msg + "; some could not be answered")
-		}
-		return fail(msg + "; they were answered as interrupted")
-	}
-	logger.Info("stopped")
-	return exitPass
+	return stop(srv, p.Drain, endRequests, opts.shutdown, logger, fail)
 }
 
 func printPlaygroundHelp(w io.Writer, fs *flag.FlagSet) {

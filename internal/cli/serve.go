@@ -240,24 +240,33 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		case err := <-served:
 			return fail("serving: " + err.Error())
 		case <-ctx.Done():
-			logger.Info("stopping: answering the requests in flight", "timeout", opts.shutdown.String())
-			s.Drain()
-			sctx, cancel := context.WithTimeout(context.Background(), opts.shutdown)
-			defer cancel()
-			if err := srv.Shutdown(sctx); err != nil {
-				endRequests()
-				actx, cancel := context.WithTimeout(context.Background(), answerGrace)
-				defer cancel()
-				msg := "stopping: requests were still in flight after --shutdown-timeout " + opts.shutdown.String()
-				if srv.Shutdown(actx) != nil { // each answers as its context ends
-					return fail(msg + "; some could not be answered")
-				}
-				return fail(msg + "; they were answered as interrupted")
-			}
-			logger.Info("stopped")
-			return exitPass
+			return stop(srv, s.Drain, endRequests, opts.shutdown, logger, fail)
 		}
 	}
+}
+
+// stop ends a server that ctx told to stop: drain refuses new decisions,
+// the requests in flight are answered within shutdown, and those still
+// running then are told to stop (endRequests) and have answerGrace to
+// answer as interrupted. It exits 0 when every request was answered in
+// time, 2 (through fail) otherwise.
+func stop(srv *http.Server, drain, endRequests func(), shutdown time.Duration, logger *slog.Logger, fail func(string) int) int {
+	logger.Info("stopping: answering the requests in flight", "timeout", shutdown.String())
+	drain()
+	sctx, cancel := context.WithTimeout(context.Background(), shutdown)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		endRequests()
+		actx, cancel := context.WithTimeout(context.Background(), answerGrace)
+		defer cancel()
+		msg := "stopping: requests were still in flight after --shutdown-timeout " + shutdown.String()
+		if srv.Shutdown(actx) != nil { // each answers as its context ends
+			return fail(msg + "; some could not be answered")
+		}
+		return fail(msg + "; they were answered as interrupted")
+	}
+	logger.Info("stopped")
+	return exitPass
 }
 
 // answerGrace is how long the requests still in flight at
