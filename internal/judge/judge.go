@@ -560,6 +560,13 @@ func (g *Gate) judge(ctx context.Context, source string, data []byte, maxListed 
 	}
 	p, err := load(ctx, source, data)
 	if err != nil {
+		var de *document.Error
+		if located && errors.As(err, &de) && de.Pointer != "" && de.Line == 0 {
+			// A problem found once the document was read (a plan over a
+			// limit such as --max-children) has a pointer and no place.
+			// Anything else (a deadline) goes on as it is.
+			err = placeIn(ctx, err, source, data, g.opts.Limits)
+		}
 		return report.Result{}, err
 	}
 	e, err := g.engine()
