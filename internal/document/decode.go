@@ -40,6 +40,15 @@ func SyntaxOf(name string) (Syntax, error) {
 	}
 }
 
+// Sniffed is the syntax Sniff decides for data: JSON when its first
+// character but blanks is '{' or '[', else YAML.
+func Sniffed(data []byte) Syntax {
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && (t[0] == '{' || t[0] == '[') {
+		return JSON
+	}
+	return YAML
+}
+
 // Decode parses one document into a JSON-shaped value: map[string]any,
 // []any, string, json.Number (as written), bool or nil. Anything that is
 // not exactly one well-formed document within the limits is an *Error.
@@ -55,10 +64,7 @@ func Decode(ctx context.Context, source string, data []byte, syntax Syntax, lim 
 		return nil, &Error{Source: source, Msg: "empty document: nothing to check"}
 	}
 	if syntax == Sniff {
-		syntax = YAML
-		if c := bytes.TrimLeft(data, " \t\r\n")[0]; c == '{' || c == '[' {
-			syntax = JSON
-		}
+		syntax = Sniffed(data)
 	}
 	if syntax == JSON {
 		return parseJSON(ctx, source, data, lim)

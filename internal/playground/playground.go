@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/spawngate/spawngate/internal/document"
 	"github.com/spawngate/spawngate/internal/judge"
 	"github.com/spawngate/spawngate/internal/report"
 	"github.com/spawngate/spawngate/internal/report/render"
@@ -204,7 +205,7 @@ const (
 // named names a pasted document by its syntax, as check reads a file
 // without an extension: JSON when it starts with { or [, else YAML.
 func named(name, text string) string {
-	if t := strings.TrimLeft(text, " \t\r\n"); strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
+	if document.Sniffed([]byte(text)) == document.JSON {
 		return name + ".json"
 	}
 	return name + ".yaml"
