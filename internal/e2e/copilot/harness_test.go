@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -302,7 +301,7 @@ func (sc scenario) run(t *testing.T) *outcome {
 		}
 		o.Log = b.String()
 	}
-	o.Hooks = readHookCalls(t, capture)
+	o.Hooks = readHookCalls(capture)
 	keepEvidence(t, o)
 	return o
 }
@@ -373,19 +372,7 @@ func (ov overlay) wrap(t *testing.T, argv []string) []string {
 // denies a task call for agent_type TYPE alone.
 func writeHookTools(t *testing.T, bin, capture string) {
 	t.Helper()
-	record := `#!/bin/sh
-label=$1; shift
-f=$(mktemp '` + capture + `/call.XXXXXXXX') || exit 2
-printf '%s\n' "$label" > "$f.label"
-cat > "$f.stdin"
-env > "$f.env"
-pwd > "$f.cwd"
-"$@" < "$f.stdin" > "$f.stdout" 2> "$f.stderr"
-rc=$?
-echo $rc > "$f.exit"
-cat "$f.stdout"; cat "$f.stderr" >&2
-exit $rc
-`
+	record := suite.RecordScript(capture)
 	deny := `#!/bin/sh
 printf '{"permissionDecision":"deny","permissionDecisionReason":"%s"}\n' "$1"
 `
@@ -403,31 +390,14 @@ fi
 	}
 }
 
-func readHookCalls(t *testing.T, dir string) []hookCall {
-	t.Helper()
-	names, _ := filepath.Glob(filepath.Join(dir, "call.*.stdin"))
-	var calls []hookCall
-	for _, n := range names {
-		stem := strings.TrimSuffix(n, ".stdin")
-		read := func(ext string) string { b, _ := os.ReadFile(stem + ext); return string(b) }
-		c := hookCall{Label: strings.TrimSpace(read(".label")), Stdin: read(".stdin"), Stdout: read(".stdout"),
-			Stderr: read(".stderr"), Exit: strings.TrimSpace(read(".exit")), Cwd: strings.TrimSpace(read(".cwd"))}
-		_ = json.Unmarshal([]byte(c.Stdin), &c.Payload)
-		c.Env = map[string]string{}
-		for _, l := range strings.Split(read(".env"), "\n") {
-			if k, v, ok := strings.Cut(l, "="); ok {
-				c.Env[k] = v
-			}
-		}
-		calls = append(calls, c)
-	}
-	// Hooks may run in parallel; order them as the client called them.
-	sort.SliceStable(calls, func(i, j int) bool {
-		ti, _ := calls[i].Payload["timestamp"].(float64)
-		tj, _ := calls[j].Payload["timestamp"].(float64)
-		return ti < tj
+// readHookCalls reads the hooks' runs, in the order the client called
+// them: Copilot stamps each payload with milliseconds.
+func readHookCalls(dir string) []hookCall {
+	return suite.ReadHookCalls(dir, func(a, b hookCall) bool {
+		ta, _ := a.Payload["timestamp"].(float64)
+		tb, _ := b.Payload["timestamp"].(float64)
+		return ta < tb
 	})
-	return calls
 }
 
 // keepEvidence copies what the run left into $SPAWNGATE_E2E_KEEP/<test>,

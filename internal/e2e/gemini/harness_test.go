@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -410,7 +409,7 @@ func (sc scenario) run(t *testing.T) *outcome {
 	for _, p := range api.Problems() {
 		t.Errorf("model server: %s", p)
 	}
-	o.Hooks = readHookCalls(t, capture)
+	o.Hooks = readHookCalls(capture)
 	keepEvidence(t, o)
 	return o
 }
@@ -510,19 +509,7 @@ func (ov overlay) wrap(t *testing.T, argv []string) []string {
 // that records it ran, in mcp-ran beside the repository.
 func writeHookTools(t *testing.T, bin, capture string) {
 	t.Helper()
-	record := `#!/bin/sh
-label=$1; shift
-f=$(mktemp '` + capture + `/call.XXXXXXXX') || exit 2
-printf '%s\n' "$label" > "$f.label"
-cat > "$f.stdin"
-env > "$f.env"
-pwd > "$f.cwd"
-"$@" < "$f.stdin" > "$f.stdout" 2> "$f.stderr"
-rc=$?
-echo $rc > "$f.exit"
-cat "$f.stdout"; cat "$f.stderr" >&2
-exit $rc
-`
+	record := suite.RecordScript(capture)
 	deny := `#!/bin/sh
 printf '{"decision":"deny","reason":"%s"}\n' "$1"
 `
@@ -538,31 +525,15 @@ printf '{"decision":"deny","reason":"%s"}\n' "$2"
 	}
 }
 
-func readHookCalls(t *testing.T, dir string) []hookCall {
-	t.Helper()
-	names, _ := filepath.Glob(filepath.Join(dir, "call.*.stdin"))
-	var calls []hookCall
-	for _, n := range names {
-		stem := strings.TrimSuffix(n, ".stdin")
-		read := func(ext string) string { b, _ := os.ReadFile(stem + ext); return string(b) }
-		c := hookCall{Label: strings.TrimSpace(read(".label")), Stdin: read(".stdin"), Stdout: read(".stdout"),
-			Stderr: read(".stderr"), Exit: strings.TrimSpace(read(".exit")), Cwd: strings.TrimSpace(read(".cwd"))}
-		_ = json.Unmarshal([]byte(c.Stdin), &c.Payload)
-		c.Env = map[string]string{}
-		for _, l := range strings.Split(read(".env"), "\n") {
-			if k, v, ok := strings.Cut(l, "="); ok {
-				c.Env[k] = v
-			}
-		}
-		calls = append(calls, c)
-	}
-	// Order them as the client called them (an ISO time sorts as text).
-	sort.SliceStable(calls, func(i, j int) bool {
-		ti, _ := calls[i].Payload["timestamp"].(string)
-		tj, _ := calls[j].Payload["timestamp"].(string)
-		return ti < tj
+// readHookCalls reads the hooks' runs, in the order the client called
+// them: Gemini CLI stamps each payload with an ISO time, which sorts as
+// text.
+func readHookCalls(dir string) []hookCall {
+	return suite.ReadHookCalls(dir, func(a, b hookCall) bool {
+		ta, _ := a.Payload["timestamp"].(string)
+		tb, _ := b.Payload["timestamp"].(string)
+		return ta < tb
 	})
-	return calls
 }
 
 // keepEvidence copies what the run left into $SPAWNGATE_E2E_KEEP/<test>,
