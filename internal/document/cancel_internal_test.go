@@ -2,8 +2,6 @@ package document
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strings"
 	"testing"
 )
@@ -40,46 +38,6 @@ func TestYAMLReadingIsLinearInTheDocument(t *testing.T) {
 		}
 		if lines := strings.Count(string(data), "\n"); w.text.looked > lines {
 			t.Errorf("%d aliases: looked at %d lines beyond their nodes, more than the document's %d", m, w.text.looked, lines)
-		}
-	}
-}
-
-// Each reader stops when its context ends, also deep inside a large
-// document.
-func TestReadingStopsWhenTheContextEnds(t *testing.T) {
-	var children []string
-	for i := range 3 * checkEvery {
-		children = append(children, fmt.Sprintf(`{"role": "r%d", "tools": ["fs.read"], "paths": [], "budget_tokens": 1}`, i))
-	}
-	jsonDoc := []byte(`{"plan": [` + strings.Join(children, ",") + `]}`)
-	yamlDoc := []byte("plan:\n  - " + strings.Join(children, "\n  - ") + "\n")
-	cancelled, cancel := context.WithCancel(context.Background())
-	cancel()
-	for name, run := range map[string]func(context.Context) error{
-		"json": func(ctx context.Context) error {
-			_, err := Decode(ctx, "p.json", jsonDoc, JSON, DefaultLimits)
-			return err
-		},
-		"yaml": func(ctx context.Context) error {
-			_, err := Decode(ctx, "p.yaml", yamlDoc, YAML, DefaultLimits)
-			return err
-		},
-		// Placing problems reads the document again: it stops too, and a
-		// document refused after its context ended is not an answer.
-		"placing json": func(ctx context.Context) error {
-			_, err := Locate(ctx, "p.json", jsonDoc, DefaultLimits, []string{"/plan/0/role"})
-			return err
-		},
-		"placing yaml": func(ctx context.Context) error {
-			_, err := Locate(ctx, "p.yaml", yamlDoc, DefaultLimits, []string{"/plan/0/role"})
-			return err
-		},
-	} {
-		if err := run(context.Background()); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if err := run(cancelled); !errors.Is(err, context.Canceled) {
-			t.Errorf("%s with its context cancelled: %v, want context.Canceled", name, err)
 		}
 	}
 }

@@ -5,18 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"math"
 	"reflect"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"github.com/spawngate/spawngate/internal/document"
-	"github.com/spawngate/spawngate/internal/jsonpointer"
-	"github.com/spawngate/spawngate/internal/mutate"
+	"github.com/spawngate/spawngate/internal/document/documenttest"
 )
 
 // FuzzDecode reads arbitrary bytes as JSON (asJSON) or YAML. Whatever the
@@ -27,32 +22,26 @@ import (
 // parser reads back unchanged.
 func FuzzDecode(f *testing.F) {
 	for _, in := range decodeSeeds() {
-		f.Add(in.data, in.asJSON)
+		f.Add(in.Data, in.AsJSON)
 	}
 	f.Fuzz(decodeProperty)
 }
 
-// fuzzInput is one input of FuzzDecode.
-type fuzzInput struct {
-	data   []byte
-	asJSON bool
-}
-
-func decodeSeeds() []fuzzInput {
-	var seeds []fuzzInput
+func decodeSeeds() []documenttest.Input {
+	var seeds []documenttest.Input
 	for _, cases := range [][]decodeCase{decodeCases, jsonCases, yamlCases} {
 		for _, tc := range cases {
 			switch tc.syntax {
 			case document.JSON:
-				seeds = append(seeds, fuzzInput{[]byte(tc.in), true})
+				seeds = append(seeds, documenttest.Input{Data: []byte(tc.in), AsJSON: true})
 			case document.YAML:
-				seeds = append(seeds, fuzzInput{[]byte(tc.in), false})
+				seeds = append(seeds, documenttest.Input{Data: []byte(tc.in), AsJSON: false})
 			default:
-				seeds = append(seeds, fuzzInput{[]byte(tc.in), true}, fuzzInput{[]byte(tc.in), false})
+				seeds = append(seeds, documenttest.Input{Data: []byte(tc.in), AsJSON: true}, documenttest.Input{Data: []byte(tc.in), AsJSON: false})
 			}
 		}
 	}
-	return append(seeds, fuzzInput{[]byte(billionLaughs()), false})
+	return append(seeds, documenttest.Input{Data: []byte(billionLaughs()), AsJSON: false})
 }
 
 func decodeProperty(t *testing.T, data []byte, asJSON bool) {
@@ -62,21 +51,21 @@ func decodeProperty(t *testing.T, data []byte, asJSON bool) {
 	}
 	var v any
 	var err error
-	withinDeadline(t, data, func() {
+	documenttest.WithinDeadline(t, data, func() {
 		v, err = document.Decode(context.Background(), "fuzz.doc", data, syntax, document.DefaultLimits)
 	})
 	if asJSON {
 		checkAgainstEncodingJSON(t, data, v, err)
 	}
 	if err != nil {
-		checkError(t, err, "fuzz.doc")
+		documenttest.CheckError(t, err, "fuzz.doc")
 		checkWithin(t, err, data)
 		if v != nil {
 			t.Fatalf("Decode = %#v with error %v", v, err)
 		}
 		return
 	}
-	checkShape(t, v, "")
+	documenttest.CheckShape(t, v, "")
 	if !asJSON {
 		checkJSONRoundTrip(t, v)
 	}
@@ -86,22 +75,9 @@ func decodeProperty(t *testing.T, data []byte, asJSON bool) {
 // its seeds, so every go test run fuzzes a little; go test -fuzz goes
 // further, guided by coverage.
 func TestFuzzDecodeShort(t *testing.T) {
-	for _, in := range mutated(decodeSeeds(), 20000) {
-		decodeProperty(t, in.data, in.asJSON)
+	for _, in := range documenttest.Mutated(decodeSeeds(), 20000) {
+		decodeProperty(t, in.Data, in.AsJSON)
 	}
-}
-
-// mutated derives n inputs from the seeds, each read both ways.
-func mutated(seeds []fuzzInput, n int) []fuzzInput {
-	raw := make([][]byte, len(seeds))
-	for i, s := range seeds {
-		raw[i] = s.data
-	}
-	var out []fuzzInput
-	for i, data := range mutate.Bytes(raw, n, 1) {
-		out = append(out, fuzzInput{data, i%2 == 0})
-	}
-	return out
 }
 
 // checkJSONRoundTrip checks that a value the YAML parser gives reads back
@@ -118,49 +94,6 @@ func checkJSONRoundTrip(t *testing.T, v any) {
 	}
 	if !reflect.DeepEqual(back, v) {
 		t.Fatalf("JSON round trip\n got %#v\nwant %#v", back, v)
-	}
-}
-
-// withinDeadline runs f, and fails when it takes far longer than any
-// document should: Go's fuzzing engine does not report a hang by itself.
-func withinDeadline(t *testing.T, data []byte, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f()
-	}()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("still reading after 10s: %q", data)
-	}
-}
-
-// checkError checks the promise every error of the package keeps.
-func checkError(t *testing.T, err error, source string) {
-	t.Helper()
-	var pe *document.Error
-	if !errors.As(err, &pe) {
-		t.Fatalf("error is %T, want *document.Error: %v", err, err)
-	}
-	msg := err.Error()
-	if !strings.HasPrefix(msg, source+":") {
-		t.Fatalf("error %q does not start with %q", msg, source+":")
-	}
-	if strings.ContainsAny(msg, "\r\n") {
-		t.Fatalf("error is not one line: %q", msg)
-	}
-	// A report line must not carry what a document smuggled into it: no
-	// control characters (terminal escapes) and no broken UTF-8.
-	if i := strings.IndexFunc(msg, func(r rune) bool { return r < 0x20 || r == 0x7F }); i >= 0 || !utf8.ValidString(msg) {
-		t.Fatalf("error carries a control character or invalid UTF-8: %q", msg)
-	}
-	if pe.Msg == "" {
-		t.Fatalf("error without a message: %#v", pe)
-	}
-	if pe.Line < 0 || pe.Column < 0 {
-		t.Fatalf("error with a negative position: %#v", pe)
 	}
 }
 
@@ -192,34 +125,6 @@ func checkWithin(t *testing.T, err error, data []byte) {
 	}
 }
 
-// jsonNumberLiteral is RFC 8259's number grammar.
-var jsonNumberLiteral = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$`)
-
-// checkShape checks that v holds only what Decode promises.
-func checkShape(t *testing.T, v any, at string) {
-	t.Helper()
-	switch v := v.(type) {
-	case nil, bool, string:
-	case json.Number:
-		if !jsonNumberLiteral.MatchString(string(v)) || len(v) > 64 {
-			t.Fatalf("%s: number %q is not a JSON number of at most 64 characters", at, v)
-		}
-		if f, err := strconv.ParseFloat(string(v), 64); err != nil || math.IsInf(f, 0) {
-			t.Fatalf("%s: number %q does not fit a float64", at, v)
-		}
-	case map[string]any:
-		for k, e := range v {
-			checkShape(t, e, jsonpointer.Join(at, k))
-		}
-	case []any:
-		for i, e := range v {
-			checkShape(t, e, jsonpointer.Join(at, strconv.Itoa(i)))
-		}
-	default:
-		t.Fatalf("%s: value of type %T", at, v)
-	}
-}
-
 // strictReasons are why Decode refuses JSON that encoding/json reads.
 var strictReasons = []string{
 	"duplicate key",
@@ -234,7 +139,7 @@ var strictReasons = []string{
 // a subset of what encoding/json reads, and reads it the same way.
 func checkAgainstEncodingJSON(t *testing.T, data []byte, got any, err error) {
 	t.Helper()
-	want, stdErr := decodeStd(data)
+	want, stdErr := documenttest.DecodeStd(data)
 	if err == nil {
 		if stdErr != nil {
 			t.Fatalf("Decode accepts JSON that encoding/json refuses (%v): %q", stdErr, data)
@@ -257,19 +162,6 @@ func checkAgainstEncodingJSON(t *testing.T, data []byte, got any, err error) {
 		}
 	}
 	t.Fatalf("Decode refuses JSON that encoding/json reads, for no known reason: %v\n%q", err, data)
-}
-
-func decodeStd(data []byte) (any, error) {
-	if !json.Valid(data) {
-		return nil, errors.New("not valid JSON")
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	return v, nil
 }
 
 // hasDuplicateKey tells whether any object of a valid JSON document repeats

@@ -3,25 +3,19 @@ package plan
 import (
 	"context"
 	"errors"
-	"fmt"
 	"runtime"
-	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/spawngate/spawngate/internal/document"
+	"github.com/spawngate/spawngate/internal/document/documenttest"
 	"github.com/spawngate/spawngate/internal/memo"
 )
 
 // Each step of the loader stops when its context ends, also deep inside a
 // large document. (Each reader does too: package document's own test.)
 func TestLoadingStopsWhenTheContextEnds(t *testing.T) {
-	var children []string
-	for i := range 3 * checkEvery {
-		children = append(children, fmt.Sprintf(`{"role": "r%d", "tools": ["fs.read"], "paths": [], "budget_tokens": 1}`, i))
-	}
-	jsonDoc := []byte(`{"plan": [` + strings.Join(children, ",") + `]}`)
-	yamlDoc := []byte("plan:\n  - " + strings.Join(children, "\n  - ") + "\n")
+	jsonDoc, yamlDoc := documenttest.Children(3 * checkEvery)
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
 	l, err := NewLoader(document.DefaultLimits)

@@ -1,64 +1,40 @@
 package plan_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"maps"
-	"math"
 	"math/rand/v2"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
-	"time"
-	"unicode/utf8"
 
 	"github.com/spawngate/spawngate/internal/document"
+	"github.com/spawngate/spawngate/internal/document/documenttest"
 	"github.com/spawngate/spawngate/internal/jsonpointer"
-	"github.com/spawngate/spawngate/internal/mutate"
 	"github.com/spawngate/spawngate/internal/plan"
 )
-
-// fuzzInput is one input of FuzzLoadPlan.
-type fuzzInput struct {
-	data   []byte
-	asJSON bool
-}
-
-// mutated derives n inputs from the seeds, each read both ways.
-func mutated(seeds []fuzzInput, n int) []fuzzInput {
-	raw := make([][]byte, len(seeds))
-	for i, s := range seeds {
-		raw[i] = s.data
-	}
-	var out []fuzzInput
-	for i, data := range mutate.Bytes(raw, n, 1) {
-		out = append(out, fuzzInput{data, i%2 == 0})
-	}
-	return out
-}
 
 // FuzzLoadPlan reads arbitrary bytes as a plan and as a policy.
 func FuzzLoadPlan(f *testing.F) {
 	for _, in := range loadPlanSeeds() {
-		f.Add(in.data, in.asJSON)
+		f.Add(in.Data, in.AsJSON)
 	}
 	f.Fuzz(loadPlanProperty(newLoader(f)))
 }
 
-func loadPlanSeeds() []fuzzInput {
-	var seeds []fuzzInput
+func loadPlanSeeds() []documenttest.Input {
+	var seeds []documenttest.Input
 	for _, tc := range planCases {
-		seeds = append(seeds, fuzzInput{[]byte(tc.in), tc.source == "" || strings.HasSuffix(tc.source, ".json")})
+		seeds = append(seeds, documenttest.Input{Data: []byte(tc.in), AsJSON: tc.source == "" || strings.HasSuffix(tc.source, ".json")})
 	}
 	for _, tc := range policyCases {
-		seeds = append(seeds, fuzzInput{[]byte(tc.in), tc.source == ""})
-		seeds = append(seeds, fuzzInput{[]byte(`{"plan":[` + okChild + `],"policy":` + tc.in + `}`), true})
+		seeds = append(seeds, documenttest.Input{Data: []byte(tc.in), AsJSON: tc.source == ""})
+		seeds = append(seeds, documenttest.Input{Data: []byte(`{"plan":[` + okChild + `],"policy":` + tc.in + `}`), AsJSON: true})
 	}
 	return seeds
 }
@@ -71,9 +47,9 @@ func loadPlanProperty(l *plan.Loader) func(t *testing.T, data []byte, asJSON boo
 		}
 		var p *plan.Plan
 		var err error
-		withinDeadline(t, data, func() { p, err = l.Plan(context.Background(), source, data) })
+		documenttest.WithinDeadline(t, data, func() { p, err = l.Plan(context.Background(), source, data) })
 		if err != nil {
-			checkPlanError(t, err, source)
+			documenttest.CheckError(t, err, source)
 			if p != nil {
 				t.Fatalf("Plan = %+v with error %v", p, err)
 			}
@@ -83,13 +59,13 @@ func loadPlanProperty(l *plan.Loader) func(t *testing.T, data []byte, asJSON boo
 
 		pol, err := l.Policy(context.Background(), source, data)
 		if err != nil {
-			checkPlanError(t, err, source)
+			documenttest.CheckError(t, err, source)
 			if pol != nil {
 				t.Fatalf("Policy = %#v with error %v", pol, err)
 			}
 			return
 		}
-		checkShape(t, map[string]any(pol), "")
+		documenttest.CheckShape(t, map[string]any(pol), "")
 		for _, key := range []string{"allowed_tools", "workspace_root", "budget_cap_tokens"} {
 			if _, ok := pol[key]; !ok {
 				t.Fatalf("Policy without %s: %#v", key, pol)
@@ -100,24 +76,8 @@ func loadPlanProperty(l *plan.Loader) func(t *testing.T, data []byte, asJSON boo
 
 func TestFuzzLoadPlanShort(t *testing.T) {
 	check := loadPlanProperty(newLoader(t))
-	for _, in := range mutated(loadPlanSeeds(), 10000) {
-		check(t, in.data, in.asJSON)
-	}
-}
-
-// withinDeadline runs f, and fails when it takes far longer than any
-// document should: Go's fuzzing engine does not report a hang by itself.
-func withinDeadline(t *testing.T, data []byte, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f()
-	}()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("still reading after 10s: %q", data)
+	for _, in := range documenttest.Mutated(loadPlanSeeds(), 10000) {
+		check(t, in.Data, in.AsJSON)
 	}
 }
 
@@ -129,9 +89,9 @@ func checkPlan(t *testing.T, p *plan.Plan, source string) {
 	if len(p.Children) == 0 {
 		t.Fatalf("Plan succeeded without children")
 	}
-	checkShape(t, p.Children, "/plan")
+	documenttest.CheckShape(t, p.Children, "/plan")
 	if p.Policy != nil {
-		checkShape(t, map[string]any(p.Policy), "/policy")
+		documenttest.CheckShape(t, map[string]any(p.Policy), "/policy")
 	}
 	issues := p.SchemaViolations()
 	for i, is := range issues {
@@ -151,74 +111,6 @@ func checkPlan(t *testing.T, p *plan.Plan, source string) {
 			}
 		}
 	}
-}
-
-// checkPlanError checks the promise every error of the loader keeps.
-func checkPlanError(t *testing.T, err error, source string) {
-	t.Helper()
-	var pe *document.Error
-	if !errors.As(err, &pe) {
-		t.Fatalf("error is %T, want *document.Error: %v", err, err)
-	}
-	msg := err.Error()
-	if !strings.HasPrefix(msg, source+":") {
-		t.Fatalf("error %q does not start with %q", msg, source+":")
-	}
-	if strings.ContainsAny(msg, "\r\n") {
-		t.Fatalf("error is not one line: %q", msg)
-	}
-	// A report line must not carry what a document smuggled into it: no
-	// control characters (terminal escapes) and no broken UTF-8.
-	if i := strings.IndexFunc(msg, func(r rune) bool { return r < 0x20 || r == 0x7F }); i >= 0 || !utf8.ValidString(msg) {
-		t.Fatalf("error carries a control character or invalid UTF-8: %q", msg)
-	}
-	if pe.Msg == "" {
-		t.Fatalf("error without a message: %#v", pe)
-	}
-	if pe.Line < 0 || pe.Column < 0 {
-		t.Fatalf("error with a negative position: %#v", pe)
-	}
-}
-
-// jsonNumberLiteral is RFC 8259's number grammar.
-var jsonNumberLiteral = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$`)
-
-// checkShape checks that v holds only what document.Decode promises.
-func checkShape(t *testing.T, v any, at string) {
-	t.Helper()
-	switch v := v.(type) {
-	case nil, bool, string:
-	case json.Number:
-		if !jsonNumberLiteral.MatchString(string(v)) || len(v) > 64 {
-			t.Fatalf("%s: number %q is not a JSON number of at most 64 characters", at, v)
-		}
-		if f, err := strconv.ParseFloat(string(v), 64); err != nil || math.IsInf(f, 0) {
-			t.Fatalf("%s: number %q does not fit a float64", at, v)
-		}
-	case map[string]any:
-		for k, e := range v {
-			checkShape(t, e, jsonpointer.Join(at, k))
-		}
-	case []any:
-		for i, e := range v {
-			checkShape(t, e, jsonpointer.Join(at, strconv.Itoa(i)))
-		}
-	default:
-		t.Fatalf("%s: value of type %T", at, v)
-	}
-}
-
-func decodeStd(data []byte) (any, error) {
-	if !json.Valid(data) {
-		return nil, errors.New("not valid JSON")
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	return v, nil
 }
 
 // FuzzNestedPlan builds a nested plan from shape parameters the fuzzer
@@ -426,7 +318,7 @@ func nestedPlanProperty(t *testing.T, s nestedShape) {
 	lim := s.limits()
 	l := nestedLoader(t, lim)
 	var p *plan.Plan
-	withinDeadline(t, data, func() { p, err = l.Plan(context.Background(), "nested.json", data) })
+	documenttest.WithinDeadline(t, data, func() { p, err = l.Plan(context.Background(), "nested.json", data) })
 
 	top := doc["plan"].([]any)
 	count := len(top)
@@ -484,7 +376,7 @@ func nestedPlanProperty(t *testing.T, s nestedShape) {
 	if block != nil {
 		base, _ = strconv.Atoi(string(block["depth"].(json.Number)))
 	}
-	std, err := decodeStd(data)
+	std, err := documenttest.DecodeStd(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -551,7 +443,7 @@ func checkLimitError(t *testing.T, err error, limit string, value int, data []by
 	if !errors.As(err, &pe) {
 		t.Fatalf("over %s (%d): error %v, want a *document.Error\n%s", limit, value, err, data)
 	}
-	checkPlanError(t, err, "nested.json")
+	documenttest.CheckError(t, err, "nested.json")
 	if pe.Limit != limit || !strings.Contains(pe.Msg, strconv.Itoa(value)) {
 		t.Fatalf("over %s (%d): %v (limit %q)\n%s", limit, value, err, pe.Limit, data)
 	}

@@ -9,52 +9,8 @@ import (
 	"testing"
 
 	"github.com/spawngate/spawngate/internal/document"
+	"github.com/spawngate/spawngate/internal/document/documenttest"
 )
-
-// unknownKeysShapes are the places a document can hold keys the schema
-// does not know: the plan's top level, a child, a nested child, the
-// plan's own policy, its parent block, and the operator's policy.
-var unknownKeysShapes = []string{"top", "child", "nested child", "own policy", "parent", "policy"}
-
-// unknownKeys writes a document of the shape with n unknown keys, in JSON
-// or YAML (block style, as the hostile plan was written), a key a line.
-func unknownKeys(shape string, n int, yaml bool) []byte {
-	if yaml {
-		const child = "role: r\n$tools: [fs.read]\n$paths: []\n$budget_tokens: 1\n"
-		doc := map[string]string{
-			"top":          "KEYSplan:\n  - {role: r, tools: [fs.read], paths: [], budget_tokens: 1}\n",
-			"child":        "plan:\n  - " + child + "$KEYS",
-			"nested child": "plan:\n  - " + child + "$children:\n      - " + strings.ReplaceAll(child, "$", "$    ") + "$    KEYS",
-			"own policy":   "policy:\n  allowed_tools: [fs.read]\n  KEYSplan:\n  - {role: r, tools: [fs.read], paths: [], budget_tokens: 1}\n",
-			"parent":       "parent:\n  role: p\n  KEYSplan:\n  - {role: r, tools: [fs.read], paths: [], budget_tokens: 1}\n",
-			"policy":       "allowed_tools: [fs.read]\nworkspace_root: /ws\nbudget_cap_tokens: 1\nKEYS",
-		}[shape]
-		doc = strings.ReplaceAll(doc, "$", "    ")
-		indent := doc[strings.LastIndexByte(doc[:strings.Index(doc, "KEYS")], '\n')+1 : strings.Index(doc, "KEYS")]
-		var keys strings.Builder
-		for i := range n {
-			if i > 0 {
-				keys.WriteString(indent)
-			}
-			fmt.Fprintf(&keys, "k%06d: x\n", i)
-		}
-		return []byte(strings.Replace(doc, "KEYS", keys.String(), 1))
-	}
-	const child = `"role": "r", "tools": ["fs.read"], "paths": [], "budget_tokens": 1`
-	var keys strings.Builder
-	for i := range n {
-		fmt.Fprintf(&keys, "\"k%06d\": \"x\",\n", i)
-	}
-	k := keys.String()
-	return []byte(map[string]string{
-		"top":          `{` + k + `"plan": [{` + child + `}]}`,
-		"child":        `{"plan": [{` + k + child + `}]}`,
-		"nested child": `{"plan": [{` + child + `, "children": [{` + k + child + `}]}]}`,
-		"own policy":   `{"policy": {` + k + `"allowed_tools": ["fs.read"]}, "plan": [{` + child + `}]}`,
-		"parent":       `{"parent": {` + k + `"role": "p"}, "plan": [{` + child + `}]}`,
-		"policy":       `{` + k + `"allowed_tools": ["fs.read"], "workspace_root": "/ws", "budget_cap_tokens": 1}`,
-	}[shape])
-}
 
 // problemsOf loads a document and returns the pointers of every problem
 // the loader found in it, whole-document and per child, as a report would
@@ -102,7 +58,7 @@ func TestUnknownKeysAllocateLinearly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, shape := range unknownKeysShapes {
+	for _, shape := range documenttest.UnknownKeysShapes {
 		for _, yaml := range []bool{false, true} {
 			source := "doc.json"
 			if yaml {
@@ -111,7 +67,7 @@ func TestUnknownKeysAllocateLinearly(t *testing.T) {
 			t.Run(shape+"/"+source, func(t *testing.T) {
 				var allocs [2]float64
 				for i, keys := range []int{n, 4 * n} {
-					data := unknownKeys(shape, keys, yaml)
+					data := documenttest.UnknownKeys(shape, keys, yaml)
 					allocs[i] = testing.AllocsPerRun(2, func() { problemsOf(t, l, shape, source, data) })
 				}
 				if ratio := allocs[1] / allocs[0]; ratio > 6 {
